@@ -1,0 +1,31 @@
+/// The five states of an iOS application (seeds 001, 002).
+///
+/// A closed set, as on iOS: the engine never adds a state.
+public enum ApplicationState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// No process, or purged. Nothing is delivered.
+    case notRunning = "not-running"
+    /// In the foreground, not receiving input: a brief stop between states, or held by an interruption.
+    case inactive
+    /// In the foreground and receiving input.
+    case active
+    /// Off-screen and running for a limited time.
+    case background
+    /// Frozen in memory; runs no code; may be purged without notice.
+    case suspended
+
+    public var description: String { rawValue }
+
+    /// Whether code runs in this state (observers may be called).
+    public var isRunning: Bool { self == .inactive || self == .active || self == .background }
+
+    /// Whether the application is on screen.
+    public var isForeground: Bool { self == .inactive || self == .active }
+
+    /// Parses the names used by scenario files and traces (`not-running`, `notRunning`, `active`, …).
+    public init?(name: String) {
+        switch name {
+        case "not-running", "notRunning", "not_running": self = .notRunning
+        default: self.init(rawValue: name)
+        }
+    }
+}

@@ -1,0 +1,158 @@
+/// One value of a userInfo dictionary: the property-list kinds plus raw bytes.
+///
+/// Values are plain data (`Sendable`, `Hashable`); they cross threads and the C ABI by copy.
+public enum UserInfoValue: Sendable, Hashable {
+    case string(String)
+    case int(Int64)
+    case double(Double)
+    case bool(Bool)
+    case bytes([UInt8])
+    case list([UserInfoValue])
+    case dict(UserInfo)
+
+    /// The value as a string, when it is one.
+    public var stringValue: String? { if case .string(let s) = self { return s } else { return nil } }
+    /// The value as an integer, when it is one.
+    public var intValue: Int64? { if case .int(let i) = self { return i } else { return nil } }
+    /// The value as a double (integers convert), when it is a number.
+    public var doubleValue: Double? {
+        switch self {
+        case .double(let d): return d
+        case .int(let i): return Double(i)
+        default: return nil
+        }
+    }
+    /// The value as a boolean, when it is one.
+    public var boolValue: Bool? { if case .bool(let b) = self { return b } else { return nil } }
+    /// The value as a dictionary, when it is one.
+    public var dictValue: UserInfo? { if case .dict(let d) = self { return d } else { return nil } }
+    /// The value as a list, when it is one.
+    public var listValue: [UserInfoValue]? { if case .list(let l) = self { return l } else { return nil } }
+}
+
+extension UserInfoValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral
+{
+    public init(stringLiteral value: String) { self = .string(value) }
+    public init(integerLiteral value: Int64) { self = .int(value) }
+    public init(floatLiteral value: Double) { self = .double(value) }
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+    public init(arrayLiteral elements: UserInfoValue...) { self = .list(elements) }
+    public init(dictionaryLiteral elements: (String, UserInfoValue)...) {
+        var info = UserInfo()
+        for (key, value) in elements { info[key] = value }
+        self = .dict(info)
+    }
+}
+
+extension UserInfoValue: CustomStringConvertible {
+    /// A JSON rendering (bytes as a hex string prefixed `0x`), stable for traces and tests.
+    public var description: String {
+        switch self {
+        case .string(let s): return jsonQuoted(s)
+        case .int(let i): return String(i)
+        case .double(let d): return d.isFinite ? String(d) : "null"
+        case .bool(let b): return b ? "true" : "false"
+        case .bytes(let bytes):
+            let hex = "0123456789abcdef".utf8.map { $0 }
+            var out = "\"0x"
+            for b in bytes {
+                out.unicodeScalars.append(Unicode.Scalar(hex[Int(b >> 4)]))
+                out.unicodeScalars.append(Unicode.Scalar(hex[Int(b & 15)]))
+            }
+            return out + "\""
+        case .list(let l): return "[" + l.map(\.description).joined(separator: ",") + "]"
+        case .dict(let d): return d.description
+        }
+    }
+}
+
+/// A small ordered dictionary of typed values: the userInfo of a notification, the launch options,
+/// a remote-notification payload, and the key-value store of a state archive.
+///
+/// Keys keep their insertion order (so traces and archives are deterministic); setting an existing
+/// key replaces its value in place; setting `nil` removes it. Lookups are linear: these dictionaries
+/// hold a handful of entries.
+public struct UserInfo: Sendable, Hashable {
+    @usableFromInline var keys_: [String] = []
+    @usableFromInline var values_: [UserInfoValue] = []
+
+    public init() {}
+
+    public var count: Int { keys_.count }
+    public var isEmpty: Bool { keys_.isEmpty }
+    /// The keys in insertion order.
+    public var keys: [String] { keys_ }
+
+    public subscript(key: String) -> UserInfoValue? {
+        get {
+            guard let index = keys_.firstIndex(of: key) else { return nil }
+            return values_[index]
+        }
+        set {
+            if let index = keys_.firstIndex(of: key) {
+                if let newValue { values_[index] = newValue } else {
+                    keys_.remove(at: index)
+                    values_.remove(at: index)
+                }
+            } else if let newValue {
+                keys_.append(key)
+                values_.append(newValue)
+            }
+        }
+    }
+
+    /// The entry at `index` in insertion order.
+    public func entry(at index: Int) -> (key: String, value: UserInfoValue) { (keys_[index], values_[index]) }
+}
+
+extension UserInfo: ExpressibleByDictionaryLiteral {
+    public init(dictionaryLiteral elements: (String, UserInfoValue)...) {
+        for (key, value) in elements { self[key] = value }
+    }
+}
+
+extension UserInfo: Sequence {
+    public func makeIterator() -> AnyIterator<(key: String, value: UserInfoValue)> {
+        var index = 0
+        return AnyIterator {
+            guard index < keys_.count else { return nil }
+            defer { index += 1 }
+            return (keys_[index], values_[index])
+        }
+    }
+}
+
+extension UserInfo: CustomStringConvertible {
+    /// A JSON object rendering, keys in insertion order.
+    public var description: String {
+        var out = "{"
+        for index in keys_.indices {
+            if index > 0 { out += "," }
+            out += jsonQuoted(keys_[index]) + ":" + values_[index].description
+        }
+        return out + "}"
+    }
+}
+
+/// Quotes a string as a JSON string literal.
+func jsonQuoted(_ s: String) -> String {
+    var out = "\""
+    for scalar in s.unicodeScalars {
+        switch scalar {
+        case "\"": out += "\\\""
+        case "\\": out += "\\\\"
+        case "\n": out += "\\n"
+        case "\r": out += "\\r"
+        case "\t": out += "\\t"
+        default:
+            if scalar.value < 0x20 {
+                let hex = String(scalar.value, radix: 16)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            } else {
+                out.unicodeScalars.append(scalar)
+            }
+        }
+    }
+    return out + "\""
+}

@@ -1,0 +1,52 @@
+#pragma once
+
+// Thin wrappers over Linux syscalls that Swift's Glibc module does not export.
+// Each returns what the syscall returns (-1 and errno on failure); callers retry on EINTR.
+
+#include <stdint.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/timerfd.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int lcs_epoll_create(void);
+int lcs_epoll_add(int epfd, int fd, uint32_t events, uint64_t data);
+int lcs_epoll_mod(int epfd, int fd, uint32_t events, uint64_t data);
+int lcs_epoll_del(int epfd, int fd);
+/// Waits for up to `max` events; writes fd-data pairs to `datas` and event masks to `masks`.
+int lcs_epoll_wait(int epfd, uint64_t *datas, uint32_t *masks, int max, int timeout_ms);
+
+int lcs_eventfd(void);
+int lcs_eventfd_signal(int fd);
+/// Drains the counter; returns 0 or -1 (EAGAIN when nothing was pending).
+int lcs_eventfd_drain(int fd);
+
+int lcs_timerfd_create(int clockid);
+/// Arms a timer at an absolute time on its clock (nanoseconds); 0 disarms.
+int lcs_timerfd_set_abs(int fd, uint64_t deadline_ns, int cancel_on_set);
+/// Reads the expiration count; returns >0, 0 (EAGAIN), or -1 with errno (ECANCELED on a clock step).
+int64_t lcs_timerfd_read(int fd);
+
+/// Blocks `signo` in the calling thread (so signalfd can take it) and returns 0 or -1.
+int lcs_block_signal(int signo);
+int lcs_unblock_signal(int signo);
+/// Creates (fd < 0) or updates a signalfd for the given set of signals.
+int lcs_signalfd(int fd, const int *signals, int count);
+/// Reads one siginfo; returns the signal number, 0 when none is pending, or -1.
+int lcs_signalfd_read(int fd, int32_t *sender_pid);
+
+/// The text of an errno value; static storage, thread-safe.
+const char *lcs_strerror(int code);
+
+uint64_t lcs_monotonic_ns(void);
+uint64_t lcs_realtime_ns(void);
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,0 +1,118 @@
+#define _GNU_SOURCE
+#include "lifecycle_system.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <unistd.h>
+
+int lcs_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+static int epoll_ctl_data(int epfd, int op, int fd, uint32_t events, uint64_t data) {
+    struct epoll_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.events = events;
+    ev.data.u64 = data;
+    return epoll_ctl(epfd, op, fd, &ev);
+}
+
+int lcs_epoll_add(int epfd, int fd, uint32_t events, uint64_t data) {
+    return epoll_ctl_data(epfd, EPOLL_CTL_ADD, fd, events, data);
+}
+
+int lcs_epoll_mod(int epfd, int fd, uint32_t events, uint64_t data) {
+    return epoll_ctl_data(epfd, EPOLL_CTL_MOD, fd, events, data);
+}
+
+int lcs_epoll_del(int epfd, int fd) { return epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL); }
+
+int lcs_epoll_wait(int epfd, uint64_t *datas, uint32_t *masks, int max, int timeout_ms) {
+    struct epoll_event evs[64];
+    if (max > 64) max = 64;
+    int n = epoll_wait(epfd, evs, max, timeout_ms);
+    for (int i = 0; i < n; i++) {
+        datas[i] = evs[i].data.u64;
+        masks[i] = evs[i].events;
+    }
+    return n;
+}
+
+int lcs_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+int lcs_eventfd_signal(int fd) {
+    uint64_t one = 1;
+    ssize_t r;
+    do { r = write(fd, &one, sizeof one); } while (r < 0 && errno == EINTR);
+    return r == sizeof one || (r < 0 && errno == EAGAIN) ? 0 : -1;
+}
+
+int lcs_eventfd_drain(int fd) {
+    uint64_t value;
+    ssize_t r;
+    do { r = read(fd, &value, sizeof value); } while (r < 0 && errno == EINTR);
+    return r == sizeof value ? 0 : -1;
+}
+
+int lcs_timerfd_create(int clockid) { return timerfd_create(clockid, TFD_CLOEXEC | TFD_NONBLOCK); }
+
+int lcs_timerfd_set_abs(int fd, uint64_t deadline_ns, int cancel_on_set) {
+    struct itimerspec spec;
+    memset(&spec, 0, sizeof spec);
+    spec.it_value.tv_sec = (time_t)(deadline_ns / 1000000000ull);
+    spec.it_value.tv_nsec = (long)(deadline_ns % 1000000000ull);
+    int flags = TFD_TIMER_ABSTIME;
+    if (cancel_on_set) flags |= TFD_TIMER_CANCEL_ON_SET;
+    return timerfd_settime(fd, flags, &spec, NULL);
+}
+
+int64_t lcs_timerfd_read(int fd) {
+    uint64_t count;
+    ssize_t r;
+    do { r = read(fd, &count, sizeof count); } while (r < 0 && errno == EINTR);
+    if (r == sizeof count) return (int64_t)count;
+    if (r < 0 && errno == EAGAIN) return 0;
+    return -1;
+}
+
+static int change_mask(int how, int signo) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, signo);
+    return pthread_sigmask(how, &set, NULL) == 0 ? 0 : -1;
+}
+
+int lcs_block_signal(int signo) { return change_mask(SIG_BLOCK, signo); }
+int lcs_unblock_signal(int signo) { return change_mask(SIG_UNBLOCK, signo); }
+
+int lcs_signalfd(int fd, const int *signals, int count) {
+    sigset_t set;
+    sigemptyset(&set);
+    for (int i = 0; i < count; i++) sigaddset(&set, signals[i]);
+    return signalfd(fd, &set, SFD_CLOEXEC | SFD_NONBLOCK);
+}
+
+int lcs_signalfd_read(int fd, int32_t *sender_pid) {
+    struct signalfd_siginfo info;
+    ssize_t r;
+    do { r = read(fd, &info, sizeof info); } while (r < 0 && errno == EINTR);
+    if (r == sizeof info) {
+        if (sender_pid) *sender_pid = (int32_t)info.ssi_pid;
+        return (int)info.ssi_signo;
+    }
+    if (r < 0 && errno == EAGAIN) return 0;
+    return -1;
+}
+
+static uint64_t clock_ns(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t lcs_monotonic_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+uint64_t lcs_realtime_ns(void) { return clock_ns(CLOCK_REALTIME); }
+
+const char *lcs_strerror(int code) {
+    const char *text = strerrordesc_np(code);
+    return text ? text : "unknown error";
+}

@@ -1,0 +1,2 @@
+import AppLifecycle
+print("child")
