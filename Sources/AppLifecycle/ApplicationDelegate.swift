@@ -1,0 +1,174 @@
+/// A delegate method, named by its Objective-C selector as in seed 002 (traces and errors use it).
+public struct DelegateMethod: Hashable, Sendable, CustomStringConvertible {
+    public let selector: String
+    public init(selector: String) { self.selector = selector }
+    public var description: String { selector }
+
+    public static let willFinishLaunching = DelegateMethod(selector: "application:willFinishLaunchingWithOptions:")
+    public static let didFinishLaunching = DelegateMethod(selector: "application:didFinishLaunchingWithOptions:")
+    public static let didBecomeActive = DelegateMethod(selector: "applicationDidBecomeActive:")
+    public static let willResignActive = DelegateMethod(selector: "applicationWillResignActive:")
+    public static let didEnterBackground = DelegateMethod(selector: "applicationDidEnterBackground:")
+    public static let willEnterForeground = DelegateMethod(selector: "applicationWillEnterForeground:")
+    public static let willTerminate = DelegateMethod(selector: "applicationWillTerminate:")
+    public static let didReceiveMemoryWarning = DelegateMethod(selector: "applicationDidReceiveMemoryWarning:")
+    public static let significantTimeChange = DelegateMethod(selector: "applicationSignificantTimeChange:")
+    public static let protectedDataWillBecomeUnavailable = DelegateMethod(selector: "applicationProtectedDataWillBecomeUnavailable:")
+    public static let protectedDataDidBecomeAvailable = DelegateMethod(selector: "applicationProtectedDataDidBecomeAvailable:")
+    public static let openURL = DelegateMethod(selector: "application:openURL:sourceApplication:annotation:")
+    public static let performFetch = DelegateMethod(selector: "application:performFetchWithCompletionHandler:")
+    public static let didReceiveRemoteNotificationWithCompletion =
+        DelegateMethod(selector: "application:didReceiveRemoteNotification:fetchCompletionHandler:")
+    public static let didReceiveRemoteNotification = DelegateMethod(selector: "application:didReceiveRemoteNotification:")
+    public static let shouldSaveApplicationState = DelegateMethod(selector: "application:shouldSaveApplicationState:")
+    public static let shouldRestoreApplicationState = DelegateMethod(selector: "application:shouldRestoreApplicationState:")
+    public static let willEncodeRestorableState = DelegateMethod(selector: "application:willEncodeRestorableStateWithCoder:")
+    public static let didDecodeRestorableState = DelegateMethod(selector: "application:didDecodeRestorableStateWithCoder:")
+}
+
+/// The callbacks of one delegate. A nil handler is a method the delegate does not implement: it is
+/// not called, not traced, and does not count when answers combine (see `Application`).
+///
+/// Build one directly to implement only some methods, or let `Application.addDelegate(_:id:)` build
+/// it from an `ApplicationDelegate`. Every handler runs on the loop thread.
+public struct DelegateHandlers {
+    public var willFinishLaunching: ((Application, UserInfo) -> Bool)?
+    public var didFinishLaunching: ((Application, UserInfo) -> Bool)?
+    public var didBecomeActive: ((Application) -> Void)?
+    public var willResignActive: ((Application) -> Void)?
+    public var didEnterBackground: ((Application) -> Void)?
+    public var willEnterForeground: ((Application) -> Void)?
+    public var willTerminate: ((Application) -> Void)?
+    public var didReceiveMemoryWarning: ((Application) -> Void)?
+    public var significantTimeChange: ((Application) -> Void)?
+    public var protectedDataWillBecomeUnavailable: ((Application) -> Void)?
+    public var protectedDataDidBecomeAvailable: ((Application) -> Void)?
+    public var openURL: ((Application, String, String?, UserInfoValue?) -> Bool)?
+    public var performFetch: ((Application, FetchCompletionHandler) -> Void)?
+    public var didReceiveRemoteNotificationWithCompletion: ((Application, UserInfo, FetchCompletionHandler) -> Void)?
+    public var didReceiveRemoteNotification: ((Application, UserInfo) -> Void)?
+    public var shouldSaveApplicationState: ((Application, StateArchive) -> Bool)?
+    public var shouldRestoreApplicationState: ((Application, StateArchive) -> Bool)?
+    public var willEncodeRestorableState: ((Application, StateArchive) -> Void)?
+    public var didDecodeRestorableState: ((Application, StateArchive) -> Void)?
+
+    public init() {}
+
+    /// The methods this table implements, in seed order.
+    public var implementedMethods: [DelegateMethod] {
+        var methods: [DelegateMethod] = []
+        func add(_ present: Bool, _ method: DelegateMethod) { if present { methods.append(method) } }
+        add(willFinishLaunching != nil, .willFinishLaunching)
+        add(didFinishLaunching != nil, .didFinishLaunching)
+        add(didBecomeActive != nil, .didBecomeActive)
+        add(willResignActive != nil, .willResignActive)
+        add(didEnterBackground != nil, .didEnterBackground)
+        add(willEnterForeground != nil, .willEnterForeground)
+        add(willTerminate != nil, .willTerminate)
+        add(didReceiveMemoryWarning != nil, .didReceiveMemoryWarning)
+        add(significantTimeChange != nil, .significantTimeChange)
+        add(protectedDataWillBecomeUnavailable != nil, .protectedDataWillBecomeUnavailable)
+        add(protectedDataDidBecomeAvailable != nil, .protectedDataDidBecomeAvailable)
+        add(openURL != nil, .openURL)
+        add(performFetch != nil, .performFetch)
+        add(didReceiveRemoteNotificationWithCompletion != nil, .didReceiveRemoteNotificationWithCompletion)
+        add(didReceiveRemoteNotification != nil, .didReceiveRemoteNotification)
+        add(shouldSaveApplicationState != nil, .shouldSaveApplicationState)
+        add(shouldRestoreApplicationState != nil, .shouldRestoreApplicationState)
+        add(willEncodeRestorableState != nil, .willEncodeRestorableState)
+        add(didDecodeRestorableState != nil, .didDecodeRestorableState)
+        return methods
+    }
+}
+
+/// The application delegate, as on iOS (seed 002). Every method is optional: the defaults behave
+/// exactly like an unimplemented method (launch methods answer true, openURL and the
+/// state-preservation gates answer false, the rest do nothing).
+///
+/// To keep unimplemented methods out of the trace, implement `respondsTo(_:)` or use `DelegateHandlers`.
+/// Every method is called on the loop thread.
+public protocol ApplicationDelegate: AnyObject {
+    /// Which methods to call; the default answers true for all.
+    func respondsTo(_ method: DelegateMethod) -> Bool
+    func application(_ application: Application, willFinishLaunchingWithOptions options: UserInfo) -> Bool
+    func application(_ application: Application, didFinishLaunchingWithOptions options: UserInfo) -> Bool
+    func applicationDidBecomeActive(_ application: Application)
+    func applicationWillResignActive(_ application: Application)
+    func applicationDidEnterBackground(_ application: Application)
+    func applicationWillEnterForeground(_ application: Application)
+    func applicationWillTerminate(_ application: Application)
+    func applicationDidReceiveMemoryWarning(_ application: Application)
+    func applicationSignificantTimeChange(_ application: Application)
+    func applicationProtectedDataWillBecomeUnavailable(_ application: Application)
+    func applicationProtectedDataDidBecomeAvailable(_ application: Application)
+    func application(_ application: Application, open url: String, sourceApplication: String?, annotation: UserInfoValue?) -> Bool
+    func application(_ application: Application, performFetchWithCompletionHandler completion: FetchCompletionHandler)
+    func application(_ application: Application, didReceiveRemoteNotification userInfo: UserInfo,
+                     fetchCompletionHandler completion: FetchCompletionHandler)
+    func application(_ application: Application, didReceiveRemoteNotification userInfo: UserInfo)
+    func application(_ application: Application, shouldSaveApplicationState coder: StateArchive) -> Bool
+    func application(_ application: Application, shouldRestoreApplicationState coder: StateArchive) -> Bool
+    func application(_ application: Application, willEncodeRestorableStateWith coder: StateArchive)
+    func application(_ application: Application, didDecodeRestorableStateWith coder: StateArchive)
+}
+
+extension ApplicationDelegate {
+    public func respondsTo(_ method: DelegateMethod) -> Bool { true }
+    public func application(_ application: Application, willFinishLaunchingWithOptions options: UserInfo) -> Bool { true }
+    public func application(_ application: Application, didFinishLaunchingWithOptions options: UserInfo) -> Bool { true }
+    public func applicationDidBecomeActive(_ application: Application) {}
+    public func applicationWillResignActive(_ application: Application) {}
+    public func applicationDidEnterBackground(_ application: Application) {}
+    public func applicationWillEnterForeground(_ application: Application) {}
+    public func applicationWillTerminate(_ application: Application) {}
+    public func applicationDidReceiveMemoryWarning(_ application: Application) {}
+    public func applicationSignificantTimeChange(_ application: Application) {}
+    public func applicationProtectedDataWillBecomeUnavailable(_ application: Application) {}
+    public func applicationProtectedDataDidBecomeAvailable(_ application: Application) {}
+    public func application(_ application: Application, open url: String, sourceApplication: String?,
+                            annotation: UserInfoValue?) -> Bool { false }
+    public func application(_ application: Application, performFetchWithCompletionHandler completion: FetchCompletionHandler) {
+        completion(.noData)
+    }
+    public func application(_ application: Application, didReceiveRemoteNotification userInfo: UserInfo,
+                            fetchCompletionHandler completion: FetchCompletionHandler)
+    {
+        completion(.noData)
+    }
+    public func application(_ application: Application, didReceiveRemoteNotification userInfo: UserInfo) {}
+    public func application(_ application: Application, shouldSaveApplicationState coder: StateArchive) -> Bool { false }
+    public func application(_ application: Application, shouldRestoreApplicationState coder: StateArchive) -> Bool { false }
+    public func application(_ application: Application, willEncodeRestorableStateWith coder: StateArchive) {}
+    public func application(_ application: Application, didDecodeRestorableStateWith coder: StateArchive) {}
+}
+
+extension DelegateHandlers {
+    /// The handlers of a protocol delegate (held strongly), limited to what `respondsTo` admits.
+    init(_ d: ApplicationDelegate) {
+        self.init()
+        let r = d.respondsTo
+        if r(.willFinishLaunching) { willFinishLaunching = { d.application($0, willFinishLaunchingWithOptions: $1) } }
+        if r(.didFinishLaunching) { didFinishLaunching = { d.application($0, didFinishLaunchingWithOptions: $1) } }
+        if r(.didBecomeActive) { didBecomeActive = { d.applicationDidBecomeActive($0) } }
+        if r(.willResignActive) { willResignActive = { d.applicationWillResignActive($0) } }
+        if r(.didEnterBackground) { didEnterBackground = { d.applicationDidEnterBackground($0) } }
+        if r(.willEnterForeground) { willEnterForeground = { d.applicationWillEnterForeground($0) } }
+        if r(.willTerminate) { willTerminate = { d.applicationWillTerminate($0) } }
+        if r(.didReceiveMemoryWarning) { didReceiveMemoryWarning = { d.applicationDidReceiveMemoryWarning($0) } }
+        if r(.significantTimeChange) { significantTimeChange = { d.applicationSignificantTimeChange($0) } }
+        if r(.protectedDataWillBecomeUnavailable) {
+            protectedDataWillBecomeUnavailable = { d.applicationProtectedDataWillBecomeUnavailable($0) }
+        }
+        if r(.protectedDataDidBecomeAvailable) { protectedDataDidBecomeAvailable = { d.applicationProtectedDataDidBecomeAvailable($0) } }
+        if r(.openURL) { openURL = { d.application($0, open: $1, sourceApplication: $2, annotation: $3) } }
+        if r(.performFetch) { performFetch = { d.application($0, performFetchWithCompletionHandler: $1) } }
+        if r(.didReceiveRemoteNotificationWithCompletion) {
+            didReceiveRemoteNotificationWithCompletion = { d.application($0, didReceiveRemoteNotification: $1, fetchCompletionHandler: $2) }
+        }
+        if r(.didReceiveRemoteNotification) { didReceiveRemoteNotification = { d.application($0, didReceiveRemoteNotification: $1) } }
+        if r(.shouldSaveApplicationState) { shouldSaveApplicationState = { d.application($0, shouldSaveApplicationState: $1) } }
+        if r(.shouldRestoreApplicationState) { shouldRestoreApplicationState = { d.application($0, shouldRestoreApplicationState: $1) } }
+        if r(.willEncodeRestorableState) { willEncodeRestorableState = { d.application($0, willEncodeRestorableStateWith: $1) } }
+        if r(.didDecodeRestorableState) { didDecodeRestorableState = { d.application($0, didDecodeRestorableStateWith: $1) } }
+    }
+}

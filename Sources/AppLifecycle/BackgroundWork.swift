@@ -1,0 +1,40 @@
+import Synchronization
+
+/// Identifies a background task (`UIBackgroundTaskIdentifier`).
+public struct BackgroundTaskID: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public init(rawValue: UInt64) { self.rawValue = rawValue }
+    public var description: String { String(rawValue) }
+}
+
+/// What the engine knows of an open background task.
+public struct BackgroundTaskInfo: Sendable, CustomStringConvertible {
+    public let id: BackgroundTaskID
+    public let name: String
+    /// Who began it (a plugin id), or empty.
+    public let owner: String
+    /// Whether its expiration handler has been called.
+    public let expirationHandlerCalled: Bool
+    public var description: String { "#\(id) \(name)" + (owner.isEmpty ? "" : " [\(owner)]") }
+}
+
+/// The completion handler of one fetch or remote-notification request (one per delegate called).
+///
+/// Call it once, from any thread, with the result. A second call is reported in the trace and ignored.
+/// Not calling it within the completion budget (30 s) goes to the watchdog policy. The application
+/// stays in the background, not suspended, until every handler of the request has been called.
+public final class FetchCompletionHandler: Sendable {
+    private let called = Atomic<Bool>(false)
+    private let complete: @Sendable (FetchResult, _ repeated: Bool) -> Void
+
+    init(complete: @escaping @Sendable (FetchResult, Bool) -> Void) { self.complete = complete }
+
+    /// Completes the request. [thread-safe]
+    public func callAsFunction(_ result: FetchResult) {
+        let repeated = called.exchange(true, ordering: .acquiringAndReleasing)
+        complete(result, repeated)
+    }
+
+    /// Whether it has been called.
+    public var wasCalled: Bool { called.load(ordering: .acquiring) }
+}

@@ -1,0 +1,123 @@
+import Logging
+
+/// How an application is set up: budgets, watchdog policy, background behaviour, archive folder, logger.
+///
+/// A value type with defaults matching iOS; change what you need before creating the `Application`.
+public struct Configuration: Sendable {
+    /// Time budgets (seeds 000, 001, 002). Every one is measured on the monotonic clock.
+    public struct Budgets: Sendable, Hashable {
+        /// willFinishLaunching + state restoration + didFinishLaunching (and its notification). iOS: ≈5 s.
+        public var launch: Duration = .seconds(5)
+        /// applicationDidEnterBackground (and its notification) must return within this. iOS: ≈5 s.
+        public var didEnterBackground: Duration = .seconds(5)
+        /// applicationWillTerminate (and its notification). iOS: ≈5 s.
+        public var willTerminate: Duration = .seconds(5)
+        /// A fetch or remote-notification completion handler must be called within this. iOS: 30 s.
+        public var completionHandler: Duration = .seconds(30)
+        /// Background execution time granted after leaving the foreground, shared by all background tasks.
+        public var backgroundTask: Duration = .seconds(30)
+        /// How long before the background time runs out the expiration handlers are called.
+        public var expirationWarning: Duration = .seconds(5)
+
+        public init() {}
+    }
+
+    /// What happens when a callback overruns its budget.
+    public struct WatchdogPolicy: Sendable, Hashable, CustomStringConvertible {
+        fileprivate enum Kind: String { case terminate, report }
+        fileprivate let kind: Kind
+        /// As iOS: the application is killed (no willTerminate) and goes to not running.
+        public static let terminate = WatchdogPolicy(kind: .terminate)
+        /// The overrun is logged and traced, and the application goes on.
+        public static let report = WatchdogPolicy(kind: .report)
+        public var description: String { kind.rawValue }
+        /// Parses `terminate` or `report`.
+        public init?(name: String) {
+            guard let kind = Kind(rawValue: name) else { return nil }
+            self.kind = kind
+        }
+        private init(kind: Kind) { self.kind = kind }
+    }
+
+    /// The background modes an application declares (Info.plist `UIBackgroundModes`).
+    public struct BackgroundModes: OptionSet, Sendable, Hashable {
+        public let rawValue: UInt32
+        public init(rawValue: UInt32) { self.rawValue = rawValue }
+
+        public static let audio = BackgroundModes(rawValue: 1 << 0)
+        public static let location = BackgroundModes(rawValue: 1 << 1)
+        public static let voip = BackgroundModes(rawValue: 1 << 2)
+        public static let externalAccessory = BackgroundModes(rawValue: 1 << 3)
+        public static let bluetoothCentral = BackgroundModes(rawValue: 1 << 4)
+        public static let bluetoothPeripheral = BackgroundModes(rawValue: 1 << 5)
+        /// Allows `backgroundFetch`; does not keep the application running.
+        public static let fetch = BackgroundModes(rawValue: 1 << 6)
+        /// Allows a remote notification to wake or launch the application; does not keep it running.
+        public static let remoteNotification = BackgroundModes(rawValue: 1 << 7)
+        public static let processing = BackgroundModes(rawValue: 1 << 8)
+
+        /// The continuous modes: declaring any of them keeps the application in the background
+        /// instead of suspending it (the engine does not model whether audio is actually playing).
+        public static let continuous: BackgroundModes = [.audio, .location, .voip, .externalAccessory,
+                                                          .bluetoothCentral, .bluetoothPeripheral]
+
+        static let names: [(String, BackgroundModes)] = [
+            ("audio", .audio), ("location", .location), ("voip", .voip), ("external-accessory", .externalAccessory),
+            ("bluetooth-central", .bluetoothCentral), ("bluetooth-peripheral", .bluetoothPeripheral),
+            ("fetch", .fetch), ("remote-notification", .remoteNotification), ("processing", .processing),
+        ]
+
+        /// Parses one mode name (`audio`, `fetch`, `remote-notification`, …).
+        public init?(name: String) {
+            guard let found = Self.names.first(where: { $0.0 == name }) else { return nil }
+            self = found.1
+        }
+
+        /// The names of the modes in this set.
+        public var names: [String] { Self.names.filter { contains($0.1) }.map(\.0) }
+    }
+
+    public var budgets = Budgets()
+    public var watchdogPolicy: WatchdogPolicy = .terminate
+    /// `UIApplicationExitsOnSuspend`: leaving the foreground terminates the application (seed 003).
+    public var exitsOnSuspend = false
+    public var backgroundModes: BackgroundModes = []
+    /// Where state-preservation archives live (one file per delegate id); nil turns preservation off.
+    public var archiveDirectory: String?
+    /// The engine logs at debug level (and watchdog reports at warning); it never prints.
+    public var logger = Logger(label: "AppLifecycle")
+    /// Called on the watchdog thread (or the loop thread for completion/background-task overruns) for
+    /// every overrun, as soon as it is noticed — while the overrunning callback may still be running.
+    public var onWatchdogReport: (@Sendable (WatchdogReport) -> Void)?
+    /// Called when the `.terminate` policy kills the application, on the thread that noticed it. A host
+    /// process typically exits here, since a callback that never returns cannot be unwound.
+    public var onWatchdogKill: (@Sendable (WatchdogReport) -> Void)?
+
+    public init() {}
+}
+
+/// One budget overrun: which observer, which event, how long.
+public struct WatchdogReport: Sendable, CustomStringConvertible {
+    /// The delegate or observer owner (a plugin id) that was running or did not call back.
+    public let observer: String
+    /// The callback or request: a delegate selector, a notification name, a completion handler, a background task.
+    public let event: String
+    /// The budget that was exceeded (launch, didEnterBackground, willTerminate, completionHandler, backgroundTask).
+    public let budgetName: String
+    public let budget: Duration
+    /// Time from the start of the budget until the report.
+    public let elapsed: Duration
+    public let policy: Configuration.WatchdogPolicy
+
+    public var description: String {
+        let who = observer.isEmpty ? "" : " by '\(observer)'"
+        return "\(event)\(who) overran the \(budgetName) budget: \(formatSeconds(elapsed)) of \(formatSeconds(budget)) (policy: \(policy))"
+    }
+}
+
+/// Seconds with three decimals, e.g. `1.250 s`.
+func formatSeconds(_ d: Duration) -> String {
+    let ms = Int64((d.secondsDouble * 1000).rounded())
+    let fraction = String(ms % 1000)
+    return "\(ms / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"
+}
