@@ -1,0 +1,361 @@
+import Foundation
+import Glibc
+import XCTest
+
+@testable import AppLifecycle
+
+/// State touched only on the loop thread (what these tests check), shared with `@Sendable` closures.
+private final class LoopConfined<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
+
+final class MainRunLoopTests: XCTestCase {
+    private static let producers = 4
+    private static let perProducer = 10_000
+
+    /// Starts `count` threads running `body(threadIndex)`.
+    private func spawn(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
+        for index in 0..<count {
+            Thread { body(index) }.start()
+        }
+    }
+
+    // MARK: Cross-thread work
+
+    func testPerformFromFourThreadsRunsEverythingOnLoopThreadInEachThreadsOrder() throws {
+        let loop = try MainRunLoop()
+        let loopThread = pthread_self()
+        let total = Self.producers * Self.perProducer
+        // Per producer: the next index expected; plus counters of what went wrong.
+        let state = LoopConfined((next: [Int](repeating: 0, count: Self.producers), ran: 0, offThread: 0, outOfOrder: 0))
+        spawn(Self.producers) { producer in
+            for index in 0..<Self.perProducer {
+                loop.perform {
+                    if !loop.isOnLoopThread || pthread_equal(pthread_self(), loopThread) == 0 { state.value.offThread += 1 }
+                    if state.value.next[producer] != index { state.value.outOfOrder += 1 }
+                    state.value.next[producer] = index + 1
+                    state.value.ran += 1
+                    if state.value.ran == total { loop.stop() }
+                }
+            }
+        }
+        try loop.run(for: .seconds(60))  // bound: a lost item fails instead of hanging
+        XCTAssertEqual(state.value.ran, total)
+        XCTAssertEqual(state.value.offThread, 0)
+        XCTAssertEqual(state.value.outOfOrder, 0)
+        XCTAssertEqual(state.value.next, [Int](repeating: Self.perProducer, count: Self.producers))
+    }
+
+    func testEnqueuePostFromFourThreadsReachesPostHandlerOnLoopThreadInEachThreadsOrder() throws {
+        let loop = try MainRunLoop()
+        let loopThread = pthread_self()
+        let total = Self.producers * Self.perProducer
+        var next = [Int](repeating: 0, count: Self.producers)
+        var ran = 0, offThread = 0, outOfOrder = 0, wrongName = 0
+        loop.postHandler = { post in
+            if !loop.isOnLoopThread || pthread_equal(pthread_self(), loopThread) == 0 { offThread += 1 }
+            if post.name != .didBecomeActive || post.userInfo != nil { wrongName += 1 }
+            // sender encodes producer * perProducer + index.
+            let producer = Int(post.sender) / Self.perProducer, index = Int(post.sender) % Self.perProducer
+            if next[producer] != index { outOfOrder += 1 }
+            next[producer] = index + 1
+            ran += 1
+            if ran == total { loop.stop() }
+        }
+        spawn(Self.producers) { producer in
+            for index in 0..<Self.perProducer {
+                loop.enqueuePost(PendingPost(name: .didBecomeActive, sender: UInt(producer * Self.perProducer + index),
+                                             userInfo: nil))
+            }
+        }
+        try loop.run(for: .seconds(60))
+        loop.postHandler = nil  // the handler captures the loop
+        XCTAssertEqual(ran, total)
+        XCTAssertEqual(offThread, 0)
+        XCTAssertEqual(outOfOrder, 0)
+        XCTAssertEqual(wrongName, 0)
+        XCTAssertEqual(next, [Int](repeating: Self.perProducer, count: Self.producers))
+    }
+
+    func testPerformFromLoopThreadRunsOnALaterTurnNotInline() throws {
+        let loop = try MainRunLoop()
+        let log = LoopConfined<[String]>([])
+        loop.perform {
+            log.value.append("outer")
+            loop.perform { log.value.append("inner") }
+            log.value.append("outer-end")
+        }
+        XCTAssertTrue(log.value.isEmpty, "perform before the loop runs must not run inline")
+        XCTAssertEqual(loop.dispatchPending(), 1)
+        XCTAssertEqual(log.value, ["outer", "outer-end"], "work posted during a turn waits for the next turn")
+        XCTAssertEqual(loop.dispatchPending(), 1)
+        XCTAssertEqual(log.value, ["outer", "outer-end", "inner"])
+        XCTAssertEqual(loop.dispatchPending(), 0)
+    }
+
+    // MARK: Timers
+
+    func testTimersFireInDeadlineOrderAndNotBeforeTheirDeadline() throws {
+        let loop = try MainRunLoop()
+        let start = MonotonicInstant.now
+        var fired: [Int] = []
+        var early = 0
+        for ms in [30, 10, 20] {
+            let deadline = start + .milliseconds(ms)
+            loop.addTimer(at: deadline) {
+                if MonotonicInstant.now < deadline { early += 1 }
+                fired.append(ms)
+                if fired.count == 3 { loop.stop() }
+            }
+        }
+        try loop.run(for: .seconds(10))
+        XCTAssertEqual(fired, [10, 20, 30])
+        XCTAssertEqual(early, 0)
+    }
+
+    func testEqualDeadlinesFireInCreationOrderAndCancelWithinATurnTakesEffect() throws {
+        let loop = try MainRunLoop()
+        let deadline = MonotonicInstant.now + .milliseconds(20)
+        var fired: [Int] = []
+        var sources: [LoopSource] = []
+        for index in 0..<8 {
+            sources.append(loop.addTimer(at: deadline) {
+                fired.append(index)
+                // Cancelling a timer due in the same turn still prevents it.
+                if index == 2 { sources[5].cancel() }
+            })
+        }
+        loop.addTimer(at: deadline + .milliseconds(1)) { loop.stop() }
+        try loop.run(for: .seconds(10))
+        XCTAssertEqual(fired, [0, 1, 2, 3, 4, 6, 7])
+        XCTAssertFalse(sources[5].isActive)
+        XCTAssertFalse(sources[0].isActive, "a one-shot timer is inactive once it fired")
+    }
+
+    func testRepeatingTimerFiresNTimesThenCancelsItselfFromItsOwnCallback() throws {
+        let loop = try MainRunLoop()
+        var count = 0
+        var activeInsideAfterCancel = true
+        var repeating: LoopSource?
+        repeating = loop.addTimer(after: .milliseconds(1), repeating: .milliseconds(2)) {
+            count += 1
+            if count == 5 {
+                repeating?.cancel()
+                activeInsideAfterCancel = repeating?.isActive ?? true
+                repeating?.cancel()  // idempotent
+                // Leave time for a wrongly re-armed timer to fire again before stopping.
+                loop.addTimer(after: .milliseconds(50)) { loop.stop() }
+            }
+        }
+        try loop.run(for: .seconds(10))
+        XCTAssertEqual(count, 5)
+        XCTAssertFalse(activeInsideAfterCancel)
+        XCTAssertEqual(repeating?.isActive, false)
+        XCTAssertNil(loop.nextTimerDeadline)
+    }
+
+    func testTimerCancelledBeforeFiringNeverFires() throws {
+        let loop = try MainRunLoop()
+        var fired = false
+        let timer = loop.addTimer(after: .milliseconds(10)) { fired = true }
+        XCTAssertTrue(timer.isActive)
+        timer.cancel()
+        XCTAssertFalse(timer.isActive)
+        try loop.run(for: .milliseconds(60))
+        XCTAssertFalse(fired)
+    }
+
+    func testRunUntilReturnsAtTheDeadline() throws {
+        let loop = try MainRunLoop()
+        let deadline = MonotonicInstant.now + .milliseconds(150)
+        try loop.run(until: deadline)
+        let end = MonotonicInstant.now
+        XCTAssertGreaterThanOrEqual(end, deadline)
+        XCTAssertLessThan(end, deadline + .seconds(1))
+    }
+
+    // MARK: Stop and reentrancy
+
+    func testStopFromAnotherThreadEndsRun() throws {
+        let loop = try MainRunLoop()
+        let start = MonotonicInstant.now
+        spawn(1) { _ in
+            usleep(100_000)
+            loop.stop()
+        }
+        try loop.run()
+        let elapsed = MonotonicInstant.now.duration(since: start)
+        XCTAssertGreaterThanOrEqual(elapsed, .milliseconds(90))
+        XCTAssertLessThan(elapsed, .seconds(10))
+    }
+
+    func testStopInsideABatchKeepsTheRestQueuedInOrder() throws {
+        let loop = try MainRunLoop()
+        let log = LoopConfined<[Int]>([])
+        loop.perform { log.value.append(1); loop.stop() }
+        loop.perform { log.value.append(2) }
+        loop.perform { log.value.append(3) }
+        try loop.run()
+        XCTAssertEqual(log.value, [1], "run returns after the callback that called stop()")
+        loop.perform { log.value.append(4); loop.stop() }
+        try loop.run()
+        XCTAssertEqual(log.value, [1, 2, 3, 4])
+    }
+
+    func testRunAndDispatchPendingFromInsideACallbackAreRefused() throws {
+        let loop = try MainRunLoop()
+        var runError: ApplicationError?
+        var nestedDispatch = -1
+        loop.addTimer(after: .zero) {
+            do throws(ApplicationError) { try loop.run(for: .milliseconds(10)) } catch { runError = error }
+            nestedDispatch = loop.dispatchPending()
+        }
+        loop.perform { /* pending work the nested dispatch must not steal */ }
+        XCTAssertEqual(loop.dispatchPending(), 2)
+        XCTAssertEqual(runError?.code, .actionInProgress)
+        XCTAssertEqual(nestedDispatch, 0)
+    }
+
+    func testRunFromAnotherThreadThrowsNotOnLoopThread() throws {
+        let loop = try MainRunLoop()
+        let result = LoopConfined<ApplicationError.Code?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        spawn(1) { _ in
+            do throws(ApplicationError) { try loop.run(for: .milliseconds(1)) } catch { result.value = error.code }
+            XCTAssertFalse(loop.isOnLoopThread)
+            done.signal()
+        }
+        done.wait()
+        XCTAssertEqual(result.value, .notOnLoopThread)
+        XCTAssertTrue(loop.isOnLoopThread)
+    }
+
+    func testDeinitClosesTheLoopAndLeavesSourcesInert() throws {
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        defer { close(fds[0]); close(fds[1]) }
+        weak var weakLoop: MainRunLoop?
+        var epollFD: Int32 = -1
+        var timer: LoopSource?
+        var reader: LoopSource?
+        do {
+            let loop = try MainRunLoop()
+            weakLoop = loop
+            epollFD = loop.fileDescriptor
+            timer = loop.addTimer(after: .seconds(60), repeating: .seconds(1)) {}
+            reader = try loop.addReader(fd: fds[0]) {}
+            loop.perform {}
+        }
+        XCTAssertNil(weakLoop, "sources and queued work must not keep the loop alive")
+        XCTAssertEqual(fcntl(epollFD, F_GETFD), -1, "the epoll fd is closed")
+        XCTAssertEqual(timer?.isActive, false)
+        XCTAssertEqual(reader?.isActive, false)
+        timer?.cancel()  // harmless once the loop is gone
+        reader?.cancel()
+    }
+
+    // MARK: Readers
+
+    func testReaderOnAPipeReadsWhatAnotherThreadWrites() throws {
+        let loop = try MainRunLoop()
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&fds), 0)
+        let (readEnd, writeEnd) = (fds[0], fds[1])
+        defer { close(readEnd); close(writeEnd) }
+        var received: [UInt8] = []
+        var calls = 0
+        var reader: LoopSource?
+        reader = try loop.addReader(fd: readEnd) {
+            calls += 1
+            var buffer = [UInt8](repeating: 0, count: 64)
+            let n = read(readEnd, &buffer, buffer.count)
+            if n > 0 { received += buffer[0..<n] }
+            if received.count >= 5 {
+                reader?.cancel()
+                loop.stop()
+            }
+        }
+        spawn(1) { _ in
+            usleep(20_000)
+            _ = "hello".utf8CString.withUnsafeBufferPointer { write(writeEnd, $0.baseAddress, 5) }
+        }
+        try loop.run(for: .seconds(10))
+        XCTAssertEqual(String(decoding: received, as: UTF8.self), "hello")
+        XCTAssertEqual(reader?.isActive, false)
+        // Cancelled: more data does not call it again.
+        let callsAtCancel = calls
+        _ = "more".utf8CString.withUnsafeBufferPointer { write(writeEnd, $0.baseAddress, 4) }
+        try loop.run(for: .milliseconds(30))
+        XCTAssertEqual(calls, callsAtCancel)
+        // The fd is no longer in the loop's epoll set, so it can be added again.
+        let again = try loop.addReader(fd: readEnd) {}
+        again.cancel()
+    }
+
+    func testAddReaderRejectsANegativeFd() throws {
+        let loop = try MainRunLoop()
+        XCTAssertThrowsError(try loop.addReader(fd: -1) {}) { error in
+            XCTAssertEqual((error as? ApplicationError)?.code, .invalidArgument)
+        }
+    }
+
+    // MARK: Signals
+
+    func testSignalReachesCallbackWithSenderPID() throws {
+        let loop = try MainRunLoop()
+        var senders: [Int32] = []
+        let source = try loop.addSignal(SIGUSR2) { sender in
+            senders.append(sender)
+            loop.stop()
+        }
+        defer { source.cancel() }
+        // Thread-directed delivery: addSignal blocked SIGUSR2 in this (loop) thread only. XCTest and
+        // Foundation started threads before this test that do not block it, so a process-directed
+        // kill(getpid(), SIGUSR2) could land on one of them and kill the process. pthread_kill
+        // (tgkill) keeps the signal pending on this thread, where the signalfd reads it; the kernel
+        // still records our pid as the sender.
+        XCTAssertEqual(pthread_kill(pthread_self(), SIGUSR2), 0)
+        try loop.run(for: .seconds(10))
+        XCTAssertEqual(senders, [getpid()])
+        XCTAssertThrowsError(try loop.addSignal(SIGKILL) { _ in }) { error in
+            XCTAssertEqual((error as? ApplicationError)?.code, .invalidArgument)
+        }
+    }
+
+    // MARK: Nesting in a foreign loop
+
+    private func pollReadable(_ fd: Int32, timeoutMS: Int32) -> Bool {
+        var entry = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+        var result: Int32
+        repeat { result = poll(&entry, 1, timeoutMS) } while result < 0 && errno == EINTR
+        return result == 1 && entry.revents & Int16(POLLIN) != 0
+    }
+
+    func testForeignPollWakesForCrossThreadWorkAndForTimers() throws {
+        let loop = try MainRunLoop()
+        XCTAssertFalse(pollReadable(loop.fileDescriptor, timeoutMS: 0), "an idle loop is not readable")
+
+        let ran = LoopConfined(0)
+        spawn(1) { _ in
+            usleep(20_000)
+            loop.perform { ran.value += 1 }
+        }
+        XCTAssertTrue(pollReadable(loop.fileDescriptor, timeoutMS: 10_000))
+        XCTAssertEqual(loop.dispatchPending(), 1)
+        XCTAssertEqual(ran.value, 1)
+        XCTAssertFalse(pollReadable(loop.fileDescriptor, timeoutMS: 0), "drained")
+
+        let deadline = MonotonicInstant.now + .milliseconds(50)
+        var timerFired = false
+        loop.addTimer(at: deadline) { timerFired = true }
+        XCTAssertEqual(loop.nextTimerDeadline, deadline)
+        XCTAssertFalse(pollReadable(loop.fileDescriptor, timeoutMS: 0))
+        XCTAssertTrue(pollReadable(loop.fileDescriptor, timeoutMS: 10_000))
+        XCTAssertGreaterThanOrEqual(MonotonicInstant.now, deadline)
+        XCTAssertEqual(loop.dispatchPending(), 1)
+        XCTAssertTrue(timerFired)
+        XCTAssertNil(loop.nextTimerDeadline)
+        XCTAssertFalse(pollReadable(loop.fileDescriptor, timeoutMS: 0), "timer consumed and disarmed")
+    }
+}
