@@ -63,8 +63,11 @@ final class Watchdog: @unchecked Sendable {
     }
 
     /// Names the callback now running inside the phase. [loop-thread]
+    ///
+    /// Once an overrun is reported, the culprit stays named: later callbacks of the phase do not replace it.
     func setCurrent(event: String, observer: String) {
         state.withLock { s in
+            guard s.phase?.reported == false else { return }
             s.phase?.event = event
             s.phase?.observer = observer
         }
