@@ -1,2 +1,65 @@
+// archive-writer-child DIR ID
+//
+// A child process for StateArchiveTests.testKilledMidSaveLeavesACompleteArchive: saves archive A and
+// archive B of observer ID in folder DIR alternately, for ever, printing "saved A" / "saved B" on
+// stdout (unbuffered) after each completed save. The test kills it with SIGKILL at a random moment and
+// checks that the archive is still exactly A or exactly B.
+//
+// Each archive holds a few small keys and a 4 MiB `.bytes` value whose content identifies it, so that
+// one save takes measurable time (write + fsync) and a torn write could not go unnoticed.
+// `writerFixture(_:)` must stay byte-for-byte the same as `StateArchiveTests.writerFixture(_:)`.
 import AppLifecycle
-print("child")
+import Glibc
+
+/// Archive "A" or "B" (same as `StateArchiveTests.writerFixture(_:)`).
+func writerFixture(_ name: String) -> UserInfo {
+    // 1,024 pages of 4 KiB: the page number (8 bytes, little-endian), then the name's letter.
+    let page = [UInt8](repeating: 0, count: 8) + [UInt8](repeating: name.utf8.first ?? 0, count: 4_088)
+    var blob: [UInt8] = []
+    blob.reserveCapacity(4 << 20)
+    for number in 0..<1_024 {
+        blob.append(contentsOf: page)
+        for shift in 0..<8 { blob[number * 4_096 + shift] = UInt8(truncatingIfNeeded: number >> (8 * shift)) }
+    }
+    return [
+        "archive": .string(name),
+        "generation": .int(name == "A" ? 1 : 2),
+        "title": .string("archive \(name) — ünïcödé ✓"),
+        "ratio": .double(name == "A" ? 0.25 : -0.0),
+        "flags": .list([.bool(name == "A"), .int(.min), .dict(["nested": .string(name)])]),
+        "blob": .bytes(blob),
+    ]
+}
+
+/// Writes `text` to a file descriptor in full, retrying EINTR; false when the write fails.
+func emit(_ text: String, to fd: Int32) -> Bool {
+    let bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let written = bytes[offset...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if written < 0, errno == EINTR { continue }
+        if written <= 0 { return false }
+        offset += written
+    }
+    return true
+}
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3 else {
+    _ = emit("usage: archive-writer-child DIR ID\n", to: 2)
+    exit(2)
+}
+let store = ArchiveStore(directory: arguments[1])
+let id = arguments[2]
+let fixtures = [("A", writerFixture("A")), ("B", writerFixture("B"))]
+while true {
+    for (name, values) in fixtures {
+        do {
+            try store.save(values, id: id)
+        } catch {
+            _ = emit("archive-writer-child: \(error)\n", to: 2)
+            exit(1)
+        }
+        guard emit("saved \(name)\n", to: 1) else { exit(1) }
+    }
+}
