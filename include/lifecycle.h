@@ -1,11 +1,582 @@
 #pragma once
 
-// AppLifecycle's public C ABI.
+// AppLifecycle — the public C ABI.
 //
-// This header is the stable, versioned C interface for observer plugins and for C programs that
-// embed the engine. The engine (Swift, Sources/AppLifecycle) is the single implementation; the C
-// ABI is a thin face over it. Only the version is defined so far: the C ABI (liblifecycle.so, the
-// plugin descriptor, the host-API table) is not built yet.
+// One header for both users of the C ABI:
+//   * observer plugins: shared objects the host opens with dlopen. A plugin exports one entry symbol
+//     (`lc_plugin_entry`) returning its descriptor, receives a host-API table in `init`, and may
+//     export delegate functions named after the UIApplicationDelegate methods (see "Delegate
+//     functions"). Plugins never link against the host: they call it only through the table.
+//   * C programs that link liblifecycle.so and drive the engine themselves (`lc_app_*`).
+//
+// Conventions (every function follows them):
+//   * Versioned: LC_ABI_VERSION_MAJOR/MINOR. Every struct that crosses the boundary starts with
+//     `struct_size`; structs only grow at the end, and the host zero-fills a shorter tail.
+//   * Errors: functions return lc_status (LC_OK = 0, negative = error). `lc_last_error_message()`
+//     gives a readable sentence for the last failure on the calling thread. Results go to trailing
+//     out-pointers. A NULL pointer where one is required gives LC_ERR_INVALID_ARGUMENT, never a crash.
+//   * Threads: each function ends its comment with a tag:
+//       [main-thread]  only on the thread that runs the application's main run loop (the thread that
+//                      called lc_app_create); elsewhere it returns LC_ERR_WRONG_THREAD.
+//       [thread-safe]  any thread.
+//     Every callback (observers, delegates, timers, posted work) runs on the main thread.
+//   * Ownership: every pointer parameter and result says who owns it and how long it lives.
+//   * Callbacks are (fn, void *ctx) pairs; the host never frees a ctx.
 
-#define LC_ABI_VERSION_MAJOR 0
-#define LC_ABI_VERSION_MINOR 1
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Version
+
+#define LC_ABI_VERSION_MAJOR 1
+#define LC_ABI_VERSION_MINOR 0
+
+// A plugin or program built against (major, minor) runs on a host whose major is equal and whose
+// minor is not older. Rationale: a newer minor only appends fields and functions.
+#define LC_ABI_VERSION_IS_COMPATIBLE(major, minor) \
+    ((major) == LC_ABI_VERSION_MAJOR && (minor) <= LC_ABI_VERSION_MINOR)
+
+#if defined(__GNUC__) || defined(__clang__)
+#define LC_EXPORT __attribute__((visibility("default")))
+#else
+#define LC_EXPORT
+#endif
+
+/// The ABI version of the library actually loaded (may be newer than this header). [thread-safe]
+LC_EXPORT void lc_abi_version(uint32_t *major, uint32_t *minor);
+
+// ---------------------------------------------------------------------------------------------
+// Status codes
+
+typedef int32_t lc_status;
+enum {
+    LC_OK = 0,
+    LC_ERR_INVALID_ARGUMENT = -1,        // a NULL pointer, a too-small struct_size, a value out of range
+    LC_ERR_ILLEGAL_ACTION = -2,          // the action is not legal in the current state; nothing changed
+    LC_ERR_ACTION_IN_PROGRESS = -3,      // an action was started from inside a callback of another
+    LC_ERR_BACKGROUND_MODE_MISSING = -4, // the action needs a background mode the app does not declare
+    LC_ERR_UNKNOWN_NAME = -5,            // not a standard notification name, alias, or dotted custom name
+    LC_ERR_INVALID_NAME = -6,            // empty, too long, or containing white space
+    LC_ERR_WRONG_THREAD = -7,            // a [main-thread] function called from another thread
+    LC_ERR_NOT_FOUND = -8,               // no such observer, task, key, plugin or delegate
+    LC_ERR_TYPE_MISMATCH = -9,           // a dictionary value exists but has another type
+    LC_ERR_ARCHIVE = -10,                // a state archive could not be read or written
+    LC_ERR_SYSTEM = -11,                 // a system call failed (the message names it)
+    LC_ERR_PLUGIN_REFUSED = -12,         // a plugin failed a check or its init; the message says why
+    LC_ERR_VERSION = -13,                // ABI versions do not match
+    LC_ERR_DUPLICATE = -14,              // an id that is already in use
+    LC_ERR_INTERNAL = -15,
+};
+
+/// The constant's name, e.g. "LC_ERR_ILLEGAL_ACTION". Static storage. [thread-safe]
+LC_EXPORT const char *lc_status_name(lc_status status);
+/// A generic sentence for the code. Static storage. [thread-safe]
+LC_EXPORT const char *lc_status_message(lc_status status);
+/// The message of the last failed lc_ call on this thread ("" if none). Owned by the library,
+/// valid until the next failing lc_ call on this thread. [thread-safe]
+LC_EXPORT const char *lc_last_error_message(void);
+
+// ---------------------------------------------------------------------------------------------
+// Basic types
+
+typedef struct lc_app lc_app;       // an application: engine, notification center, main run loop
+typedef struct lc_dict lc_dict;     // a userInfo / launch options / archive dictionary
+typedef struct lc_list lc_list;     // a list value inside a dictionary
+typedef struct lc_plugin lc_plugin; // a loaded plugin, as the host sees it
+
+typedef uint32_t lc_state;
+enum {
+    LC_STATE_NOT_RUNNING = 0,
+    LC_STATE_INACTIVE = 1,
+    LC_STATE_ACTIVE = 2,
+    LC_STATE_BACKGROUND = 3,
+    LC_STATE_SUSPENDED = 4,
+};
+
+/// "not-running", "inactive", "active", "background", "suspended". Static storage. [thread-safe]
+LC_EXPORT const char *lc_state_name(lc_state state);
+
+typedef uint32_t lc_fetch_result;
+enum {
+    LC_FETCH_NEW_DATA = 0,
+    LC_FETCH_NO_DATA = 1,
+    LC_FETCH_FAILED = 2,
+};
+
+typedef uint32_t lc_memory_level;
+enum {
+    LC_MEMORY_NORMAL = 0,
+    LC_MEMORY_WARNING = 1,
+    LC_MEMORY_CRITICAL = 2,
+};
+
+typedef uint32_t lc_log_level;
+enum {
+    LC_LOG_DEBUG = 0,
+    LC_LOG_INFO = 1,
+    LC_LOG_WARNING = 2,
+    LC_LOG_ERROR = 3,
+};
+
+typedef uint32_t lc_value_type;
+enum {
+    LC_VALUE_NONE = 0, // the key is absent
+    LC_VALUE_STRING = 1,
+    LC_VALUE_INT = 2,
+    LC_VALUE_DOUBLE = 3,
+    LC_VALUE_BOOL = 4,
+    LC_VALUE_BYTES = 5,
+    LC_VALUE_LIST = 6,
+    LC_VALUE_DICT = 7,
+};
+
+typedef uint64_t lc_observer_token; // 0 is never a valid token
+typedef uint64_t lc_task_id;        // 0 is never a valid task
+typedef uint64_t lc_source_id;      // a timer or fd source; 0 is never valid
+
+// ---------------------------------------------------------------------------------------------
+// Dictionaries and lists
+//
+// A dictionary keeps its keys in insertion order. Dictionaries created with lc_dict_create are
+// owned by the caller (lc_dict_destroy). Dictionaries handed to callbacks are owned by the host and
+// valid until the callback returns; `const` ones must not be changed. Strings, bytes, nested
+// dictionaries and lists read out of a dictionary are owned by it and valid as long as it is, and
+// until it is next changed. Setting copies the value in. Every function here is [thread-safe] on
+// distinct dictionaries; one dictionary must not be used from two threads at once.
+
+/// A new, empty dictionary, owned by the caller. [thread-safe]
+LC_EXPORT lc_dict *lc_dict_create(void);
+/// A deep copy, owned by the caller. NULL when `dict` is NULL. [thread-safe]
+LC_EXPORT lc_dict *lc_dict_copy(const lc_dict *dict);
+/// Frees a dictionary made by lc_dict_create or lc_dict_copy. NULL is ignored. [thread-safe]
+LC_EXPORT void lc_dict_destroy(lc_dict *dict);
+
+LC_EXPORT size_t lc_dict_count(const lc_dict *dict);
+/// The key at `index` (insertion order), or NULL when out of range. [thread-safe]
+LC_EXPORT const char *lc_dict_key_at(const lc_dict *dict, size_t index);
+/// The type of the value under `key`; LC_VALUE_NONE when absent. [thread-safe]
+LC_EXPORT lc_value_type lc_dict_type(const lc_dict *dict, const char *key);
+/// A JSON rendering, owned by the dictionary (valid until it changes or is destroyed). [thread-safe]
+LC_EXPORT const char *lc_dict_json(const lc_dict *dict);
+
+// Getters: LC_ERR_NOT_FOUND when the key is absent, LC_ERR_TYPE_MISMATCH when it holds another type
+// (a double getter also accepts an integer).
+LC_EXPORT lc_status lc_dict_get_string(const lc_dict *dict, const char *key, const char **out);
+LC_EXPORT lc_status lc_dict_get_int(const lc_dict *dict, const char *key, int64_t *out);
+LC_EXPORT lc_status lc_dict_get_double(const lc_dict *dict, const char *key, double *out);
+LC_EXPORT lc_status lc_dict_get_bool(const lc_dict *dict, const char *key, bool *out);
+LC_EXPORT lc_status lc_dict_get_bytes(const lc_dict *dict, const char *key, const uint8_t **data, size_t *length);
+LC_EXPORT lc_status lc_dict_get_dict(const lc_dict *dict, const char *key, const lc_dict **out);
+LC_EXPORT lc_status lc_dict_get_list(const lc_dict *dict, const char *key, const lc_list **out);
+
+// Setters replace an existing key in place or append a new one.
+LC_EXPORT lc_status lc_dict_set_string(lc_dict *dict, const char *key, const char *value);
+LC_EXPORT lc_status lc_dict_set_int(lc_dict *dict, const char *key, int64_t value);
+LC_EXPORT lc_status lc_dict_set_double(lc_dict *dict, const char *key, double value);
+LC_EXPORT lc_status lc_dict_set_bool(lc_dict *dict, const char *key, bool value);
+LC_EXPORT lc_status lc_dict_set_bytes(lc_dict *dict, const char *key, const void *data, size_t length);
+/// Copies `value` in. [thread-safe]
+LC_EXPORT lc_status lc_dict_set_dict(lc_dict *dict, const char *key, const lc_dict *value);
+/// Copies `value` in. [thread-safe]
+LC_EXPORT lc_status lc_dict_set_list(lc_dict *dict, const char *key, const lc_list *value);
+/// LC_ERR_NOT_FOUND when absent. [thread-safe]
+LC_EXPORT lc_status lc_dict_remove(lc_dict *dict, const char *key);
+
+/// A new, empty list, owned by the caller (lc_list_destroy). [thread-safe]
+LC_EXPORT lc_list *lc_list_create(void);
+LC_EXPORT void lc_list_destroy(lc_list *list);
+LC_EXPORT size_t lc_list_count(const lc_list *list);
+/// LC_VALUE_NONE when out of range. [thread-safe]
+LC_EXPORT lc_value_type lc_list_type_at(const lc_list *list, size_t index);
+LC_EXPORT lc_status lc_list_get_string(const lc_list *list, size_t index, const char **out);
+LC_EXPORT lc_status lc_list_get_int(const lc_list *list, size_t index, int64_t *out);
+LC_EXPORT lc_status lc_list_get_double(const lc_list *list, size_t index, double *out);
+LC_EXPORT lc_status lc_list_get_bool(const lc_list *list, size_t index, bool *out);
+LC_EXPORT lc_status lc_list_get_dict(const lc_list *list, size_t index, const lc_dict **out);
+LC_EXPORT lc_status lc_list_append_string(lc_list *list, const char *value);
+LC_EXPORT lc_status lc_list_append_int(lc_list *list, int64_t value);
+LC_EXPORT lc_status lc_list_append_double(lc_list *list, double value);
+LC_EXPORT lc_status lc_list_append_bool(lc_list *list, bool value);
+/// Copies `value` in. [thread-safe]
+LC_EXPORT lc_status lc_list_append_dict(lc_list *list, const lc_dict *value);
+
+// ---------------------------------------------------------------------------------------------
+// Notifications
+//
+// Names: the standard short names ("didEnterBackground", "significantTimeChange", ...), UIKit's long
+// names as aliases ("UIApplicationDidEnterBackgroundNotification"), or custom reverse-DNS names that
+// contain a dot ("com.example.sync"). Anything else is LC_ERR_UNKNOWN_NAME with a suggestion.
+
+/// What an observer receives. Owned by the host, valid until the observer returns.
+typedef struct lc_notification {
+    uint32_t struct_size;
+    uint32_t name_id;           // the interned name (stable for the process)
+    const char *name;           // the canonical name; static storage
+    const void *sender;         // the sender's identity, or NULL; never dereferenced by the host
+    const lc_dict *user_info;   // NULL when the poster gave none
+} lc_notification_t;
+
+/// An observer: called on the main thread, in registration order among the name's observers.
+typedef void (*lc_observer_fn)(const lc_notification_t *notification, void *ctx);
+
+// ---------------------------------------------------------------------------------------------
+// Configuration
+
+typedef uint32_t lc_watchdog_policy;
+enum {
+    LC_WATCHDOG_TERMINATE = 0, // as iOS: the app is killed, no willTerminate
+    LC_WATCHDOG_REPORT = 1,    // logged and traced; the app goes on
+};
+
+typedef uint32_t lc_background_modes; // bit set
+enum {
+    LC_BACKGROUND_AUDIO = 1u << 0,
+    LC_BACKGROUND_LOCATION = 1u << 1,
+    LC_BACKGROUND_VOIP = 1u << 2,
+    LC_BACKGROUND_EXTERNAL_ACCESSORY = 1u << 3,
+    LC_BACKGROUND_BLUETOOTH_CENTRAL = 1u << 4,
+    LC_BACKGROUND_BLUETOOTH_PERIPHERAL = 1u << 5,
+    LC_BACKGROUND_FETCH = 1u << 6,
+    LC_BACKGROUND_REMOTE_NOTIFICATION = 1u << 7,
+    LC_BACKGROUND_PROCESSING = 1u << 8,
+};
+
+/// One budget overrun. Owned by the host, valid during the callback.
+typedef struct lc_watchdog_report {
+    uint32_t struct_size;
+    const char *observer;    // the delegate or plugin id ("" when unknown)
+    const char *event;       // the callback, notification, completion handler or background task
+    const char *budget_name; // "launch", "didEnterBackground", "willTerminate", "completionHandler", "backgroundTask"
+    double budget_seconds;
+    double elapsed_seconds;
+    lc_watchdog_policy policy;
+    const char *message;     // one readable sentence
+} lc_watchdog_report_t;
+
+typedef void (*lc_watchdog_fn)(const lc_watchdog_report_t *report, void *ctx);
+
+typedef struct lc_config {
+    uint32_t struct_size;              // sizeof(lc_config_t)
+    lc_watchdog_policy watchdog_policy;
+    lc_background_modes background_modes;
+    uint32_t exits_on_suspend;         // UIApplicationExitsOnSuspend: 0 or 1
+    // Budgets in seconds; 0 keeps the default (launch 5, didEnterBackground 5, willTerminate 5,
+    // completion handlers 30, background time 30, expiration warning 5).
+    double launch_budget;
+    double did_enter_background_budget;
+    double will_terminate_budget;
+    double completion_handler_budget;
+    double background_task_budget;
+    double expiration_warning;
+    const char *archive_directory;     // NULL: no state preservation. Copied.
+    // Called for every overrun as soon as it is noticed, on the watchdog thread or the main thread:
+    // the callback that overran may still be running. [any thread]
+    lc_watchdog_fn on_watchdog;
+    void *on_watchdog_ctx;
+} lc_config_t;
+
+/// Fills `config` with the defaults (struct_size included). [thread-safe]
+LC_EXPORT void lc_config_init(lc_config_t *config);
+
+// ---------------------------------------------------------------------------------------------
+// The application
+
+/// Creates an application whose main run loop is bound to the calling thread: that thread becomes
+/// its main thread. `config` may be NULL (defaults); it is copied. `*out` is owned by the caller
+/// (lc_app_destroy). [thread-safe: the caller's thread becomes the main thread]
+LC_EXPORT lc_status lc_app_create(const lc_config_t *config, lc_app **out);
+/// Unloads its plugins (deinit), drops its delegates and observers, and frees it. NULL is ignored. [main-thread]
+LC_EXPORT void lc_app_destroy(lc_app *app);
+
+/// The current state; LC_STATE_NOT_RUNNING for NULL. [main-thread]
+LC_EXPORT lc_state lc_app_state(const lc_app *app);
+/// Whether the device is locked / protected data is available. [main-thread]
+LC_EXPORT bool lc_app_is_device_locked(const lc_app *app);
+LC_EXPORT bool lc_app_is_protected_data_available(const lc_app *app);
+
+// Actions: the inputs a system would produce. Each runs its whole sequence (delegates, notifications)
+// before returning. An action that is illegal in the current state returns LC_ERR_ILLEGAL_ACTION, and
+// lc_last_error_message() names the action and the state; nothing changes.
+typedef uint32_t lc_action_kind;
+enum {
+    LC_ACTION_LAUNCH = 0,            // options: launch options (may be NULL)
+    LC_ACTION_LAUNCH_BACKGROUND = 1, // options: launch options (may be NULL)
+    LC_ACTION_INTERRUPT = 2,         // an alert-based interruption begins
+    LC_ACTION_DISMISS = 3,           // the interruption is dismissed
+    LC_ACTION_ACCEPT = 4,            // the interruption is taken (the app goes to the background)
+    LC_ACTION_HOME = 5,
+    LC_ACTION_FOREGROUND = 6,        // return to the app
+    LC_ACTION_LOCK = 7,
+    LC_ACTION_UNLOCK = 8,
+    LC_ACTION_MEMORY_WARNING = 9,    // memory_level
+    LC_ACTION_TIME_CHANGE = 10,      // significant time change
+    LC_ACTION_OPEN_URL = 11,         // url (required), source_application, annotation
+    LC_ACTION_FETCH = 12,            // background fetch
+    LC_ACTION_REMOTE_NOTIFICATION = 13, // options: the payload (may be NULL)
+    LC_ACTION_TERMINATE = 14,
+    LC_ACTION_PURGE = 15,
+};
+
+typedef struct lc_action {
+    uint32_t struct_size;            // sizeof(lc_action_t)
+    lc_action_kind kind;
+    const lc_dict *options;          // launch options, or a remote notification's payload; borrowed
+    lc_memory_level memory_level;
+    const char *url;                 // borrowed
+    const char *source_application;  // borrowed, may be NULL
+    const lc_dict *annotation;       // borrowed, may be NULL
+} lc_action_t;
+
+/// Performs an action. [main-thread]
+LC_EXPORT lc_status lc_app_perform(lc_app *app, const lc_action_t *action);
+/// Performs an action that takes no arguments (all but OPEN_URL; options NULL, level WARNING). [main-thread]
+LC_EXPORT lc_status lc_app_perform_simple(lc_app *app, lc_action_kind kind);
+
+// Notifications
+
+/// Observes `name` (optionally only from `sender`; NULL: any). Writes the token to `*out` (may be NULL). [main-thread]
+LC_EXPORT lc_status lc_app_observe(lc_app *app, const char *name, const void *sender, lc_observer_fn fn, void *ctx,
+                                   lc_observer_token *out);
+/// Removes an observer; once this returns it is never called again, even mid-dispatch. [main-thread]
+LC_EXPORT lc_status lc_app_remove_observer(lc_app *app, lc_observer_token token);
+/// Posts a notification. On the main thread observers have run when it returns; from another thread
+/// it is delivered on the main run loop, in this thread's post order. `user_info` is copied (may be
+/// NULL). [thread-safe]
+LC_EXPORT lc_status lc_app_post(lc_app *app, const char *name, const void *sender, const lc_dict *user_info);
+
+// Delegates implemented in C. Any function pointer may be NULL (not implemented). Dictionaries are
+// owned by the host and valid during the call; `coder` dictionaries are the state archive.
+typedef void (*lc_completion_fn)(lc_fetch_result result);
+
+typedef struct lc_delegate {
+    uint32_t struct_size; // sizeof(lc_delegate_t)
+    void *ctx;            // passed to every function
+    bool (*will_finish_launching)(lc_app *app, const lc_dict *options, void *ctx);
+    bool (*did_finish_launching)(lc_app *app, const lc_dict *options, void *ctx);
+    void (*did_become_active)(lc_app *app, void *ctx);
+    void (*will_resign_active)(lc_app *app, void *ctx);
+    void (*did_enter_background)(lc_app *app, void *ctx);
+    void (*will_enter_foreground)(lc_app *app, void *ctx);
+    void (*will_terminate)(lc_app *app, void *ctx);
+    void (*did_receive_memory_warning)(lc_app *app, void *ctx);
+    void (*significant_time_change)(lc_app *app, void *ctx);
+    void (*protected_data_will_become_unavailable)(lc_app *app, void *ctx);
+    void (*protected_data_did_become_available)(lc_app *app, void *ctx);
+    bool (*open_url)(lc_app *app, const char *url, const char *source_application, const lc_dict *annotation, void *ctx);
+    // Call `complete(ctx_of_completion, result)` exactly once, from any thread, within 30 s.
+    void (*perform_fetch)(lc_app *app, void (*complete)(void *completion, lc_fetch_result result), void *completion, void *ctx);
+    void (*did_receive_remote_notification)(lc_app *app, const lc_dict *user_info,
+                                            void (*complete)(void *completion, lc_fetch_result result), void *completion,
+                                            void *ctx);
+    bool (*should_save_application_state)(lc_app *app, lc_dict *coder, void *ctx);
+    bool (*should_restore_application_state)(lc_app *app, const lc_dict *coder, void *ctx);
+    void (*will_encode_restorable_state)(lc_app *app, lc_dict *coder, void *ctx);
+    void (*did_decode_restorable_state)(lc_app *app, const lc_dict *coder, void *ctx);
+} lc_delegate_t;
+
+/// Adds a delegate under a unique id (copied); called after those added before it. [main-thread]
+LC_EXPORT lc_status lc_app_add_delegate(lc_app *app, const char *id, const lc_delegate_t *delegate);
+/// Removes the delegate with `id`. [main-thread]
+LC_EXPORT lc_status lc_app_remove_delegate(lc_app *app, const char *id);
+
+// Background tasks
+
+/// Begins a background task; `expiration` (may be NULL) runs on the main thread shortly before the
+/// background time runs out. `name` is copied (may be NULL). [main-thread]
+LC_EXPORT lc_status lc_app_begin_background_task(lc_app *app, const char *name, void (*expiration)(void *ctx), void *ctx,
+                                                 lc_task_id *out);
+/// Ends a background task; from another thread the end is applied on the main run loop. [thread-safe]
+LC_EXPORT lc_status lc_app_end_background_task(lc_app *app, lc_task_id task);
+/// Background time left in seconds; a negative value means unlimited (foreground). [main-thread]
+LC_EXPORT double lc_app_background_time_remaining(const lc_app *app);
+
+// The trace: every action, state change, delegate call and notification, in order.
+typedef struct lc_trace_event {
+    uint32_t struct_size;
+    uint64_t seq;
+    double time;          // seconds since the first launch, monotonic
+    const char *kind;     // "action", "state", "delegate", "notification", "watchdog", "error", ...
+    const char *name;
+    lc_state state;       // after the event
+    const char *observer; // delegate or plugin id, or NULL
+    const char *detail;   // or NULL
+} lc_trace_event_t;
+
+/// Sets (or, with NULL, clears) the trace callback; the event is valid during the call. [main-thread]
+LC_EXPORT lc_status lc_app_set_trace(lc_app *app, void (*fn)(const lc_trace_event_t *event, void *ctx), void *ctx);
+
+// ---------------------------------------------------------------------------------------------
+// The main run loop
+//
+// Built on epoll, eventfd, timerfd and signalfd. Run it with lc_app_run, or nest it in your own
+// loop: poll lc_app_fd() for readability and call lc_app_dispatch_pending() when it is readable or
+// when lc_app_next_timeout_ms() has elapsed.
+
+/// Runs until lc_app_stop. [main-thread]
+LC_EXPORT lc_status lc_app_run(lc_app *app);
+/// Runs for `seconds` (or until lc_app_stop). [main-thread]
+LC_EXPORT lc_status lc_app_run_for(lc_app *app, double seconds);
+/// Makes lc_app_run return after the current callback. [thread-safe]
+LC_EXPORT lc_status lc_app_stop(lc_app *app);
+/// The loop's pollable descriptor (owned by the app; do not close). -1 for NULL. [thread-safe]
+LC_EXPORT int lc_app_fd(const lc_app *app);
+/// Runs everything ready now without blocking; returns how many callbacks ran, or a negative lc_status. [main-thread]
+LC_EXPORT int lc_app_dispatch_pending(lc_app *app);
+/// Milliseconds until the next timer (-1: none): the longest a nesting loop may wait. [main-thread]
+LC_EXPORT int lc_app_next_timeout_ms(const lc_app *app);
+/// Runs `fn(ctx)` on the main thread on a later loop turn, in this thread's order. [thread-safe]
+LC_EXPORT lc_status lc_app_perform_async(lc_app *app, void (*fn)(void *ctx), void *ctx);
+/// A one-shot timer after `seconds` (monotonic clock). [main-thread]
+LC_EXPORT lc_status lc_app_add_timer(lc_app *app, double seconds, void (*fn)(void *ctx), void *ctx, lc_source_id *out);
+/// Cancels a timer; safe from inside its own callback. [main-thread]
+LC_EXPORT lc_status lc_app_cancel_timer(lc_app *app, lc_source_id source);
+
+// ---------------------------------------------------------------------------------------------
+// Plugins
+//
+// A plugin exports one function named LC_PLUGIN_ENTRY_SYMBOL returning a pointer to a const,
+// statically allocated descriptor. The host checks, before running any other plugin code: magic,
+// ABI version (a different major, or a newer minor than the host's, is refused), struct_size, and
+// that `id` is a valid reverse-DNS id not already loaded. Then it calls `init` on the main thread.
+
+#define LC_PLUGIN_MAGIC 0x4C43504Cu /* "LCPL" */
+#define LC_PLUGIN_ENTRY_SYMBOL "lc_plugin_entry"
+
+typedef struct lc_host_api lc_host_api_t;
+
+typedef struct lc_plugin_descriptor {
+    uint32_t struct_size;      // sizeof(lc_plugin_descriptor_t)
+    uint32_t magic;            // LC_PLUGIN_MAGIC
+    uint32_t abi_major;        // LC_ABI_VERSION_MAJOR
+    uint32_t abi_minor;        // LC_ABI_VERSION_MINOR
+    const char *id;            // reverse-DNS, e.g. "com.example.echo": [A-Za-z0-9-] labels, at least one dot, <= 200 bytes
+    const char *version;       // e.g. "1.0.0"
+    const char *description;   // one line
+    // Called once on the main thread. Keep `host` and `plugin` for later calls. Store anything in
+    // *state; it comes back in deinit. Return LC_OK, or an error after host->set_error(plugin, "why").
+    lc_status (*init)(const lc_host_api_t *host, lc_plugin *plugin, void **state);
+    // Called once on the main thread when the plugin is unloaded, after all its observers,
+    // delegate functions, timers and background tasks were removed. May be NULL.
+    void (*deinit)(void *state);
+} lc_plugin_descriptor_t;
+
+typedef const lc_plugin_descriptor_t *(*lc_plugin_entry_fn)(void);
+
+/// The dictionary functions, for plugins (which do not link liblifecycle.so).
+typedef struct lc_dict_api {
+    uint32_t struct_size;
+    lc_dict *(*create)(void);
+    lc_dict *(*copy)(const lc_dict *dict);
+    void (*destroy)(lc_dict *dict);
+    size_t (*count)(const lc_dict *dict);
+    const char *(*key_at)(const lc_dict *dict, size_t index);
+    lc_value_type (*type)(const lc_dict *dict, const char *key);
+    const char *(*json)(const lc_dict *dict);
+    lc_status (*get_string)(const lc_dict *dict, const char *key, const char **out);
+    lc_status (*get_int)(const lc_dict *dict, const char *key, int64_t *out);
+    lc_status (*get_double)(const lc_dict *dict, const char *key, double *out);
+    lc_status (*get_bool)(const lc_dict *dict, const char *key, bool *out);
+    lc_status (*get_bytes)(const lc_dict *dict, const char *key, const uint8_t **data, size_t *length);
+    lc_status (*get_dict)(const lc_dict *dict, const char *key, const lc_dict **out);
+    lc_status (*set_string)(lc_dict *dict, const char *key, const char *value);
+    lc_status (*set_int)(lc_dict *dict, const char *key, int64_t value);
+    lc_status (*set_double)(lc_dict *dict, const char *key, double value);
+    lc_status (*set_bool)(lc_dict *dict, const char *key, bool value);
+    lc_status (*set_bytes)(lc_dict *dict, const char *key, const void *data, size_t length);
+    lc_status (*set_dict)(lc_dict *dict, const char *key, const lc_dict *value);
+    lc_status (*remove)(lc_dict *dict, const char *key);
+} lc_dict_api_t;
+
+/// What the host offers a plugin. Owned by the host, valid until the plugin's deinit returns.
+/// Every function takes the `plugin` handle given to init, so the host knows whose observer, task or
+/// timer it is and removes them when the plugin is unloaded.
+struct lc_host_api {
+    uint32_t struct_size;
+    uint32_t abi_major;
+    uint32_t abi_minor;
+    const lc_dict_api_t *dict;
+    /// Sets the message shown when init fails (copied). [main-thread]
+    lc_status (*set_error)(lc_plugin *plugin, const char *message);
+    /// Logs a line attributed to the plugin. [thread-safe]
+    void (*log)(lc_plugin *plugin, lc_log_level level, const char *message);
+    /// See lc_app_observe. [main-thread]
+    lc_status (*observe)(lc_plugin *plugin, const char *name, const void *sender, lc_observer_fn fn, void *ctx,
+                         lc_observer_token *out);
+    /// See lc_app_remove_observer. [main-thread]
+    lc_status (*remove_observer)(lc_plugin *plugin, lc_observer_token token);
+    /// See lc_app_post. [thread-safe]
+    lc_status (*post)(lc_plugin *plugin, const char *name, const void *sender, const lc_dict *user_info);
+    /// The application's state. [main-thread]
+    lc_state (*state)(lc_plugin *plugin);
+    /// See lc_app_begin_background_task. [main-thread]
+    lc_status (*begin_background_task)(lc_plugin *plugin, const char *name, void (*expiration)(void *ctx), void *ctx,
+                                       lc_task_id *out);
+    /// See lc_app_end_background_task. [thread-safe]
+    lc_status (*end_background_task)(lc_plugin *plugin, lc_task_id task);
+    /// See lc_app_add_timer / lc_app_cancel_timer. [main-thread]
+    lc_status (*add_timer)(lc_plugin *plugin, double seconds, void (*fn)(void *ctx), void *ctx, lc_source_id *out);
+    lc_status (*cancel_timer)(lc_plugin *plugin, lc_source_id source);
+    /// See lc_app_perform_async. [thread-safe]
+    lc_status (*perform_async)(lc_plugin *plugin, void (*fn)(void *ctx), void *ctx);
+    /// An optional feature table by versioned id (e.g. "lc.example/1"), or NULL when not supported. [thread-safe]
+    const void *(*get_extension)(lc_plugin *plugin, const char *id);
+};
+
+/// Loads a plugin from an absolute path (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), checks it, and runs
+/// its init. A refusal returns LC_ERR_PLUGIN_REFUSED (or LC_ERR_DUPLICATE / LC_ERR_VERSION) and the
+/// message names the file and the reason; other plugins are unaffected. `*out` (may be NULL) is
+/// owned by the app. [main-thread]
+LC_EXPORT lc_status lc_app_load_plugin(lc_app *app, const char *path, lc_plugin **out);
+/// Loads every "*.so" in a folder (absolute path), in name order. Refusals do not stop the others:
+/// `*loaded` and `*refused` (may be NULL) count them; the last refusal's message is kept. [main-thread]
+LC_EXPORT lc_status lc_app_load_plugin_folder(lc_app *app, const char *folder, size_t *loaded, size_t *refused);
+/// Deactivates a plugin: removes all its observers, delegate functions, timers and background
+/// tasks, then calls its deinit. The image stays mapped (RTLD_NODELETE). [main-thread]
+LC_EXPORT lc_status lc_app_unload_plugin(lc_app *app, const char *id);
+/// The plugin's id; owned by the app, valid while the plugin is loaded. [main-thread]
+LC_EXPORT const char *lc_plugin_id(const lc_plugin *plugin);
+
+// ---------------------------------------------------------------------------------------------
+// Delegate functions
+//
+// A plugin may export any of these plain C functions; the host finds each with dlsym on the plugin
+// (its respondsToSelector:) and calls it through libffi on the main thread. `app` identifies the
+// application (pass it to nothing but comparisons: plugins talk to the host through lc_host_api_t).
+// Dictionaries are owned by the host and valid during the call. A completion function pointer is
+// bound to its one request: call it once, from any thread, within the completion budget (30 s);
+// a second call is reported and ignored.
+//
+// Define LC_DECLARE_DELEGATE_FUNCTIONS before including this header to have the compiler check your
+// definitions against these prototypes.
+#ifdef LC_DECLARE_DELEGATE_FUNCTIONS
+LC_EXPORT bool application_willFinishLaunchingWithOptions(lc_app *app, const lc_dict *options);
+LC_EXPORT bool application_didFinishLaunchingWithOptions(lc_app *app, const lc_dict *options);
+LC_EXPORT void applicationDidBecomeActive(lc_app *app);
+LC_EXPORT void applicationWillResignActive(lc_app *app);
+LC_EXPORT void applicationDidEnterBackground(lc_app *app);
+LC_EXPORT void applicationWillEnterForeground(lc_app *app);
+LC_EXPORT void applicationWillTerminate(lc_app *app);
+LC_EXPORT void applicationDidReceiveMemoryWarning(lc_app *app);
+LC_EXPORT void applicationSignificantTimeChange(lc_app *app);
+LC_EXPORT void applicationProtectedDataWillBecomeUnavailable(lc_app *app);
+LC_EXPORT void applicationProtectedDataDidBecomeAvailable(lc_app *app);
+LC_EXPORT bool application_openURL(lc_app *app, const char *url, const char *source_app, const lc_dict *annotation);
+LC_EXPORT void application_performFetchWithCompletionHandler(lc_app *app, void (*completion)(lc_fetch_result result));
+LC_EXPORT void application_didReceiveRemoteNotification_fetchCompletionHandler(lc_app *app, const lc_dict *user_info,
+                                                                                void (*completion)(lc_fetch_result result));
+LC_EXPORT void application_didReceiveRemoteNotification(lc_app *app, const lc_dict *user_info);
+LC_EXPORT bool application_shouldSaveApplicationState(lc_app *app, lc_dict *coder);
+LC_EXPORT bool application_shouldRestoreApplicationState(lc_app *app, const lc_dict *coder);
+LC_EXPORT void application_willEncodeRestorableStateWithCoder(lc_app *app, lc_dict *coder);
+LC_EXPORT void application_didDecodeRestorableStateWithCoder(lc_app *app, const lc_dict *coder);
+#endif
+
+#ifdef __cplusplus
+}
+#endif

@@ -1,3 +1,5 @@
+import CLifecycleSystem
+
 /// The identity of a notification's sender, for sender-filtered observation.
 ///
 /// An identity only: the center never retains or dereferences it. `none` (0) means "no sender" when
@@ -32,24 +34,23 @@ public struct AppNotification: Sendable, CustomStringConvertible {
     }
 }
 
-/// What a raw observer receives, by pointer, for the duration of one call.
+/// What a raw observer receives, by pointer, for the duration of one call: the C ABI's
+/// `lc_notification_t`, so that C observers are called directly, without a trampoline.
 ///
-/// Trivial layout on purpose: the C face hands the same record to C observers, and the dispatch
-/// loop builds it once per post, not once per observer.
-package struct NotificationRecord {
-    package var name: NotificationName
-    package var sender: UInt
-    /// Points at the poster's `UserInfo` for the duration of the post, or nil.
-    package var userInfo: UnsafePointer<UserInfo>?
+/// Built once per post, not once per observer. `user_info` points at a `UserInfoBox` or is nil.
+package typealias NotificationRecord = lc_notification_t
 
+extension lc_notification_t {
     /// The record as an `AppNotification` (copies the userInfo reference).
     package var notification: AppNotification {
-        AppNotification(name: name, sender: NotificationSender(rawValue: sender), userInfo: userInfo?.pointee ?? UserInfo())
+        AppNotification(name: NotificationName(id: name_id),
+                        sender: NotificationSender(rawValue: UInt(bitPattern: sender)),
+                        userInfo: user_info.map { UserInfoBox.from($0).value } ?? UserInfo())
     }
 }
 
-/// A raw observer: a C-convention function and its context, called with the record.
-package typealias RawObserverFunction = @convention(c) (UnsafeRawPointer, UnsafeMutableRawPointer?) -> Void
+/// A raw observer: the C ABI's `lc_observer_fn`.
+package typealias RawObserverFunction = @convention(c) (UnsafePointer<lc_notification_t>?, UnsafeMutableRawPointer?) -> Void
 
 /// A handle to one observation, returned by `observe`; pass it to `removeObserver`.
 public struct ObserverToken: Hashable, Sendable {

@@ -84,7 +84,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         if id >= lists.count { lists.append(contentsOf: repeatElement(nil, count: id - lists.count + 1)) }
         let list: ObserverList
         if let existing = lists[id] { list = existing } else {
-            list = ObserverList()
+            list = ObserverList(cName: NameRegistry.shared.cString(for: name.id))
             lists[id] = list
         }
         list.append(ObserverEntry(function: function, context: context, sender: sender, token: token.rawValue,
@@ -190,23 +190,24 @@ public final class AppNotificationCenter: @unchecked Sendable {
         let id = Int(name.id)
         guard id < lists.count, let list = lists[id], list.count > 0 else { return }
         if let userInfo {
-            withUnsafePointer(to: userInfo) { pointer in
-                var record = NotificationRecord(name: name, sender: sender, userInfo: pointer)
-                run(list, &record)
+            // C observers read it through `lc_dict` accessors, which need a box to own their C strings.
+            let box = UserInfoBox(userInfo)
+            withExtendedLifetime(box) {
+                run(list, name, sender, UnsafeRawPointer(Unmanaged.passUnretained(box).toOpaque()))
             }
         } else {
-            var record = NotificationRecord(name: name, sender: sender, userInfo: nil)
-            run(list, &record)
+            run(list, name, sender, nil)
         }
     }
 
-    private func run(_ list: ObserverList, _ record: inout NotificationRecord) {
+    private func run(_ list: ObserverList, _ name: NotificationName, _ sender: UInt, _ userInfo: UnsafeRawPointer?) {
         let end = list.count  // observers added during this dispatch wait for the next post
-        let sender = record.sender
+        var record = NotificationRecord(struct_size: UInt32(MemoryLayout<NotificationRecord>.size), name_id: name.id,
+                                        name: list.cName, sender: UnsafeRawPointer(bitPattern: sender),
+                                        user_info: userInfo.map { OpaquePointer($0) })
         list.dispatchDepth += 1
         dispatchDepth += 1
-        withUnsafePointer(to: &record) { pointer in
-            let raw = UnsafeRawPointer(pointer)
+        withUnsafePointer(to: &record) { raw in
             var i = 0
             if let observerWillRun {
                 while i < end {
@@ -275,8 +276,13 @@ final class ObserverList {
     private var capacity = 4
     var dispatchDepth = 0
     var hasTombstones = false
+    /// The name's C string (static storage), put in every record.
+    let cName: UnsafePointer<CChar>
 
-    init() { entries = .allocate(capacity: 4) }
+    init(cName: UnsafePointer<CChar>) {
+        self.cName = cName
+        entries = .allocate(capacity: 4)
+    }
 
     deinit { entries.deallocate() }
 
@@ -327,9 +333,9 @@ final class ObserverBox {
     init(_ block: @escaping (AppNotification) -> Void) { self.block = block }
 
     static let trampoline: RawObserverFunction = { record, context in
-        guard let context else { return }
+        guard let record, let context else { return }
         let box = Unmanaged<ObserverBox>.fromOpaque(context)
-        let notification = record.assumingMemoryBound(to: NotificationRecord.self).pointee.notification
+        let notification = record.pointee.notification
         box._withUnsafeGuaranteedRef { $0.block(notification) }
     }
 }

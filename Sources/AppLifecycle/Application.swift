@@ -62,7 +62,13 @@ public final class Application: @unchecked Sendable {
         let id: UInt64
         let method: DelegateMethod
         let observer: String
+        let handler: FetchCompletionHandler
         var timer: LoopSource?
+
+        func end() {
+            timer?.cancel()
+            handler.markEnded()
+        }
     }
 
     /// Thrown inside a sequence when the watchdog killed the application: unwinds to `perform`.
@@ -104,7 +110,7 @@ public final class Application: @unchecked Sendable {
 
     deinit {
         cancelBackgroundTimers()
-        for request in requests { request.timer?.cancel() }
+        for request in requests { request.end() }
         watchdog.shutdown()
     }
 
@@ -524,7 +530,7 @@ public final class Application: @unchecked Sendable {
 
     private func resetRuntime() {
         cancelBackgroundTimers()
-        for request in requests { request.timer?.cancel() }
+        for request in requests { request.end() }
         requests.removeAll()
         tasks.removeAll()
         queued.removeAll()
@@ -665,7 +671,7 @@ public final class Application: @unchecked Sendable {
             if loop.isOnLoopThread { complete() } else { loop.perform(complete) }
         }
         let timer = loop.addTimer(after: configuration.budgets.completionHandler) { [weak self] in self?.requestTimedOut(id) }
-        requests.append(Request(id: id, method: method, observer: observer, timer: timer))
+        requests.append(Request(id: id, method: method, observer: observer, handler: handler, timer: timer))
         try call(method, slot) { body(handler) }
     }
 
@@ -681,7 +687,7 @@ public final class Application: @unchecked Sendable {
             trace(.completion, method.selector, observer: observer, detail: "\(result), late: the watchdog had already ended the request")
             return
         }
-        requests[index].timer?.cancel()
+        requests[index].end()
         requests.remove(at: index)
         trace(.completion, method.selector, observer: observer, detail: result.rawValue)
         suspendIfIdle()
@@ -698,6 +704,7 @@ public final class Application: @unchecked Sendable {
         if configuration.watchdogPolicy == .terminate {
             goNotRunning("killed by the watchdog")
         } else {
+            requests[index].end()
             requests.remove(at: index)
             suspendIfIdle()
         }

@@ -25,6 +25,7 @@ public struct BackgroundTaskInfo: Sendable, CustomStringConvertible {
 /// stays in the background, not suspended, until every handler of the request has been called.
 public final class FetchCompletionHandler: Sendable {
     private let called = Atomic<Bool>(false)
+    private let ended = Atomic<Bool>(false)
     private let complete: @Sendable (FetchResult, _ repeated: Bool) -> Void
 
     init(complete: @escaping @Sendable (FetchResult, Bool) -> Void) { self.complete = complete }
@@ -37,4 +38,10 @@ public final class FetchCompletionHandler: Sendable {
 
     /// Whether it has been called.
     public var wasCalled: Bool { called.load(ordering: .acquiring) }
+
+    /// Whether the request is over: completed, timed out, or the application stopped running. A
+    /// C function pointer bound to this handler may be freed after that. [thread-safe]
+    package var requestEnded: Bool { ended.load(ordering: .acquiring) }
+
+    func markEnded() { ended.store(true, ordering: .releasing) }
 }

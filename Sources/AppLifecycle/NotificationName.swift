@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 /// An interned notification name.
@@ -119,6 +120,8 @@ final class NameRegistry: Sendable {
     private struct Table {
         var ids: [String: UInt32] = [:]
         var names: [String] = [""]  // index 0 unused: ids start at 1
+        /// C copies of `names`, made on first use and never freed (names live for the process).
+        var cNames: [UInt32: UnsafePointer<CChar>] = [:]
     }
 
     private let table: Mutex<Table>
@@ -143,6 +146,17 @@ final class NameRegistry: Sendable {
 
     func string(for id: UInt32) -> String {
         table.withLock { t in Int(id) < t.names.count ? t.names[Int(id)] : "#\(id)" }
+    }
+
+    /// The canonical name as a C string with static storage. [thread-safe]
+    func cString(for id: UInt32) -> UnsafePointer<CChar> {
+        table.withLock { t in
+            if let existing = t.cNames[id] { return existing }
+            let name = Int(id) < t.names.count ? t.names[Int(id)] : "#\(id)"
+            let copy = UnsafePointer(name.withCString { strdup($0) }!)
+            t.cNames[id] = copy
+            return copy
+        }
     }
 
     func intern(_ string: String) throws(ApplicationError) -> NotificationName {

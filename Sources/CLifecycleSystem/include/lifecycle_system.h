@@ -4,6 +4,10 @@
 // Each returns what the syscall returns (-1 and errno on failure); callers retry on EINTR.
 
 #include <stdint.h>
+
+// The public ABI types (lc_notification_t, lc_observer_fn, ...): the engine dispatches C-layout
+// records so that C observers are called directly, without a trampoline.
+#include "../../../include/lifecycle.h"
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
