@@ -51,6 +51,16 @@ public struct Action: Sendable, CustomStringConvertible {
     /// Memory pressure purges the suspended application, without notice.
     public static let purge = Action(kind: .purge)
 
+    /// Whether performing this in `state` would run the application in the background (a launch
+    /// into the background, or a wake from not running or suspended).
+    func entersBackgroundFrom(_ state: ApplicationState) -> Bool {
+        switch kind {
+        case .launch(_, let inBackground): return inBackground
+        case .backgroundFetch, .remoteNotification: return state == .notRunning || state == .suspended
+        default: return false
+        }
+    }
+
     /// The action's name as scenario files and errors spell it.
     public var name: String {
         switch kind {

@@ -30,8 +30,9 @@ public final class AppNotificationCenter: @unchecked Sendable {
     var heldDeliveryHandler: ((NotificationName, UInt, UserInfo?) -> Void)?
 
     /// Called before each observer while a budgeted lifecycle notification is dispatched, so the
-    /// watchdog can name the observer that overruns. Nil on ordinary posts.
-    var observerWillRun: ((_ owner: String) -> Void)?
+    /// watchdog can name the observer that overruns; answering false ends the dispatch (the
+    /// application was killed). Nil on ordinary posts.
+    var observerWillRun: ((_ owner: String) -> Bool)?
 
     /// Creates a center delivering on `loop`. Call on the loop's thread.
     public init(loop: MainRunLoop) {
@@ -213,7 +214,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
                 while i < end {
                     let entry = list.entries[i]  // reloaded each time: a callback may grow the array
                     if entry.token != 0, entry.sender == 0 || entry.sender == sender {
-                        observerWillRun(owners[Int(entry.owner)])
+                        guard observerWillRun(owners[Int(entry.owner)]) else { break }
                         entry.function(raw, entry.context)
                     }
                     i += 1

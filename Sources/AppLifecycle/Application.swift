@@ -192,6 +192,9 @@ public final class Application: @unchecked Sendable {
     private func validate(_ action: Action) throws(ApplicationError) {
         let name = action.name
         func illegal(_ why: String? = nil) -> ApplicationError { .illegalAction(name, in: state, why) }
+        if configuration.exitsOnSuspend, action.entersBackgroundFrom(state) {
+            throw illegal("the application exits on suspend, so it never runs in the background (seed 003)")
+        }
         switch action.kind {
         case .launch:
             guard state == .notRunning else { throw illegal("it is already running") }
@@ -292,14 +295,14 @@ public final class Application: @unchecked Sendable {
             if state == .notRunning { try launch(options: UserInfo(), inBackground: true) }
             try resumeIfSuspended()
             for slot in slots {
-                guard let handler = slot.handlers.performFetch else { continue }
+                guard let handler = slot.handlers.performFetch, isRegistered(slot) else { continue }
                 try startRequest(.performFetch, slot) { handler(self, $0) }
             }
         case .remoteNotification(let payload):
             let launched = state == .notRunning
             if launched { try launch(options: [LaunchOptionsKey.remoteNotification: .dict(payload)], inBackground: true) }
             try resumeIfSuspended()
-            for slot in slots {
+            for slot in slots where isRegistered(slot) {
                 if let handler = slot.handlers.didReceiveRemoteNotificationWithCompletion {
                     try startRequest(.didReceiveRemoteNotificationWithCompletion, slot) { handler(self, payload, $0) }
                 } else if !launched, let handler = slot.handlers.didReceiveRemoteNotification {
@@ -399,7 +402,7 @@ public final class Application: @unchecked Sendable {
     private func openURL(_ url: String, _ source: String?, _ annotation: UserInfoValue?) throws(Killed) -> Bool {
         var handled = false
         for slot in slots {
-            guard let handler = slot.handlers.openURL else { continue }
+            guard let handler = slot.handlers.openURL, isRegistered(slot) else { continue }
             handled = try call(.openURL, slot) { handler(self, url, source, annotation) } || handled
         }
         return handled
@@ -588,6 +591,15 @@ public final class Application: @unchecked Sendable {
         suspendIfIdle()
     }
 
+    /// Ends every open background task begun by `owner` (a plugin being unloaded). [loop-thread]
+    /// - Returns: how many were ended.
+    @discardableResult
+    public func endBackgroundTasks(owner: String) -> Int {
+        let owned = tasks.filter { $0.owner == owner }
+        for task in owned { try? endBackgroundTask(task.id) }
+        return owned.count
+    }
+
     /// The open background tasks, oldest first.
     public var backgroundTasks: [BackgroundTaskInfo] {
         tasks.map { BackgroundTaskInfo(id: $0.id, name: $0.name, owner: $0.owner, expirationHandlerCalled: $0.expirationCalled) }
@@ -715,7 +727,7 @@ public final class Application: @unchecked Sendable {
     private func preserveState() throws(Killed) {
         guard let store = archiveStore else { return }
         for slot in slots {
-            guard let shouldSave = slot.handlers.shouldSaveApplicationState else { continue }
+            guard let shouldSave = slot.handlers.shouldSaveApplicationState, isRegistered(slot) else { continue }
             let archive = StateArchive()
             guard try call(.shouldSaveApplicationState, slot, { shouldSave(self, archive) }) else { continue }
             if let encode = slot.handlers.willEncodeRestorableState {
@@ -733,7 +745,7 @@ public final class Application: @unchecked Sendable {
     private func restoreState() throws(Killed) {
         guard let store = archiveStore else { return }
         for slot in slots {
-            guard let shouldRestore = slot.handlers.shouldRestoreApplicationState else { continue }
+            guard let shouldRestore = slot.handlers.shouldRestoreApplicationState, isRegistered(slot) else { continue }
             let values: UserInfo?
             do {
                 values = try store.load(id: slot.id)
@@ -794,8 +806,14 @@ public final class Application: @unchecked Sendable {
         trace(.notification, name.rawValue, detail: detail ?? info?.description)
         if inBudget {
             let watchdog = self.watchdog
+            let killed = killSwitch
             let event = name.rawValue
-            center.observerWillRun = { owner in watchdog.setCurrent(event: event, observer: owner) }
+            center.observerWillRun = { owner in
+                // A killed application runs nothing more, not even the rest of this observer list.
+                if killed.killed.load(ordering: .relaxed) { return false }
+                watchdog.setCurrent(event: event, observer: owner)
+                return true
+            }
         }
         center.dispatch(name, sender: sender ?? self.sender.rawValue, userInfo: userInfo)
         center.observerWillRun = nil

@@ -402,4 +402,47 @@ final class EngineBehaviourTests: XCTestCase {
         XCTAssertFalse(decoded)
         XCTAssertEqual(h.app.state, .active)
     }
+
+    // MARK: Edge rules
+
+    func testAnApplicationThatExitsOnSuspendIsNeverRunInTheBackground() throws {
+        let h = try Harness {
+            $0.exitsOnSuspend = true
+            $0.backgroundModes = [.fetch]
+        }
+        XCTAssertApplicationError(try h.app.perform(.launch(inBackground: true)), .illegalAction,
+                                  "action 'launch background' is not allowed while the application is not-running: the application exits on suspend, so it never runs in the background (seed 003)")
+        XCTAssertApplicationError(try h.app.perform(.backgroundFetch), .illegalAction,
+                                  "action 'fetch' is not allowed while the application is not-running: the application exits on suspend, so it never runs in the background (seed 003)")
+        XCTAssertEqual(h.trace, [])
+    }
+
+    func testADelegateRemovedMidSequenceIsNotCalledAgain() throws {
+        let h = try Harness(delegates: ["a", "b"])
+        try h.launch()
+        var removed = false
+        h.hooks["a application:openURL:sourceApplication:annotation:"] = { app in
+            // b was added second: its token is 2.
+            removed = app.removeDelegate(Application.DelegateToken(rawValue: 2))
+        }
+        let trace = try h.perform(.openURL("app://x"))
+        XCTAssertTrue(removed)
+        XCTAssertEqual(trace, ["delegate application:openURL:sourceApplication:annotation: [a]"])
+        XCTAssertEqual(h.app.delegateIDs, ["a"])
+    }
+
+    func testAWatchdogKillStopsTheRestOfTheObserverList() throws {
+        let h = try Harness({
+            $0.budgets.didEnterBackground = .milliseconds(80)
+            $0.watchdogPolicy = .terminate
+        }, delegates: [], observe: false)
+        var calls: [String] = []
+        h.app.center.observe(.didEnterBackground, owner: "slow") { _ in calls.append("slow"); usleep(250_000) }
+        h.app.center.observe(.didEnterBackground, owner: "next") { _ in calls.append("next") }
+        try h.launch()
+        try h.perform(.home)
+        XCTAssertEqual(calls, ["slow"], "nothing runs after the kill")
+        XCTAssertEqual(h.app.state, .notRunning)
+        XCTAssertEqual(h.trace.last, "state not-running (killed by the watchdog)")
+    }
 }
