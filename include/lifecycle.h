@@ -491,6 +491,15 @@ typedef struct lc_dict_api {
     lc_status (*set_bytes)(lc_dict *dict, const char *key, const void *data, size_t length);
     lc_status (*set_dict)(lc_dict *dict, const char *key, const lc_dict *value);
     lc_status (*remove)(lc_dict *dict, const char *key);
+    // Lists inside dictionaries (read only; same rules as lc_list_*).
+    lc_status (*get_list)(const lc_dict *dict, const char *key, const lc_list **out);
+    size_t (*list_count)(const lc_list *list);
+    lc_value_type (*list_type_at)(const lc_list *list, size_t index);
+    lc_status (*list_get_string)(const lc_list *list, size_t index, const char **out);
+    lc_status (*list_get_int)(const lc_list *list, size_t index, int64_t *out);
+    lc_status (*list_get_double)(const lc_list *list, size_t index, double *out);
+    lc_status (*list_get_bool)(const lc_list *list, size_t index, bool *out);
+    lc_status (*list_get_dict)(const lc_list *list, size_t index, const lc_dict **out);
 } lc_dict_api_t;
 
 /// What the host offers a plugin. Owned by the host, valid until the plugin's deinit returns.

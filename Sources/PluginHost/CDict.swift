@@ -1,0 +1,544 @@
+import AppLifecycle
+import CLifecycleSystem
+import Glibc
+
+// The dictionaries and lists of the C ABI (`lc_dict_*`, `lc_list_*` in include/lifecycle.h).
+//
+// An `lc_dict *` points at a `UserInfoBox`, an `lc_list *` at a `ListBox`. Dictionaries and lists made
+// here (create, copy) are retained boxes the caller releases with destroy; nested ones read out of a
+// box are owned by it. Every function is [thread-safe] on distinct dictionaries: a box is used by
+// one thread at a time (the C ABI's rule), and the only shared state is the thread-local last error.
+// Each function records a message for `lc_last_error_message` before returning an error.
+
+// MARK: - Helpers for the rest of the host
+
+/// A new dictionary holding `info`: a retained box the caller releases with `lcDictDestroy`. [thread-safe]
+package func makeDict(_ info: UserInfo) -> OpaquePointer {
+    OpaquePointer(Unmanaged.passRetained(UserInfoBox(info)).toOpaque())
+}
+
+/// A copy of the contents of an `lc_dict *`; nil for NULL. [thread-safe, one thread per dictionary]
+package func userInfo(from dict: OpaquePointer?) -> UserInfo? {
+    dict.map { UserInfoBox.from($0).value }
+}
+
+/// A new list holding `items`: a retained box the caller releases with `lcListDestroy`. [thread-safe]
+package func makeList(_ items: [UserInfoValue]) -> OpaquePointer {
+    OpaquePointer(Unmanaged.passRetained(ListBox(items)).toOpaque())
+}
+
+/// A copy of the items of an `lc_list *`; nil for NULL. [thread-safe, one thread per list]
+package func listItems(from list: OpaquePointer?) -> [UserInfoValue]? {
+    list.map { ListBox.from($0).value }
+}
+
+/// The `lc_value_type` of a value.
+package func lcValueType(of value: UserInfoValue) -> lc_value_type {
+    switch value {
+    case .string: lc_value_type(LC_VALUE_STRING)
+    case .int: lc_value_type(LC_VALUE_INT)
+    case .double: lc_value_type(LC_VALUE_DOUBLE)
+    case .bool: lc_value_type(LC_VALUE_BOOL)
+    case .bytes: lc_value_type(LC_VALUE_BYTES)
+    case .list: lc_value_type(LC_VALUE_LIST)
+    case .dict: lc_value_type(LC_VALUE_DICT)
+    }
+}
+
+extension UserInfoValue {
+    /// "a string", "an int", ...: for type-mismatch messages.
+    fileprivate var kindPhrase: String {
+        switch self {
+        case .string: "a string"
+        case .int: "an int"
+        case .double: "a double"
+        case .bool: "a bool"
+        case .bytes: "bytes"
+        case .list: "a list"
+        case .dict: "a dict"
+        }
+    }
+}
+
+private let ok = lc_status(LC_OK)
+
+// MARK: - Dictionaries: life cycle and inspection
+
+/// A new, empty dictionary, owned by the caller (`lcDictDestroy`). [thread-safe]
+package func lcDictCreate() -> OpaquePointer? {
+    makeDict(UserInfo())
+}
+
+/// A deep copy owned by the caller; NULL (and a recorded error) when `dict` is NULL. [thread-safe]
+package func lcDictCopy(_ dict: OpaquePointer?) -> OpaquePointer? {
+    guard let dict else {
+        lcNull("lc_dict_copy", "dict")
+        return nil
+    }
+    return makeDict(UserInfoBox.from(dict).value)
+}
+
+/// Releases a dictionary made by create or copy; NULL is ignored. Passing a dictionary the host
+/// owns (one handed to a callback, or read out of another dictionary) is a caller bug. [thread-safe]
+package func lcDictDestroy(_ dict: OpaquePointer?) {
+    guard let dict else { return }
+    Unmanaged<UserInfoBox>.fromOpaque(UnsafeRawPointer(dict)).release()
+}
+
+/// The number of keys; 0 for NULL. [thread-safe]
+package func lcDictCount(_ dict: OpaquePointer?) -> Int {
+    guard let dict else {
+        lcNull("lc_dict_count", "dict")
+        return 0
+    }
+    return UserInfoBox.from(dict).value.count
+}
+
+/// The key at `index` in insertion order, owned by the dictionary; NULL when out of range. [thread-safe]
+package func lcDictKeyAt(_ dict: OpaquePointer?, _ index: Int) -> UnsafePointer<CChar>? {
+    guard let dict else {
+        lcNull("lc_dict_key_at", "dict")
+        return nil
+    }
+    let box = UserInfoBox.from(dict)
+    guard index >= 0, index < box.value.count else { return nil }
+    return box.keep(box.value.keys[index], as: .key(index))
+}
+
+/// The type under `key`; `LC_VALUE_NONE` when absent (or on a NULL / non-UTF-8 argument). [thread-safe]
+package func lcDictType(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?) -> lc_value_type {
+    let function = "lc_dict_type"
+    let none = lc_value_type(LC_VALUE_NONE)
+    guard let dict else { lcNull(function, "dict"); return none }
+    guard let key else { lcNull(function, "key"); return none }
+    guard let name = lcString(key, function, "key") else { return none }
+    return UserInfoBox.from(dict).value[name].map(lcValueType(of:)) ?? none
+}
+
+/// A JSON rendering (`UserInfo.description`) owned by the dictionary, valid until it changes or is
+/// destroyed; NULL for NULL. [thread-safe]
+package func lcDictJSON(_ dict: OpaquePointer?) -> UnsafePointer<CChar>? {
+    guard let dict else {
+        lcNull("lc_dict_json", "dict")
+        return nil
+    }
+    let box = UserInfoBox.from(dict)
+    return box.keep(box.value.description, as: .json)
+}
+
+// MARK: - Dictionaries: getters
+
+/// Looks `key` up and hands the value to `write`, which stores it and returns true, or returns false
+/// when the value has another type. Records NOT_FOUND / TYPE_MISMATCH / INVALID_ARGUMENT messages.
+private func dictGet(
+    _ function: String, _ dict: OpaquePointer, _ key: UnsafePointer<CChar>, wanted: String,
+    _ write: (UserInfoBox, String, UserInfoValue) -> Bool
+) -> lc_status {
+    guard let name = lcString(key, function, "key") else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
+    let box = UserInfoBox.from(dict)
+    guard let value = box.value[name] else { return lcFail(LC_ERR_NOT_FOUND, "\(function): no key '\(name)'") }
+    guard write(box, name, value) else {
+        return lcFail(LC_ERR_TYPE_MISMATCH, "\(function): '\(name)' holds \(value.kindPhrase), not \(wanted)")
+    }
+    return ok
+}
+
+/// The string under `key`, owned by the dictionary. [thread-safe]
+package func lcDictGetString(
+    _ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+) -> lc_status {
+    let function = "lc_dict_get_string"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    guard let out else { return lcNull(function, "out") }
+    return dictGet(function, dict, key, wanted: "a string") { box, name, value in
+        guard case .string(let string) = value else { return false }
+        out.pointee = box.keep(string, as: .value(name))
+        return true
+    }
+}
+
+/// The integer under `key`. [thread-safe]
+package func lcDictGetInt(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Int64>?)
+    -> lc_status
+{
+    let function = "lc_dict_get_int"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    guard let out else { return lcNull(function, "out") }
+    return dictGet(function, dict, key, wanted: "an int") { _, _, value in
+        guard case .int(let int) = value else { return false }
+        out.pointee = int
+        return true
+    }
+}
+
+/// The number under `key` (an integer converts). [thread-safe]
+package func lcDictGetDouble(
+    _ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Double>?
+) -> lc_status {
+    let function = "lc_dict_get_double"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    guard let out else { return lcNull(function, "out") }
+    return dictGet(function, dict, key, wanted: "a double") { _, _, value in
+        guard let double = value.doubleValue else { return false }
+        out.pointee = double
+        return true
+    }
+}
+
+/// The boolean under `key`. [thread-safe]
+package func lcDictGetBool(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<Bool>?)
+    -> lc_status
+{
+    let function = "lc_dict_get_bool"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    guard let out else { return lcNull(function, "out") }
+    return dictGet(function, dict, key, wanted: "a bool") { _, _, value in
+        guard case .bool(let bool) = value else { return false }
+        out.pointee = bool
+        return true
+    }
+}
+
+/// The bytes under `key`, owned by the dictionary (never NULL, even when empty). [thread-safe]
+package func lcDictGetBytes(
+    _ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ data: UnsafeMutablePointer<UnsafePointer<UInt8>?>?,
+    _ length: UnsafeMutablePointer<Int>?
+) -> lc_status {
+    let function = "lc_dict_get_bytes"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    guard let data else { return lcNull(function, "data") }
+    guard let length else { return lcNull(function, "length") }
+    return dictGet(function, dict, key, wanted: "bytes") { box, name, value in
+        guard case .bytes(let bytes) = value else { return false }
+        data.pointee = box.keep(bytes: bytes, as: .value(name))
+        length.pointee = bytes.count
+        return true
+    }
+}
+
+/// The nested dictionary under `key`, owned by the dictionary; do not change or destroy it. [thread-safe]
+package func lcDictGetDict(
+    _ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> lc_status {
+    let function = "lc_dict_get_dict"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    guard let out else { return lcNull(function, "out") }
+    return dictGet(function, dict, key, wanted: "a dict") { box, name, _ in
+        guard let child = box.child(name) else { return false }
+        out.pointee = child.opaque
+        return true
+    }
+}
+
+/// The list under `key`, owned by the dictionary; do not change or destroy it. [thread-safe]
+package func lcDictGetList(
+    _ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?
+) -> lc_status {
+    let function = "lc_dict_get_list"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    guard let out else { return lcNull(function, "out") }
+    return dictGet(function, dict, key, wanted: "a list") { box, name, _ in
+        guard let list = box.list(name) else { return false }
+        out.pointee = list.opaque
+        return true
+    }
+}
+
+// MARK: - Dictionaries: setters
+
+/// Stores `value` under `key` (replacing in place, or appending). The value is built before the
+/// dictionary changes, so it may come from the dictionary itself.
+private func dictSet(_ function: String, _ dict: OpaquePointer, _ key: UnsafePointer<CChar>, _ value: UserInfoValue)
+    -> lc_status
+{
+    guard let name = lcString(key, function, "key") else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
+    UserInfoBox.from(dict).value[name] = value
+    return ok
+}
+
+/// Copies `value` (UTF-8) in under `key`. [thread-safe]
+package func lcDictSetString(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?)
+    -> lc_status
+{
+    let function = "lc_dict_set_string"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    guard let value else { return lcNull(function, "value") }
+    guard let string = lcString(value, function, "value") else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
+    return dictSet(function, dict, key, .string(string))
+}
+
+/// Stores an integer under `key`. [thread-safe]
+package func lcDictSetInt(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: Int64) -> lc_status {
+    let function = "lc_dict_set_int"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    return dictSet(function, dict, key, .int(value))
+}
+
+/// Stores a double under `key`. [thread-safe]
+package func lcDictSetDouble(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: Double) -> lc_status {
+    let function = "lc_dict_set_double"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    return dictSet(function, dict, key, .double(value))
+}
+
+/// Stores a boolean under `key`. [thread-safe]
+package func lcDictSetBool(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: Bool) -> lc_status {
+    let function = "lc_dict_set_bool"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    return dictSet(function, dict, key, .bool(value))
+}
+
+/// Copies `length` bytes in under `key`; `data` may be NULL only when `length` is 0. [thread-safe]
+package func lcDictSetBytes(
+    _ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ data: UnsafeRawPointer?, _ length: Int
+) -> lc_status {
+    let function = "lc_dict_set_bytes"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    guard data != nil || length == 0 else { return lcNull(function, "data") }
+    guard length >= 0 else { return lcFail(LC_ERR_INVALID_ARGUMENT, "\(function): length \(UInt(bitPattern: length)) is too large") }
+    let bytes = data.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
+    return dictSet(function, dict, key, .bytes(bytes))
+}
+
+/// Copies the dictionary `value` in under `key` (`value` may be `dict` itself or a part of it). [thread-safe]
+package func lcDictSetDict(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: OpaquePointer?)
+    -> lc_status
+{
+    let function = "lc_dict_set_dict"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    guard let value else { return lcNull(function, "value") }
+    return dictSet(function, dict, key, .dict(UserInfoBox.from(value).value))
+}
+
+/// Copies the list `value` in under `key`. [thread-safe]
+package func lcDictSetList(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: OpaquePointer?)
+    -> lc_status
+{
+    let function = "lc_dict_set_list"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    guard let value else { return lcNull(function, "value") }
+    return dictSet(function, dict, key, .list(ListBox.from(value).value))
+}
+
+/// Removes `key`; `LC_ERR_NOT_FOUND` when absent. [thread-safe]
+package func lcDictRemove(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?) -> lc_status {
+    let function = "lc_dict_remove"
+    guard let dict else { return lcNull(function, "dict") }
+    guard let key else { return lcNull(function, "key") }
+    guard let name = lcString(key, function, "key") else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
+    let box = UserInfoBox.from(dict)
+    guard box.value[name] != nil else { return lcFail(LC_ERR_NOT_FOUND, "\(function): no key '\(name)'") }
+    box.value[name] = nil
+    return ok
+}
+
+// MARK: - Lists
+
+/// A new, empty list, owned by the caller (`lcListDestroy`). [thread-safe]
+package func lcListCreate() -> OpaquePointer? {
+    makeList([])
+}
+
+/// Releases a list made by create; NULL is ignored. Passing a list read out of a dictionary is a
+/// caller bug. [thread-safe]
+package func lcListDestroy(_ list: OpaquePointer?) {
+    guard let list else { return }
+    Unmanaged<ListBox>.fromOpaque(UnsafeRawPointer(list)).release()
+}
+
+/// The number of items; 0 for NULL. [thread-safe]
+package func lcListCount(_ list: OpaquePointer?) -> Int {
+    guard let list else {
+        lcNull("lc_list_count", "list")
+        return 0
+    }
+    return ListBox.from(list).value.count
+}
+
+/// The type of the item at `index`; `LC_VALUE_NONE` when out of range or for NULL. [thread-safe]
+package func lcListTypeAt(_ list: OpaquePointer?, _ index: Int) -> lc_value_type {
+    guard let list else {
+        lcNull("lc_list_type_at", "list")
+        return lc_value_type(LC_VALUE_NONE)
+    }
+    let items = ListBox.from(list).value
+    guard index >= 0, index < items.count else { return lc_value_type(LC_VALUE_NONE) }
+    return lcValueType(of: items[index])
+}
+
+/// Hands the item at `index` to `write` (see `dictGet`). Records NOT_FOUND / TYPE_MISMATCH messages.
+private func listGet(
+    _ function: String, _ list: OpaquePointer, _ index: Int, wanted: String,
+    _ write: (ListBox, UserInfoValue) -> Bool
+) -> lc_status {
+    let box = ListBox.from(list)
+    guard index >= 0, index < box.value.count else {
+        return lcFail(LC_ERR_NOT_FOUND,
+                      "\(function): index \(UInt(bitPattern: index)) out of range (count \(box.value.count))")
+    }
+    let value = box.value[index]
+    guard write(box, value) else {
+        return lcFail(LC_ERR_TYPE_MISMATCH, "\(function): item \(index) holds \(value.kindPhrase), not \(wanted)")
+    }
+    return ok
+}
+
+/// The string at `index`, owned by the list. [thread-safe]
+package func lcListGetString(_ list: OpaquePointer?, _ index: Int, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?)
+    -> lc_status
+{
+    let function = "lc_list_get_string"
+    guard let list else { return lcNull(function, "list") }
+    guard let out else { return lcNull(function, "out") }
+    return listGet(function, list, index, wanted: "a string") { box, value in
+        guard case .string(let string) = value else { return false }
+        out.pointee = box.keep(string, as: .item(index))
+        return true
+    }
+}
+
+/// The integer at `index`. [thread-safe]
+package func lcListGetInt(_ list: OpaquePointer?, _ index: Int, _ out: UnsafeMutablePointer<Int64>?) -> lc_status {
+    let function = "lc_list_get_int"
+    guard let list else { return lcNull(function, "list") }
+    guard let out else { return lcNull(function, "out") }
+    return listGet(function, list, index, wanted: "an int") { _, value in
+        guard case .int(let int) = value else { return false }
+        out.pointee = int
+        return true
+    }
+}
+
+/// The number at `index` (an integer converts). [thread-safe]
+package func lcListGetDouble(_ list: OpaquePointer?, _ index: Int, _ out: UnsafeMutablePointer<Double>?) -> lc_status {
+    let function = "lc_list_get_double"
+    guard let list else { return lcNull(function, "list") }
+    guard let out else { return lcNull(function, "out") }
+    return listGet(function, list, index, wanted: "a double") { _, value in
+        guard let double = value.doubleValue else { return false }
+        out.pointee = double
+        return true
+    }
+}
+
+/// The boolean at `index`. [thread-safe]
+package func lcListGetBool(_ list: OpaquePointer?, _ index: Int, _ out: UnsafeMutablePointer<Bool>?) -> lc_status {
+    let function = "lc_list_get_bool"
+    guard let list else { return lcNull(function, "list") }
+    guard let out else { return lcNull(function, "out") }
+    return listGet(function, list, index, wanted: "a bool") { _, value in
+        guard case .bool(let bool) = value else { return false }
+        out.pointee = bool
+        return true
+    }
+}
+
+/// The dictionary at `index`, owned by the list; do not change or destroy it. [thread-safe]
+package func lcListGetDict(_ list: OpaquePointer?, _ index: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?)
+    -> lc_status
+{
+    let function = "lc_list_get_dict"
+    guard let list else { return lcNull(function, "list") }
+    guard let out else { return lcNull(function, "out") }
+    return listGet(function, list, index, wanted: "a dict") { box, _ in
+        guard let child = box.child(index) else { return false }
+        out.pointee = child.opaque
+        return true
+    }
+}
+
+/// Appends a copy of `value` (UTF-8). [thread-safe]
+package func lcListAppendString(_ list: OpaquePointer?, _ value: UnsafePointer<CChar>?) -> lc_status {
+    let function = "lc_list_append_string"
+    guard let list else { return lcNull(function, "list") }
+    guard let value else { return lcNull(function, "value") }
+    guard let string = lcString(value, function, "value") else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
+    ListBox.from(list).value.append(.string(string))
+    return ok
+}
+
+/// Appends an integer. [thread-safe]
+package func lcListAppendInt(_ list: OpaquePointer?, _ value: Int64) -> lc_status {
+    guard let list else { return lcNull("lc_list_append_int", "list") }
+    ListBox.from(list).value.append(.int(value))
+    return ok
+}
+
+/// Appends a double. [thread-safe]
+package func lcListAppendDouble(_ list: OpaquePointer?, _ value: Double) -> lc_status {
+    guard let list else { return lcNull("lc_list_append_double", "list") }
+    ListBox.from(list).value.append(.double(value))
+    return ok
+}
+
+/// Appends a boolean. [thread-safe]
+package func lcListAppendBool(_ list: OpaquePointer?, _ value: Bool) -> lc_status {
+    guard let list else { return lcNull("lc_list_append_bool", "list") }
+    ListBox.from(list).value.append(.bool(value))
+    return ok
+}
+
+/// Appends a copy of the dictionary `value`. [thread-safe]
+package func lcListAppendDict(_ list: OpaquePointer?, _ value: OpaquePointer?) -> lc_status {
+    let function = "lc_list_append_dict"
+    guard let list else { return lcNull(function, "list") }
+    guard let value else { return lcNull(function, "value") }
+    let dict = UserInfoBox.from(value).value
+    ListBox.from(list).value.append(.dict(dict))
+    return ok
+}
+
+// MARK: - The plugin table
+
+/// The dictionary functions for plugins (`lc_host_api_t.dict`): allocated once, never freed,
+/// never changed. [thread-safe]
+nonisolated(unsafe) package let lcDictAPI: UnsafePointer<lc_dict_api_t> = {
+    let table = UnsafeMutablePointer<lc_dict_api_t>.allocate(capacity: 1)
+    table.initialize(
+        to: lc_dict_api_t(
+            struct_size: UInt32(MemoryLayout<lc_dict_api_t>.size),
+            create: { lcDictCreate() },
+            copy: { lcDictCopy($0) },
+            destroy: { lcDictDestroy($0) },
+            count: { lcDictCount($0) },
+            key_at: { lcDictKeyAt($0, $1) },
+            type: { lcDictType($0, $1) },
+            json: { lcDictJSON($0) },
+            get_string: { lcDictGetString($0, $1, $2) },
+            get_int: { lcDictGetInt($0, $1, $2) },
+            get_double: { lcDictGetDouble($0, $1, $2) },
+            get_bool: { lcDictGetBool($0, $1, $2) },
+            get_bytes: { lcDictGetBytes($0, $1, $2, $3) },
+            get_dict: { lcDictGetDict($0, $1, $2) },
+            set_string: { lcDictSetString($0, $1, $2) },
+            set_int: { lcDictSetInt($0, $1, $2) },
+            set_double: { lcDictSetDouble($0, $1, $2) },
+            set_bool: { lcDictSetBool($0, $1, $2) },
+            set_bytes: { lcDictSetBytes($0, $1, $2, $3) },
+            set_dict: { lcDictSetDict($0, $1, $2) },
+            remove: { lcDictRemove($0, $1) },
+            get_list: { lcDictGetList($0, $1, $2) },
+            list_count: { lcListCount($0) },
+            list_type_at: { lcListTypeAt($0, $1) },
+            list_get_string: { lcListGetString($0, $1, $2) },
+            list_get_int: { lcListGetInt($0, $1, $2) },
+            list_get_double: { lcListGetDouble($0, $1, $2) },
+            list_get_bool: { lcListGetBool($0, $1, $2) },
+            list_get_dict: { lcListGetDict($0, $1, $2) }
+        ))
+    return UnsafePointer(table)
+}()
