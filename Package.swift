@@ -5,7 +5,14 @@ let package = Package(
     name: "AppLifecycle",
     products: [
         .library(name: "AppLifecycle", targets: ["AppLifecycle"]),
+        // liblifecycle.so: the C ABI of include/lifecycle.h.
+        .library(name: "lifecycle", type: .dynamic, targets: ["CLifecycle"]),
         .executable(name: "lifecycle-host", targets: ["lifecycle-host"]),
+        // Example plugins: each a .so the host loads with dlopen.
+        .library(name: "Echo", type: .dynamic, targets: ["Echo"]),
+        .library(name: "StateKeeper", type: .dynamic, targets: ["StateKeeper"]),
+        .library(name: "Greeter", type: .dynamic, targets: ["Greeter"]),
+        .library(name: "CacheTrimmer", type: .dynamic, targets: ["CacheTrimmer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -18,7 +25,24 @@ let package = Package(
             name: "AppLifecycle",
             dependencies: ["CLifecycleSystem", .product(name: "Logging", package: "swift-log")]
         ),
-        .executableTarget(name: "lifecycle-host", dependencies: ["AppLifecycle"]),
+        // libffi, found in the multiarch include folder.
+        .systemLibrary(name: "CFFI", path: "Sources/CFFI"),
+        // The C side of the engine: lc_app handles, dictionaries, the host-API table, the plugin
+        // loader and the libffi delegate calls.
+        .target(
+            name: "PluginHost",
+            dependencies: ["AppLifecycle", "CLifecycleSystem", "CFFI", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The exported lc_* functions: a thin @c face over PluginHost.
+        .target(name: "CLifecycle", dependencies: ["PluginHost"]),
+        .executableTarget(name: "lifecycle-host", dependencies: ["AppLifecycle", "PluginHost"]),
+        // The public header as a module for plugins written in Swift (header only).
+        .systemLibrary(name: "CLifecycleABI", path: "Sources/CLifecycleABI"),
+        // Example plugins. C plugins see include/lifecycle.h; none links the host.
+        .target(name: "Echo", path: "Plugins/Echo", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
+        .target(name: "StateKeeper", path: "Plugins/StateKeeper", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
+        .target(name: "Greeter", path: "Plugins/Greeter", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
+        .target(name: "CacheTrimmer", dependencies: ["CLifecycleABI"], path: "Plugins/CacheTrimmer"),
         // A child process the archive tests kill in the middle of a save.
         .executableTarget(
             name: "archive-writer-child",
@@ -28,6 +52,12 @@ let package = Package(
         .testTarget(
             name: "AppLifecycleTests",
             dependencies: ["AppLifecycle", "archive-writer-child"]
+        ),
+        .testTarget(
+            name: "PluginHostTests",
+            dependencies: ["PluginHost", "CLifecycle", "AppLifecycle"],
+            // C sources the tests compile with cc at test time.
+            exclude: ["Fixtures"]
         ),
     ]
 )

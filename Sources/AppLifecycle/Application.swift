@@ -151,6 +151,14 @@ public final class Application: @unchecked Sendable {
         return true
     }
 
+    /// Removes the delegate registered under `id`. [loop-thread]
+    @discardableResult
+    public func removeDelegate(id: String) -> Bool {
+        guard let index = slots.firstIndex(where: { $0.id == id }) else { return false }
+        slots.remove(at: index)
+        return true
+    }
+
     /// The registered delegates' ids, in call order.
     public var delegateIDs: [String] { slots.map(\.id) }
 

@@ -1,0 +1,238 @@
+import AppLifecycle
+import CLifecycleSystem
+import PluginHost
+
+// The lc_app_* functions of include/lifecycle.h: argument checks and a call into PluginHost.
+
+@c @implementation public func lc_config_init(_ config: UnsafeMutablePointer<lc_config_t>?) {
+    guard let config else { return }
+    lc_config_init_defaults(config)
+}
+
+@c @implementation public func lc_app_create(_ config: UnsafePointer<lc_config_t>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> lc_status {
+    guard let out else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_create: out is NULL") }
+    do {
+        let handle = try AppHandle(configuration: try configuration(from: config))
+        out.pointee = OpaquePointer(Unmanaged.passRetained(handle).toOpaque())
+        return lc_status(LC_OK)
+    } catch let refusal as PluginRefusal {
+        return lcFail(refusal.status, refusal.reason)
+    } catch let error as ApplicationError {
+        return lcFail(error)
+    } catch {
+        return lcFail(lc_status(LC_ERR_INTERNAL), "lc_app_create: \(error)")
+    }
+}
+
+@c @implementation public func lc_app_destroy(_ app: OpaquePointer?) {
+    guard let app else { return }
+    let handle = Unmanaged<AppHandle>.fromOpaque(UnsafeRawPointer(app))
+    handle.takeUnretainedValue().shutdown()
+    handle.release()
+}
+
+/// The handle, or an error status when it is NULL or used from the wrong thread.
+func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true, _ body: (AppHandle) -> lc_status) -> lc_status {
+    guard let app else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): app is NULL") }
+    let handle = AppHandle.from(app)
+    if mainThread, !handle.loop.isOnLoopThread {
+        return lcFail(lc_status(LC_ERR_WRONG_THREAD), "\(function) must be called on the main run loop's thread")
+    }
+    return body(handle)
+}
+
+@c @implementation public func lc_app_state(_ app: OpaquePointer?) -> lc_state {
+    guard let app else { return lc_state(LC_STATE_NOT_RUNNING) }
+    return AppHandle.from(app).app.state.lcState
+}
+
+@c @implementation public func lc_app_is_device_locked(_ app: OpaquePointer?) -> Bool {
+    app.map { AppHandle.from($0).app.isDeviceLocked } ?? false
+}
+
+@c @implementation public func lc_app_is_protected_data_available(_ app: OpaquePointer?) -> Bool {
+    app.map { AppHandle.from($0).app.isProtectedDataAvailable } ?? false
+}
+
+@c @implementation public func lc_app_perform(_ app: OpaquePointer?, _ action: UnsafePointer<lc_action_t>?) -> lc_status {
+    withApp(app, "lc_app_perform") { $0.perform(action) }
+}
+
+@c @implementation public func lc_app_perform_simple(_ app: OpaquePointer?, _ kind: lc_action_kind) -> lc_status {
+    var action = lc_action_t()
+    action.struct_size = UInt32(MemoryLayout<lc_action_t>.size)
+    action.kind = kind
+    action.memory_level = lc_memory_level(LC_MEMORY_WARNING)
+    return withApp(app, "lc_app_perform_simple") { $0.perform(&action) }
+}
+
+@c @implementation public func lc_app_observe(_ app: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ sender: UnsafeRawPointer?,
+                              _ fn: lc_observer_fn?, _ ctx: UnsafeMutableRawPointer?,
+                              _ out: UnsafeMutablePointer<lc_observer_token>?) -> lc_status
+{
+    withApp(app, "lc_app_observe") { $0.observe(name, sender: sender, fn: fn, ctx: ctx, owner: "", out: out, function: "lc_app_observe") }
+}
+
+@c @implementation public func lc_app_remove_observer(_ app: OpaquePointer?, _ token: lc_observer_token) -> lc_status {
+    withApp(app, "lc_app_remove_observer") { $0.removeObserver(token, function: "lc_app_remove_observer") }
+}
+
+@c @implementation public func lc_app_post(_ app: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ sender: UnsafeRawPointer?,
+                           _ userInfo: OpaquePointer?) -> lc_status
+{
+    withApp(app, "lc_app_post", mainThread: false) { $0.post(name, sender: sender, userInfo: userInfo, function: "lc_app_post") }
+}
+
+@c @implementation public func lc_app_add_delegate(_ app: OpaquePointer?, _ id: UnsafePointer<CChar>?,
+                                   _ delegate: UnsafePointer<lc_delegate_t>?) -> lc_status
+{
+    withApp(app, "lc_app_add_delegate") { $0.addDelegate(id: id, delegate) }
+}
+
+@c @implementation public func lc_app_remove_delegate(_ app: OpaquePointer?, _ id: UnsafePointer<CChar>?) -> lc_status {
+    withApp(app, "lc_app_remove_delegate") { handle in
+        guard let id else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_remove_delegate: id is NULL") }
+        let name = String(cString: id)
+        guard handle.app.removeDelegate(id: name) else {
+            return lcFail(lc_status(LC_ERR_NOT_FOUND), "lc_app_remove_delegate: no delegate has id '\(name)'")
+        }
+        return lc_status(LC_OK)
+    }
+}
+
+@c @implementation public func lc_app_begin_background_task(_ app: OpaquePointer?, _ name: UnsafePointer<CChar>?,
+                                            _ expiration: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
+                                            _ ctx: UnsafeMutableRawPointer?, _ out: UnsafeMutablePointer<lc_task_id>?) -> lc_status
+{
+    withApp(app, "lc_app_begin_background_task") {
+        $0.beginBackgroundTask(name, expiration: expiration, ctx: ctx, owner: "", out: out, function: "lc_app_begin_background_task")
+    }
+}
+
+@c @implementation public func lc_app_end_background_task(_ app: OpaquePointer?, _ task: lc_task_id) -> lc_status {
+    withApp(app, "lc_app_end_background_task", mainThread: false) { $0.endBackgroundTask(task, function: "lc_app_end_background_task") }
+}
+
+@c @implementation public func lc_app_background_time_remaining(_ app: OpaquePointer?) -> Double {
+    guard let app else { return 0 }
+    return AppHandle.from(app).app.backgroundTimeRemaining.map(\.secondsDouble) ?? -1
+}
+
+@c @implementation public func lc_app_set_trace(_ app: OpaquePointer?,
+                                _ fn: (@convention(c) (UnsafePointer<lc_trace_event_t>?, UnsafeMutableRawPointer?) -> Void)?,
+                                _ ctx: UnsafeMutableRawPointer?) -> lc_status
+{
+    withApp(app, "lc_app_set_trace") { handle in
+        handle.setTrace(fn, ctx: ctx)
+        return lc_status(LC_OK)
+    }
+}
+
+// MARK: The main run loop
+
+@c @implementation public func lc_app_run(_ app: OpaquePointer?) -> lc_status {
+    withApp(app, "lc_app_run") { handle in
+        do { try handle.loop.run() } catch { return lcFail(error, in: "lc_app_run") }
+        return lc_status(LC_OK)
+    }
+}
+
+@c @implementation public func lc_app_run_for(_ app: OpaquePointer?, _ seconds: Double) -> lc_status {
+    withApp(app, "lc_app_run_for") { handle in
+        guard seconds.isFinite, seconds >= 0 else {
+            return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_run_for: seconds must be a finite number ≥ 0, not \(seconds)")
+        }
+        do { try handle.loop.run(for: .nanoseconds(Int64(min(seconds, 1e9) * 1e9))) } catch { return lcFail(error, in: "lc_app_run_for") }
+        return lc_status(LC_OK)
+    }
+}
+
+@c @implementation public func lc_app_stop(_ app: OpaquePointer?) -> lc_status {
+    withApp(app, "lc_app_stop", mainThread: false) { handle in
+        handle.loop.stop()
+        return lc_status(LC_OK)
+    }
+}
+
+@c @implementation public func lc_app_fd(_ app: OpaquePointer?) -> Int32 {
+    app.map { AppHandle.from($0).loop.fileDescriptor } ?? -1
+}
+
+@c @implementation public func lc_app_dispatch_pending(_ app: OpaquePointer?) -> Int32 {
+    let status = withApp(app, "lc_app_dispatch_pending") { lc_status(clamping: $0.loop.dispatchPending()) }
+    return status
+}
+
+@c @implementation public func lc_app_next_timeout_ms(_ app: OpaquePointer?) -> Int32 {
+    guard let app else { return -1 }
+    let handle = AppHandle.from(app)
+    guard handle.loop.isOnLoopThread, let deadline = handle.loop.nextTimerDeadline else { return -1 }
+    let now = MonotonicInstant.now
+    guard deadline > now else { return 0 }
+    return Int32(clamping: (deadline.nanoseconds - now.nanoseconds + 999_999) / 1_000_000)
+}
+
+@c @implementation public func lc_app_perform_async(_ app: OpaquePointer?, _ fn: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
+                                   _ ctx: UnsafeMutableRawPointer?) -> lc_status
+{
+    withApp(app, "lc_app_perform_async", mainThread: false) { $0.performAsync(fn, ctx: ctx, function: "lc_app_perform_async") }
+}
+
+@c @implementation public func lc_app_add_timer(_ app: OpaquePointer?, _ seconds: Double, _ fn: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
+                                _ ctx: UnsafeMutableRawPointer?, _ out: UnsafeMutablePointer<lc_source_id>?) -> lc_status
+{
+    withApp(app, "lc_app_add_timer") { $0.addTimer(seconds, fn: fn, ctx: ctx, owner: nil, out: out, function: "lc_app_add_timer") }
+}
+
+@c @implementation public func lc_app_cancel_timer(_ app: OpaquePointer?, _ source: lc_source_id) -> lc_status {
+    withApp(app, "lc_app_cancel_timer") { $0.cancelTimer(source, function: "lc_app_cancel_timer") }
+}
+
+// MARK: Plugins
+
+@c @implementation public func lc_app_load_plugin(_ app: OpaquePointer?, _ path: UnsafePointer<CChar>?,
+                                  _ out: UnsafeMutablePointer<OpaquePointer?>?) -> lc_status
+{
+    withApp(app, "lc_app_load_plugin") { handle in
+        guard let path else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_load_plugin: path is NULL") }
+        do {
+            let plugin = try handle.loadPlugin(path: String(cString: path))
+            out?.pointee = plugin.opaque
+            return lc_status(LC_OK)
+        } catch let refusal as PluginRefusal {
+            return lcFail(refusal.status, refusal.message)
+        } catch {
+            return lcFail(error, in: "lc_app_load_plugin")
+        }
+    }
+}
+
+@c @implementation public func lc_app_load_plugin_folder(_ app: OpaquePointer?, _ folder: UnsafePointer<CChar>?,
+                                         _ loaded: UnsafeMutablePointer<Int>?, _ refused: UnsafeMutablePointer<Int>?) -> lc_status
+{
+    withApp(app, "lc_app_load_plugin_folder") { handle in
+        guard let folder else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_load_plugin_folder: folder is NULL") }
+        let result = handle.loadPlugins(folder: String(cString: folder))
+        loaded?.pointee = result.loaded.count
+        refused?.pointee = result.refused.count
+        if let last = result.refused.last { return lcFail(last.status, last.message) }
+        return lc_status(LC_OK)
+    }
+}
+
+@c @implementation public func lc_app_unload_plugin(_ app: OpaquePointer?, _ id: UnsafePointer<CChar>?) -> lc_status {
+    withApp(app, "lc_app_unload_plugin") { handle in
+        guard let id else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_unload_plugin: id is NULL") }
+        let name = String(cString: id)
+        guard let plugin = handle.plugin(id: name) else {
+            return lcFail(lc_status(LC_ERR_NOT_FOUND), "lc_app_unload_plugin: no plugin '\(name)' is loaded")
+        }
+        handle.unload(plugin)
+        return lc_status(LC_OK)
+    }
+}
+
+@c @implementation public func lc_plugin_id(_ plugin: OpaquePointer?) -> UnsafePointer<CChar>? {
+    guard let plugin else { return nil }
+    return LoadedPlugin.from(plugin).cID
+}

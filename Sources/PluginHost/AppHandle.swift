@@ -1,0 +1,114 @@
+import AppLifecycle
+import CLifecycleSystem
+import Glibc
+import Logging
+
+/// What an `lc_app *` points at: one application with its loop, its plugins, its C delegates and
+/// the C callbacks registered on it.
+///
+/// Bound to the thread that created it (the loop's thread), like the `Application` it wraps.
+package final class AppHandle: @unchecked Sendable {
+    package let loop: MainRunLoop
+    package let app: Application
+    /// Loaded plugins in load order.
+    package private(set) var plugins: [LoadedPlugin] = []
+    /// Unloaded plugins, kept so that a stale `lc_plugin *` is answered, not dereferenced freed.
+    var retired: [LoadedPlugin] = []
+    /// The C function pointers handed to plugins' completion-taking delegate functions.
+    package let closures = CompletionClosurePool()
+    private var timers: [UInt64: LoopSource] = [:]
+    private var nextTimerID: UInt64 = 1
+    private var traceCallback: (fn: @convention(c) (UnsafePointer<lc_trace_event_t>?, UnsafeMutableRawPointer?) -> Void,
+                                ctx: UnsafeMutableRawPointer?)?
+
+    /// Creates the application on the calling thread, which becomes its main thread.
+    package init(configuration: Configuration) throws(ApplicationError) {
+        loop = try MainRunLoop()
+        app = Application(configuration: configuration, loop: loop)
+        app.traceHandler = { [unowned self] event in self.forwardTrace(event) }
+    }
+
+    /// Unloads the plugins (newest first) before the application goes.
+    package func shutdown() {
+        for plugin in plugins.reversed() { unload(plugin) }
+        for timer in timers.values { timer.cancel() }
+        timers.removeAll()
+    }
+
+    package var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
+
+    package static func from(_ pointer: OpaquePointer) -> AppHandle {
+        Unmanaged<AppHandle>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
+    }
+
+    // MARK: Trace
+
+    package func setTrace(_ fn: (@convention(c) (UnsafePointer<lc_trace_event_t>?, UnsafeMutableRawPointer?) -> Void)?,
+                          ctx: UnsafeMutableRawPointer?)
+    {
+        traceCallback = fn.map { ($0, ctx) }
+    }
+
+    /// Other Swift code (the host) that wants the trace too.
+    package var swiftTraceHandler: ((TraceEvent) -> Void)?
+
+    private func forwardTrace(_ event: TraceEvent) {
+        swiftTraceHandler?(event)
+        guard let callback = traceCallback else { return }
+        event.kind.rawValue.withCString { kind in
+            event.name.withCString { name in
+                withOptionalCString(event.observer) { observer in
+                    withOptionalCString(event.detail) { detail in
+                        var record = lc_trace_event_t(
+                            struct_size: UInt32(MemoryLayout<lc_trace_event_t>.size), seq: event.seq,
+                            time: event.time.secondsDouble, kind: kind, name: name,
+                            state: event.state.lcState, observer: observer, detail: detail)
+                        callback.fn(&record, callback.ctx)
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: Timers (for C callers and plugins)
+
+    package func addTimer(seconds: Double, owner: LoadedPlugin?, _ body: @escaping () -> Void) -> UInt64 {
+        let id = nextTimerID
+        nextTimerID += 1
+        let delay = Duration.nanoseconds(Int64(max(0, min(seconds, 1e9)) * 1e9))
+        timers[id] = loop.addTimer(after: delay) { [weak self, weak owner] in
+            self?.timers[id] = nil
+            owner?.timers.remove(id)
+            body()
+        }
+        owner?.timers.insert(id)
+        return id
+    }
+
+    @discardableResult
+    package func cancelTimer(_ id: UInt64) -> Bool {
+        guard let source = timers.removeValue(forKey: id) else { return false }
+        source.cancel()
+        return true
+    }
+
+    // MARK: Plugins
+
+    package func plugin(id: String) -> LoadedPlugin? { plugins.first { $0.id == id } }
+
+    func register(_ plugin: LoadedPlugin) { plugins.append(plugin) }
+
+    /// Deactivates a plugin: its observers, delegate functions, timers and background tasks are
+    /// removed, then its deinit runs. The image stays mapped (RTLD_NODELETE).
+    package func unload(_ plugin: LoadedPlugin) {
+        guard let index = plugins.firstIndex(where: { $0 === plugin }) else { return }
+        plugins.remove(at: index)
+        plugin.deactivate(in: self)
+    }
+}
+
+/// Calls `body` with a C string for `string`, or NULL.
+func withOptionalCString<R>(_ string: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
+    guard let string else { return body(nil) }
+    return string.withCString { body($0) }
+}

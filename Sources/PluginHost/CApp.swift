@@ -1,0 +1,326 @@
+import AppLifecycle
+import CLifecycleSystem
+import Glibc
+import Synchronization
+
+// The implementations behind the lc_app_* functions and the host-API table. Each checks its
+// arguments first (one guard each, its own message), then calls the engine; failures go through
+// lcFail so that lc_last_error_message() can say what happened.
+
+/// A C callback and its context, carried across threads (the C caller vouches for the context).
+struct CCallback<F>: @unchecked Sendable {
+    let fn: F
+    let ctx: UnsafeMutableRawPointer?
+}
+
+extension AppHandle {
+    package func observe(_ name: UnsafePointer<CChar>?, sender: UnsafeRawPointer?, fn: lc_observer_fn?, ctx: UnsafeMutableRawPointer?,
+                 owner: String, out: UnsafeMutablePointer<lc_observer_token>?, function: String) -> lc_status
+    {
+        guard let name else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): name is NULL") }
+        guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
+        let notificationName: NotificationName
+        do { notificationName = try NotificationName(String(cString: name)) } catch { return lcFail(error) }
+        let token = app.center.observeRaw(notificationName, sender: UInt(bitPattern: sender), owner: owner,
+                                          function: fn, context: ctx)
+        out?.pointee = token.rawValue
+        return lc_status(LC_OK)
+    }
+
+    package func removeObserver(_ token: lc_observer_token, function: String) -> lc_status {
+        guard app.center.removeObserver(ObserverToken(rawValue: token)) else {
+            return lcFail(lc_status(LC_ERR_NOT_FOUND), "\(function): no observer has token \(token)")
+        }
+        return lc_status(LC_OK)
+    }
+
+    package func post(_ name: UnsafePointer<CChar>?, sender: UnsafeRawPointer?, userInfo: OpaquePointer?, function: String) -> lc_status {
+        guard let name else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): name is NULL") }
+        let notificationName: NotificationName
+        do { notificationName = try NotificationName(String(cString: name)) } catch { return lcFail(error) }
+        app.center.post(notificationName, sender: NotificationSender(rawValue: UInt(bitPattern: sender)),
+                        userInfo: userInfo.map { UserInfoBox.from($0).value })
+        return lc_status(LC_OK)
+    }
+
+    package func beginBackgroundTask(_ name: UnsafePointer<CChar>?, expiration: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
+                             ctx: UnsafeMutableRawPointer?, owner: String, out: UnsafeMutablePointer<lc_task_id>?,
+                             function: String) -> lc_status
+    {
+        let handler = expiration.map { fn in { fn(ctx) } }
+        do {
+            let id = try app.beginBackgroundTask(named: name.map { String(cString: $0) } ?? "", owner: owner,
+                                                 expirationHandler: handler)
+            out?.pointee = id.rawValue
+            return lc_status(LC_OK)
+        } catch {
+            return lcFail(error)
+        }
+    }
+
+    /// [thread-safe] From another thread the end is applied on the loop; an unknown id is then only logged.
+    package func endBackgroundTask(_ task: lc_task_id, function: String) -> lc_status {
+        let id = BackgroundTaskID(rawValue: task)
+        if loop.isOnLoopThread {
+            do { try app.endBackgroundTask(id) } catch { return lcFail(error) }
+        } else {
+            loop.perform { [self] in
+                do { try app.endBackgroundTask(id) } catch let error as ApplicationError {
+                    app.configuration.logger.warning("\(function): \(error.message)")
+                } catch {}
+            }
+        }
+        return lc_status(LC_OK)
+    }
+
+    package func addTimer(_ seconds: Double, fn: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, ctx: UnsafeMutableRawPointer?,
+                  owner: LoadedPlugin?, out: UnsafeMutablePointer<lc_source_id>?, function: String) -> lc_status
+    {
+        guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
+        guard seconds.isFinite, seconds >= 0 else {
+            return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): seconds must be a finite number ≥ 0, not \(seconds)")
+        }
+        let id = addTimer(seconds: seconds, owner: owner) { fn(ctx) }
+        out?.pointee = id
+        return lc_status(LC_OK)
+    }
+
+    package func cancelTimer(_ source: lc_source_id, function: String) -> lc_status {
+        guard cancelTimer(source) else { return lcFail(lc_status(LC_ERR_NOT_FOUND), "\(function): no timer has id \(source)") }
+        return lc_status(LC_OK)
+    }
+
+    package func performAsync(_ fn: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, ctx: UnsafeMutableRawPointer?,
+                      function: String) -> lc_status
+    {
+        guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
+        let callback = CCallback(fn: fn, ctx: ctx)
+        loop.perform { callback.fn(callback.ctx) }
+        return lc_status(LC_OK)
+    }
+}
+
+// MARK: Creating an application
+
+/// The configuration a C caller gave, over the defaults; a shorter (older) struct's tail stays default.
+package func configuration(from config: UnsafePointer<lc_config_t>?) throws(PluginRefusal) -> Configuration {
+    var configuration = Configuration()
+    guard let config else { return configuration }
+    var c = lc_config_t()
+    lc_config_init_defaults(&c)
+    let size = Int(config.pointee.struct_size)
+    guard size >= 8 else {
+        throw PluginRefusal(path: "lc_app_create", reason: "config->struct_size is \(size); use lc_config_init",
+                            status: lc_status(LC_ERR_INVALID_ARGUMENT))
+    }
+    withUnsafeMutableBytes(of: &c) { $0.copyMemory(from: UnsafeRawBufferPointer(start: config, count: min(size, MemoryLayout<lc_config_t>.size))) }
+    configuration.watchdogPolicy = Int(c.watchdog_policy) == LC_WATCHDOG_REPORT ? .report : .terminate
+    configuration.backgroundModes = Configuration.BackgroundModes(rawValue: c.background_modes)
+    configuration.exitsOnSuspend = c.exits_on_suspend != 0
+    func budget(_ seconds: Double, _ keep: Duration) -> Duration {
+        seconds > 0 && seconds.isFinite ? .nanoseconds(Int64(seconds * 1e9)) : keep
+    }
+    var b = configuration.budgets
+    b.launch = budget(c.launch_budget, b.launch)
+    b.didEnterBackground = budget(c.did_enter_background_budget, b.didEnterBackground)
+    b.willTerminate = budget(c.will_terminate_budget, b.willTerminate)
+    b.completionHandler = budget(c.completion_handler_budget, b.completionHandler)
+    b.backgroundTask = budget(c.background_task_budget, b.backgroundTask)
+    b.expirationWarning = budget(c.expiration_warning, b.expirationWarning)
+    configuration.budgets = b
+    configuration.archiveDirectory = c.archive_directory.map { String(cString: $0) }
+    if let fn = c.on_watchdog {
+        let callback = CCallback(fn: fn, ctx: c.on_watchdog_ctx)
+        configuration.onWatchdogReport = { report in
+            report.observer.withCString { observer in
+                report.event.withCString { event in
+                    report.budgetName.withCString { budgetName in
+                        report.description.withCString { message in
+                            var r = lc_watchdog_report_t(
+                                struct_size: UInt32(MemoryLayout<lc_watchdog_report_t>.size), observer: observer,
+                                event: event, budget_name: budgetName, budget_seconds: report.budget.secondsDouble,
+                                elapsed_seconds: report.elapsed.secondsDouble,
+                                policy: report.policy == .report ? lc_watchdog_policy(LC_WATCHDOG_REPORT) : lc_watchdog_policy(LC_WATCHDOG_TERMINATE),
+                                message: message)
+                            callback.fn(&r, callback.ctx)
+                        }
+                    }
+                }
+            }
+        }
+    }
+    return configuration
+}
+
+/// Fills a config with the defaults.
+package func lc_config_init_defaults(_ config: UnsafeMutablePointer<lc_config_t>) {
+    config.initialize(to: lc_config_t())
+    config.pointee.struct_size = UInt32(MemoryLayout<lc_config_t>.size)
+    config.pointee.watchdog_policy = lc_watchdog_policy(LC_WATCHDOG_TERMINATE)
+    config.pointee.launch_budget = 5
+    config.pointee.did_enter_background_budget = 5
+    config.pointee.will_terminate_budget = 5
+    config.pointee.completion_handler_budget = 30
+    config.pointee.background_task_budget = 30
+    config.pointee.expiration_warning = 5
+}
+
+// MARK: Actions
+
+extension AppHandle {
+    package func perform(_ action: UnsafePointer<lc_action_t>?) -> lc_status {
+        guard let action else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: action is NULL") }
+        let size = Int(action.pointee.struct_size)
+        guard size >= MemoryLayout<lc_action_t>.size else {
+            return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT),
+                          "lc_app_perform: action->struct_size is \(size); ABI 1.0 actions are \(MemoryLayout<lc_action_t>.size) bytes")
+        }
+        let a = action.pointee
+        let options = a.options.map { UserInfoBox.from($0).value } ?? UserInfo()
+        let engineAction: Action
+        switch Int(a.kind) {
+        case LC_ACTION_LAUNCH: engineAction = .launch(options: options)
+        case LC_ACTION_LAUNCH_BACKGROUND: engineAction = .launch(options: options, inBackground: true)
+        case LC_ACTION_INTERRUPT: engineAction = .beginInterruption
+        case LC_ACTION_DISMISS: engineAction = .dismissInterruption
+        case LC_ACTION_ACCEPT: engineAction = .acceptInterruption
+        case LC_ACTION_HOME: engineAction = .home
+        case LC_ACTION_FOREGROUND: engineAction = .foreground
+        case LC_ACTION_LOCK: engineAction = .lock
+        case LC_ACTION_UNLOCK: engineAction = .unlock
+        case LC_ACTION_MEMORY_WARNING:
+            guard let level = [MemoryWarningLevel.normal, .warning, .critical][safe: Int(a.memory_level)] else {
+                return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: memory_level \(a.memory_level) is not LC_MEMORY_NORMAL, _WARNING or _CRITICAL")
+            }
+            engineAction = .memoryWarning(level)
+        case LC_ACTION_TIME_CHANGE: engineAction = .significantTimeChange
+        case LC_ACTION_OPEN_URL:
+            guard let url = a.url else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: open-url needs action->url") }
+            engineAction = .openURL(String(cString: url), sourceApplication: a.source_application.map { String(cString: $0) },
+                                    annotation: a.annotation.map { .dict(UserInfoBox.from($0).value) })
+        case LC_ACTION_FETCH: engineAction = .backgroundFetch
+        case LC_ACTION_REMOTE_NOTIFICATION: engineAction = .remoteNotification(options)
+        case LC_ACTION_TERMINATE: engineAction = .terminate
+        case LC_ACTION_PURGE: engineAction = .purge
+        default:
+            return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: unknown action kind \(a.kind)")
+        }
+        do { try app.perform(engineAction) } catch { return lcFail(error) }
+        return lc_status(LC_OK)
+    }
+}
+
+extension Array {
+    subscript(safe index: Int) -> Element? { indices.contains(index) ? self[index] : nil }
+}
+
+// MARK: Delegates written in C
+
+/// Completion tokens handed to C delegates: the `void *completion` argument is a number, not a
+/// pointer, so a late or repeated call can never touch freed memory.
+enum CompletionTokens {
+    private static let table = Mutex<(next: UInt, handlers: [UInt: FetchCompletionHandler])>((1, [:]))
+
+    static func register(_ handler: FetchCompletionHandler) -> UnsafeMutableRawPointer? {
+        table.withLock { t in
+            t.handlers = t.handlers.filter { !$0.value.requestEnded }  // ended requests need no token any more
+            let token = t.next
+            t.next += 1
+            t.handlers[token] = handler
+            return UnsafeMutableRawPointer(bitPattern: token)
+        }
+    }
+
+    static let complete: @convention(c) (UnsafeMutableRawPointer?, lc_fetch_result) -> Void = { token, result in
+        let handler = table.withLock { $0.handlers[UInt(bitPattern: token)] }
+        handler?(fetchResult(result))
+    }
+}
+
+package func fetchResult(_ result: lc_fetch_result) -> FetchResult {
+    switch Int(result) {
+    case LC_FETCH_NEW_DATA: return .newData
+    case LC_FETCH_NO_DATA: return .noData
+    default: return .failed
+    }
+}
+
+extension AppHandle {
+    /// Adds a delegate given as an `lc_delegate_t` (copied; a shorter struct's tail counts as NULL).
+    package func addDelegate(id: UnsafePointer<CChar>?, _ delegate: UnsafePointer<lc_delegate_t>?) -> lc_status {
+        guard let id else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_add_delegate: id is NULL") }
+        guard let delegate else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_add_delegate: delegate is NULL") }
+        let size = Int(delegate.pointee.struct_size)
+        guard size >= 16 else {
+            return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_add_delegate: delegate->struct_size is \(size)")
+        }
+        var d = lc_delegate_t()
+        withUnsafeMutableBytes(of: &d) {
+            $0.copyMemory(from: UnsafeRawBufferPointer(start: delegate, count: min(size, MemoryLayout<lc_delegate_t>.size)))
+        }
+        let ctx = d.ctx
+        let appPointer = opaque
+        var h = DelegateHandlers()
+        func dict(_ info: UserInfo, _ body: (OpaquePointer) -> Void) {
+            let box = UserInfoBox(info)
+            withExtendedLifetime(box) { body(box.opaque) }
+        }
+        if let f = d.will_finish_launching { h.willFinishLaunching = { _, o in var r = false; dict(o) { r = f(appPointer, $0, ctx) }; return r } }
+        if let f = d.did_finish_launching { h.didFinishLaunching = { _, o in var r = false; dict(o) { r = f(appPointer, $0, ctx) }; return r } }
+        if let f = d.did_become_active { h.didBecomeActive = { _ in f(appPointer, ctx) } }
+        if let f = d.will_resign_active { h.willResignActive = { _ in f(appPointer, ctx) } }
+        if let f = d.did_enter_background { h.didEnterBackground = { _ in f(appPointer, ctx) } }
+        if let f = d.will_enter_foreground { h.willEnterForeground = { _ in f(appPointer, ctx) } }
+        if let f = d.will_terminate { h.willTerminate = { _ in f(appPointer, ctx) } }
+        if let f = d.did_receive_memory_warning { h.didReceiveMemoryWarning = { _ in f(appPointer, ctx) } }
+        if let f = d.significant_time_change { h.significantTimeChange = { _ in f(appPointer, ctx) } }
+        if let f = d.protected_data_will_become_unavailable { h.protectedDataWillBecomeUnavailable = { _ in f(appPointer, ctx) } }
+        if let f = d.protected_data_did_become_available { h.protectedDataDidBecomeAvailable = { _ in f(appPointer, ctx) } }
+        if let f = d.open_url {
+            h.openURL = { _, url, source, annotation in
+                let box = annotation.map { value -> UserInfoBox in
+                    if case .dict(let d) = value { return UserInfoBox(d) }
+                    return UserInfoBox(["value": value])
+                }
+                return withExtendedLifetime(box) {
+                    url.withCString { u in withOptionalCString(source) { s in f(appPointer, u, s, box?.opaque, ctx) } }
+                }
+            }
+        }
+        if let f = d.perform_fetch {
+            h.performFetch = { _, handler in f(appPointer, CompletionTokens.complete, CompletionTokens.register(handler), ctx) }
+        }
+        if let f = d.did_receive_remote_notification {
+            h.didReceiveRemoteNotificationWithCompletion = { _, payload, handler in
+                dict(payload) { f(appPointer, $0, CompletionTokens.complete, CompletionTokens.register(handler), ctx) }
+            }
+        }
+        if let f = d.should_save_application_state {
+            h.shouldSaveApplicationState = { _, coder in Self.withArchive(coder) { f(appPointer, $0, ctx) } }
+        }
+        if let f = d.should_restore_application_state {
+            h.shouldRestoreApplicationState = { _, coder in Self.withArchive(coder) { f(appPointer, $0, ctx) } }
+        }
+        if let f = d.will_encode_restorable_state {
+            h.willEncodeRestorableState = { _, coder in Self.withArchive(coder) { f(appPointer, $0, ctx); return true } }
+        }
+        if let f = d.did_decode_restorable_state {
+            h.didDecodeRestorableState = { _, coder in Self.withArchive(coder) { f(appPointer, $0, ctx); return true } }
+        }
+        do {
+            try app.addDelegate(h, id: String(cString: id))
+        } catch {
+            return lcFail(error)
+        }
+        return lc_status(LC_OK)
+    }
+
+    /// Hands the archive to C as a dictionary and takes back what C wrote into it.
+    @discardableResult
+    static func withArchive(_ archive: StateArchive, _ body: (OpaquePointer) -> Bool) -> Bool {
+        let box = UserInfoBox(archive.values)
+        let answer = withExtendedLifetime(box) { body(box.opaque) }
+        archive.values = box.value
+        return answer
+    }
+}
