@@ -1,7 +1,8 @@
 // Greeter: implements delegate functions only (no observers). The host finds each with dlsym and
 // calls it through libffi.
 //
-// * Accepts the launch unless the launch options carry "refuse": true.
+// * Answers NO from willFinishLaunching when the launch options carry "refuse": true, so a URL
+//   the app was launched to open is not handed to openURL (the launch itself goes on).
 // * Opens only URLs whose scheme is "greeter:".
 // * Completes background fetches and remote notifications at once, with "new data".
 //
