@@ -16,6 +16,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
     ],
     targets: [
         // Syscalls the Glibc module does not export (epoll, eventfd, timerfd, signalfd), wrapped once.
@@ -35,7 +36,14 @@ let package = Package(
         ),
         // The exported lc_* functions: a thin @c face over PluginHost.
         .target(name: "CLifecycle", dependencies: ["PluginHost"]),
-        .executableTarget(name: "lifecycle-host", dependencies: ["AppLifecycle", "PluginHost"]),
+        .executableTarget(
+            name: "lifecycle-host",
+            dependencies: [
+                "AppLifecycle", "PluginHost", "CLifecycleSystem",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
         // The public header as a module for plugins written in Swift (header only).
         .systemLibrary(name: "CLifecycleABI", path: "Sources/CLifecycleABI"),
         // Example plugins. C plugins see include/lifecycle.h; none links the host.
@@ -53,9 +61,15 @@ let package = Package(
             name: "AppLifecycleTests",
             dependencies: ["AppLifecycle", "archive-writer-child"]
         ),
+        // Builds C with cc and runs programs, for the test targets.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .testTarget(
+            name: "HostTests",
+            dependencies: ["lifecycle-host", "AppLifecycle", "PluginHost", "TestSupport"]
+        ),
         .testTarget(
             name: "PluginHostTests",
-            dependencies: ["PluginHost", "CLifecycle", "AppLifecycle"],
+            dependencies: ["PluginHost", "CLifecycle", "AppLifecycle", "TestSupport"],
             // C sources the tests compile with cc at test time.
             exclude: ["Fixtures"]
         ),

@@ -73,6 +73,9 @@ public struct Configuration: Sendable {
             self = found.1
         }
 
+        /// Every mode name, in declaration order.
+        public static var allNames: [String] { names.map(\.0) }
+
         /// The names of the modes in this set.
         public var names: [String] { Self.names.filter { contains($0.1) }.map(\.0) }
     }

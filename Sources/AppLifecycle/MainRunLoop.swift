@@ -200,11 +200,18 @@ public final class MainRunLoop: @unchecked Sendable {
     /// - Throws: `.notOnLoopThread`; `.invalidArgument` for a negative fd; `.system` when epoll refuses
     ///   the fd (`EEXIST`: already watched by this loop; `EPERM`: a regular file).
     public func addReader(fd: Int32, _ callback: @escaping () -> Void) throws(ApplicationError) -> LoopSource {
+        try addReader(fd: fd, priority: false, callback)
+    }
+
+    /// Watches `fd` for readability, or with `priority` for urgent data (`EPOLLPRI`: PSI triggers,
+    /// sysfs attributes). [loop-thread] Otherwise as `addReader(fd:_:)`.
+    public func addReader(fd: Int32, priority: Bool, _ callback: @escaping () -> Void) throws(ApplicationError) -> LoopSource {
         guard isOnLoopThread else { throw Self.notOnLoopThread("addReader") }
         guard fd >= 0 else { throw ApplicationError(.invalidArgument, "addReader: file descriptor \(fd) is negative") }
         let id = makeSourceID()
         let epollFD = epollFD
-        guard Self.retryingEINTR({ lcs_epoll_add(epollFD, fd, UInt32(EPOLLIN.rawValue), id) }) == 0 else {
+        let events = priority ? UInt32(EPOLLPRI.rawValue) : UInt32(EPOLLIN.rawValue)
+        guard Self.retryingEINTR({ lcs_epoll_add(epollFD, fd, events, id) }) == 0 else {
             throw .system("epoll_ctl(EPOLL_CTL_ADD, fd \(fd))", errno: errno)
         }
         let source = LoopSource(loop: self, id: id, kind: .reader(fd: fd), callback: .plain(callback))

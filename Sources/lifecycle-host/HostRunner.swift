@@ -1,0 +1,450 @@
+import AppLifecycle
+@preconcurrency import Glibc
+import Logging
+import PluginHost
+
+/// The exit statuses of `lifecycle-host run` (documented in docs/host.md).
+enum HostExit {
+    /// A clean end: the application was terminated or purged.
+    static let ok: Int32 = 0
+    /// Something else failed (the host could not start, a bad option).
+    static let failure: Int32 = 1
+    /// A scenario line was bad or did not hold (`FILE:LINE: message` on standard error).
+    static let scriptError: Int32 = 2
+    /// At least one plugin was refused (the others ran).
+    static let pluginRefused: Int32 = 3
+    /// The watchdog killed the application (policy terminate).
+    static let watchdogKill: Int32 = 4
+}
+
+/// What `lifecycle-host run` was asked to do.
+struct RunOptions {
+    var plugins: [String] = []
+    var pluginFolders: [String] = []
+    var script: String?
+    /// A scenario given as text instead of a file (the demo), with the name errors use.
+    var scriptText: (name: String, text: String)?
+    var interactive = false
+    var launchOptions = UserInfo()
+    var backgroundLaunch = false
+    var trace: TraceWriter.Format = .text
+    var configuration = Configuration()
+    /// Signals, memory pressure, clock steps.
+    var osEvents = OSEventSources.Options()
+    var socketPath: String?
+    var socket = true
+    var timeline: String?
+}
+
+/// Runs one application: loads the plugins, launches, then takes commands from the script, the
+/// prompt, the control socket and the OS until the application is no longer running.
+///
+/// Everything happens on the main thread's run loop; the only other thread that acts is the
+/// watchdog's, which exits the process when the terminate policy kills the application.
+final class HostRunner: @unchecked Sendable {
+    // @unchecked: used on the main thread only (the loop's); closures handed to the loop run there too.
+    private var options: RunOptions
+    private let writer: TraceWriter
+    private var handle: AppHandle?
+    private var sources: OSEventSources?
+    private var server: ControlServer?
+    private let timeline: TimelineRecorder?
+    private var script: [ScenarioLine] = []
+    private var scriptIndex = 0
+    private var scriptRunning = false
+    private var stdinBuffer: [UInt8] = []
+    private var stdinSource: LoopSource?
+    private var stdinOpen = false
+    private var refusedPlugins = 0
+    private var exitCode: Int32?
+    private var killed = false
+
+    init(options: RunOptions) {
+        self.options = options
+        writer = TraceWriter(format: options.trace)
+        timeline = options.timeline == nil ? nil : TimelineRecorder()
+    }
+
+    /// Runs to the end and returns the exit status.
+    func run() -> Int32 {
+        // A bad scenario stops the run before anything starts.
+        do {
+            if let path = options.script {
+                guard let text = readFile(path) else {
+                    fputs("lifecycle-host: cannot read scenario \(path): \(String(cString: strerror(errno)))\n", stderr)
+                    return HostExit.scriptError
+                }
+                script = try ScenarioParser.parse(text: text, file: path)
+            } else if let given = options.scriptText {
+                script = try ScenarioParser.parse(text: given.text, file: given.name)
+            }
+        } catch {
+            fputs("\(error.description)\n", stderr)
+            return HostExit.scriptError
+        }
+
+        var configuration = options.configuration
+        let writer = self.writer
+        configuration.onWatchdogKill = { report in
+            // iOS kills the app outright; a callback that never returns cannot be unwound, so exit here.
+            writer.write(TraceLine(kind: "watchdog", name: report.event, state: .notRunning, plugin: report.observer,
+                                   detail: report.description + "; the process exits"))
+            fputs("lifecycle-host: watchdog: \(report.description)\n", stderr)
+            _exit(HostExit.watchdogKill)
+        }
+        let handle: AppHandle
+        do {
+            handle = try AppHandle(configuration: configuration)
+        } catch {
+            fputs("lifecycle-host: \(error.message)\n", stderr)
+            return HostExit.failure
+        }
+        self.handle = handle
+        defer { shutdown() }
+        handle.swiftTraceHandler = { [unowned self] event in self.traced(event) }
+        writer.writeHeader()
+
+        // Signals first: they are blocked in this thread, and threads started later inherit the mask.
+        let sources = OSEventSources(
+            loop: handle.loop,
+            options: options.osEvents,
+            perform: { [unowned self] command, origin in self.performOSEvent(command, origin: origin) },
+            state: { [unowned handle] in handle.app.state },
+            log: { [unowned self] line in self.hostLine("error", "os-events", detail: line) })
+        do { try sources.start() } catch { hostLine("error", "os-events", detail: error.message) }
+        self.sources = sources
+
+        if options.socket {
+            let path = options.socketPath ?? ControlServer.defaultPath()
+            do {
+                server = try ControlServer(path: path, loop: handle.loop) { [unowned self] request in self.answer(request) }
+                hostLine("socket", path)
+            } catch {
+                hostLine("error", "socket", detail: error.message)
+            }
+        }
+
+        loadPlugins(handle)
+
+        // A scenario whose first action starts the application itself is not pre-empted.
+        let scriptLaunches: Bool = {
+            guard case .action(let action)? = script.first?.command else { return false }
+            return ["launch", "launch background", "open-url", "fetch", "remote-notification"].contains(action.name)
+        }()
+        if !scriptLaunches {
+            perform(.action(.launch(options: options.launchOptions, inBackground: options.backgroundLaunch)), origin: nil)
+        }
+        if !script.isEmpty {
+            scriptRunning = true
+            handle.loop.perform { [unowned self] in self.runScript() }
+        }
+        if options.interactive { startPrompt(handle) }
+        finishIfDone()
+        while exitCode == nil {
+            do { try handle.loop.run() } catch {
+                fputs("lifecycle-host: \(error.message)\n", stderr)
+                exitCode = HostExit.failure
+            }
+        }
+        return exitCode ?? HostExit.failure
+    }
+
+    private func shutdown() {
+        stdinSource?.cancel()
+        server?.close()
+        sources?.stop()
+        if let path = options.timeline, let timeline {
+            if !writeFile(path, timeline.svg()) {
+                fputs("lifecycle-host: cannot write \(path): \(String(cString: strerror(errno)))\n", stderr)
+            }
+        }
+        handle?.shutdown()
+    }
+
+    // MARK: Plugins
+
+    private func loadPlugins(_ handle: AppHandle) {
+        for path in options.plugins {
+            do {
+                let plugin = try handle.loadPlugin(path: absolute(path))
+                hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)")
+            } catch {
+                refused(error)
+            }
+        }
+        for folder in options.pluginFolders {
+            let result = handle.loadPlugins(folder: absolute(folder))
+            for plugin in result.loaded { hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)") }
+            for refusal in result.refused { refused(refusal) }
+        }
+    }
+
+    private func refused(_ refusal: PluginRefusal) {
+        refusedPlugins += 1
+        hostLine("error", "plugin refused", detail: refusal.message)
+        fputs("lifecycle-host: plugin refused: \(refusal.message)\n", stderr)
+    }
+
+    // MARK: Commands
+
+    /// Runs one command; returns the error message if it failed. `origin` nil: the host's own launch.
+    @discardableResult
+    func perform(_ command: HostCommand, origin: String?) -> String? {
+        guard let handle else { return "the application is not ready" }
+        // Where a command came from, unless the engine's own `action` line already says it all.
+        if let origin {
+            var fromScriptAction = false
+            if case .action = command, origin.hasPrefix("script") { fromScriptAction = true }
+            if !fromScriptAction { hostLine("input", command.description, detail: origin) }
+        }
+        var failure: String?
+        switch command {
+        case .action(let action):
+            do { try handle.app.perform(action) } catch { failure = error.message }
+        case .post(let name, let info):
+            hostLine("post", name.rawValue, detail: info.isEmpty ? nil : info.description)
+            handle.app.center.post(name, userInfo: info.isEmpty ? nil : info)
+        case .wait:
+            if origin?.hasPrefix("script") != true { failure = "'wait' is for scenario files" }
+        case .expectState(let expected):
+            if handle.app.state != expected { failure = "expected state \(expected), found \(handle.app.state)" }
+        }
+        if let failure, origin?.hasPrefix("script") != true {
+            hostLine("error", command.description, detail: failure)
+        }
+        finishIfDone()
+        return failure
+    }
+
+    /// An OS event. Memory pressure while suspended does what it does on iOS: a critical level
+    /// purges the application, a warning reaches no code (a suspended application runs none).
+    private func performOSEvent(_ command: HostCommand, origin: String) {
+        if origin.hasPrefix("psi"), handle?.app.state == .suspended {
+            if origin == "psi critical" {
+                perform(.action(.purge), origin: origin)
+            } else {
+                hostLine("input", command.description, detail: "\(origin): ignored, the application is suspended")
+            }
+            return
+        }
+        perform(command, origin: origin)
+    }
+
+    private func runScript() {
+        guard let handle, exitCode == nil else { return }
+        guard scriptIndex < script.count else {
+            scriptRunning = false
+            finishIfDone()
+            return
+        }
+        let line = script[scriptIndex]
+        scriptIndex += 1
+        if let failure = perform(line.command, origin: "script \(line.location)") {
+            hostLine("error", line.text.trimmingWhitespace(), detail: "\(line.location): \(failure)")
+            fputs("\(line.location): \(failure)\n", stderr)
+            finish(HostExit.scriptError)
+            return
+        }
+        if case .wait(let duration) = line.command {
+            handle.loop.addTimer(after: duration) { [unowned self] in self.runScript() }
+        } else {
+            // One loop turn between lines: posts from other threads, signals and sockets interleave.
+            handle.loop.perform { [unowned self] in self.runScript() }
+        }
+    }
+
+    /// Ends the run once the application has stopped and no more input is expected.
+    private func finishIfDone() {
+        guard let handle, exitCode == nil else { return }
+        if killed { return finish(HostExit.watchdogKill) }
+        guard handle.app.state == .notRunning, !scriptRunning, !(options.interactive && stdinOpen) else { return }
+        finish(refusedPlugins > 0 ? HostExit.pluginRefused : HostExit.ok)
+    }
+
+    private func finish(_ code: Int32) {
+        guard exitCode == nil else { return }
+        exitCode = code
+        handle?.loop.stop()
+    }
+
+    // MARK: Trace
+
+    private func traced(_ event: TraceEvent) {
+        writer.write(event)
+        timeline?.record(event)
+        if event.kind == .state {
+            sources?.applicationStateChanged(to: event.state)
+            if event.state == .notRunning, event.detail == "killed by the watchdog" { killed = true }
+            if event.state == .notRunning { handle?.loop.perform { [weak self] in self?.finishIfDone() } }
+        }
+    }
+
+    /// A line of the host's own (not the engine's) in the trace.
+    private func hostLine(_ kind: String, _ name: String, plugin: String? = nil, detail: String? = nil) {
+        let state = handle?.app.state ?? .notRunning
+        writer.write(TraceLine(kind: kind, name: name, state: state, plugin: plugin, detail: detail))
+    }
+
+    // MARK: The prompt
+
+    private func startPrompt(_ handle: AppHandle) {
+        let flags = fcntl(STDIN_FILENO, F_GETFL)
+        _ = fcntl(STDIN_FILENO, F_SETFL, flags | O_NONBLOCK)
+        do {
+            stdinSource = try handle.loop.addReader(fd: STDIN_FILENO) { [unowned self] in self.readStdin() }
+            stdinOpen = true
+            prompt()
+        } catch {
+            hostLine("error", "stdin", detail: error.message)
+        }
+    }
+
+    private func prompt() {
+        if isatty(STDIN_FILENO) == 1 {
+            fputs("lifecycle> ", stderr)
+            fflush(stderr)
+        }
+    }
+
+    private func readStdin() {
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        let n = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+        if n < 0 {
+            if errno == EAGAIN || errno == EINTR { return }
+        }
+        if n <= 0 {
+            endOfInput()
+            return
+        }
+        stdinBuffer.append(contentsOf: chunk[0..<n])
+        while let newline = stdinBuffer.firstIndex(of: 0x0A) {
+            let line = String(decoding: stdinBuffer[..<newline], as: UTF8.self)
+            stdinBuffer.removeSubrange(...newline)
+            handleTyped(line)
+            if !stdinOpen { return }
+        }
+    }
+
+    private func handleTyped(_ line: String) {
+        let trimmed = line.trimmingWhitespace()
+        switch trimmed {
+        case "": break
+        case "help": fputs(ScenarioParser.help + "\n  help | quit\n", stderr)
+        case "quit", "exit":
+            endOfInput()
+            return
+        default:
+            do {
+                if let command = try ScenarioParser.parse(line: trimmed) {
+                    if let failure = perform(command, origin: "stdin") { fputs("error: \(failure)\n", stderr) }
+                }
+            } catch {
+                hostLine("error", trimmed, detail: error.message)
+                fputs("error: \(error.message)\n", stderr)
+            }
+        }
+        if stdinOpen, exitCode == nil { prompt() }
+    }
+
+    /// End of input (EOF or `quit`): terminate a running application, then finish.
+    private func endOfInput() {
+        stdinOpen = false
+        stdinSource?.cancel()
+        stdinSource = nil
+        if let handle, handle.app.state != .notRunning {
+            perform(.action(.terminate), origin: "stdin closed")
+        }
+        finishIfDone()
+    }
+
+    // MARK: The control socket
+
+    /// One request line → one response line. Protocol: docs/host.md.
+    private func answer(_ request: String) -> String {
+        let words = request.trimmingWhitespace()
+        if words == "status" { return status() }
+        if words == "help" { return "ok requests: status | send ACTION [ARGS...] | help" }
+        if words.hasPrefix("send ") || words == "send" {
+            let line = String(words.dropFirst(4)).trimmingWhitespace()
+            do {
+                guard let command = try ScenarioParser.parse(line: line) else { return "error: 'send' needs an action" }
+                if let failure = perform(command, origin: "socket") { return "error: \(failure)" }
+                return "ok \(handle?.app.state.rawValue ?? "not-running")"
+            } catch {
+                return "error: \(error.message)"
+            }
+        }
+        return "error: unknown request '\(words)' (status, send ACTION, help)"
+    }
+
+    /// The state of the host as one JSON object.
+    func status() -> String {
+        guard let handle else { return "error: not ready" }
+        let app = handle.app
+        func quote(_ s: String) -> String { TraceWriter.quote(s) }
+        let plugins = handle.plugins.map { p in
+            "{\"id\":\(quote(p.id)),\"version\":\(quote(p.version)),\"path\":\(quote(p.path)),"
+                + "\"observes\":[\(p.observedNames.map { quote($0.rawValue) }.joined(separator: ","))],"
+                + "\"delegates\":[\(p.implementedMethods.map { quote($0.selector) }.joined(separator: ","))]}"
+        }
+        let queued = app.queuedNotifications.map { "{\"name\":\(quote($0.name.rawValue)),\"count\":\($0.count)}" }
+        let tasks = app.backgroundTasks.map {
+            "{\"id\":\($0.id.rawValue),\"name\":\(quote($0.name)),\"owner\":\(quote($0.owner))}"
+        }
+        let remaining = app.backgroundTimeRemaining.map { format3($0.secondsDouble) } ?? "null"
+        return "{\"state\":\(quote(app.state.rawValue)),\"locked\":\(app.isDeviceLocked),\"pid\":\(getpid()),"
+            + "\"plugins\":[\(plugins.joined(separator: ","))],\"queued\":[\(queued.joined(separator: ","))],"
+            + "\"backgroundTasks\":[\(tasks.joined(separator: ","))],\"backgroundTimeRemaining\":\(remaining)}"
+    }
+}
+
+// MARK: Small helpers
+
+extension String {
+    func trimmingWhitespace() -> String {
+        var s = Substring(self)
+        while let first = s.first, first.isWhitespace { s.removeFirst() }
+        while let last = s.last, last.isWhitespace { s.removeLast() }
+        return String(s)
+    }
+}
+
+/// An absolute path for `path` (relative to the working directory).
+func absolute(_ path: String) -> String {
+    if path.hasPrefix("/") { return path }
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
+    guard getcwd(&buffer, buffer.count) != nil else { return path }
+    let cwd = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return (cwd == "/" ? "" : cwd) + "/" + path
+}
+
+/// The whole file as text, or nil (errno set).
+func readFile(_ path: String) -> String? {
+    let fd = open(path, O_RDONLY | O_CLOEXEC)
+    guard fd >= 0 else { return nil }
+    defer { close(fd) }
+    var bytes: [UInt8] = []
+    var chunk = [UInt8](repeating: 0, count: 65536)
+    while true {
+        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n < 0 { if errno == EINTR { continue }; return nil }
+        if n == 0 { break }
+        bytes.append(contentsOf: chunk[0..<n])
+    }
+    return String(decoding: bytes, as: UTF8.self)
+}
+
+/// Writes a whole file; false on failure (errno set).
+func writeFile(_ path: String, _ text: String) -> Bool {
+    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+    guard fd >= 0 else { return false }
+    defer { close(fd) }
+    let bytes = Array(text.utf8)
+    var offset = 0
+    while offset < bytes.count {
+        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+        if n < 0 { if errno == EINTR { continue }; return false }
+        offset += n
+    }
+    return true
+}

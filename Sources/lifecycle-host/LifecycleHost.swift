@@ -1,0 +1,276 @@
+import AppLifecycle
+import ArgumentParser
+@preconcurrency import Glibc
+import PluginHost
+
+/// `lifecycle-host`: runs an application's iOS life cycle with observer plugins.
+@main
+struct LifecycleHost: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lifecycle-host",
+        abstract: "Runs the iOS application life cycle with observer plugins.",
+        discussion: "Exit status of 'run': 0 clean end, 1 failure, 2 scenario error, 3 a plugin refused, 4 watchdog kill.",
+        subcommands: [Run.self, Demo.self, Check.self, Send.self, Status.self])
+}
+
+/// Options shared by `run` and `demo`.
+struct EngineOptions: ParsableArguments {
+    @Option(name: .customLong("trace"), help: "Trace format: text or json.")
+    var trace: String = "text"
+
+    @Option(name: .customLong("budget"), help: ArgumentHelp("A time budget in seconds (repeatable).",
+                                                         discussion: "NAME: launch, did-enter-background, will-terminate, completion, background-task, expiration-warning.",
+                                                         valueName: "NAME=SECONDS"))
+    var budgets: [String] = []
+
+    @Option(name: .customLong("archive"), help: "Folder for state-preservation archives.")
+    var archive: String?
+
+    @Option(name: .customLong("watchdog"), help: "Watchdog policy: terminate (as iOS) or report.")
+    var watchdog: String = "terminate"
+
+    @Option(name: .customLong("background-mode"), help: "A declared background mode (repeatable): audio, location, voip, fetch, remote-notification, …")
+    var backgroundModes: [String] = []
+
+    @Flag(name: .customLong("exits-on-suspend"), help: "UIApplicationExitsOnSuspend: leaving the foreground terminates.")
+    var exitsOnSuspend = false
+
+    @Option(name: .customLong("timeline"), help: "After the run, write a picture of it (SVG).")
+    var timeline: String?
+
+    func apply(to options: inout RunOptions) throws {
+        guard let format = TraceWriter.Format(rawValue: trace) else {
+            throw ValidationError("--trace must be text or json, not '\(trace)'")
+        }
+        options.trace = format
+        var configuration = Configuration()
+        guard let policy = Configuration.WatchdogPolicy(name: watchdog) else {
+            throw ValidationError("--watchdog must be terminate or report, not '\(watchdog)'")
+        }
+        configuration.watchdogPolicy = policy
+        for name in backgroundModes {
+            guard let mode = Configuration.BackgroundModes(name: name) else {
+                throw ValidationError("unknown background mode '\(name)' (\(Configuration.BackgroundModes.allNames.joined(separator: ", ")))")
+            }
+            configuration.backgroundModes.insert(mode)
+        }
+        configuration.exitsOnSuspend = exitsOnSuspend
+        configuration.archiveDirectory = archive.map(absolute)
+        for budget in budgets {
+            let parts = budget.split(separator: "=", maxSplits: 1).map(String.init)
+            guard parts.count == 2, let seconds = Double(parts[1]), seconds.isFinite, seconds > 0 else {
+                throw ValidationError("--budget expects NAME=SECONDS, got '\(budget)'")
+            }
+            let duration = Duration.nanoseconds(Int64(seconds * 1e9))
+            switch parts[0] {
+            case "launch": configuration.budgets.launch = duration
+            case "did-enter-background", "didEnterBackground": configuration.budgets.didEnterBackground = duration
+            case "will-terminate", "willTerminate": configuration.budgets.willTerminate = duration
+            case "completion", "completion-handler", "completionHandler": configuration.budgets.completionHandler = duration
+            case "background-task", "backgroundTask": configuration.budgets.backgroundTask = duration
+            case "expiration-warning", "expirationWarning": configuration.budgets.expirationWarning = duration
+            default:
+                throw ValidationError("unknown budget '\(parts[0])' (launch, did-enter-background, will-terminate, completion, background-task, expiration-warning)")
+            }
+        }
+        options.configuration = configuration
+        options.timeline = timeline
+    }
+}
+
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load plugins, launch, then take actions from a scenario, the prompt, the control socket and the OS.")
+
+    @Option(name: .customLong("plugin"), help: "A plugin .so (repeatable).")
+    var plugins: [String] = []
+
+    @Option(name: .customLong("plugin-dir"), help: "A folder of plugin .so files (repeatable).")
+    var pluginDirs: [String] = []
+
+    @Option(name: .customLong("script"), help: "A scenario file: one action a line.")
+    var script: String?
+
+    @Flag(name: .customLong("interactive"), help: "Read actions from standard input ('help' lists them).")
+    var interactive = false
+
+    @Option(name: .customLong("launch-option"), help: ArgumentHelp("A launch option (repeatable).", valueName: "KEY=VALUE"))
+    var launchOptions: [String] = []
+
+    @Flag(name: .customLong("background-launch"), help: "Launch into the background.")
+    var backgroundLaunch = false
+
+    @Flag(name: .customLong("no-signals"), help: "Do not map SIGTSTP, SIGCONT, SIGTERM, SIGINT, SIGUSR1 to actions.")
+    var noSignals = false
+
+    @Flag(name: .customLong("no-pressure"), help: "Do not watch memory pressure (PSI).")
+    var noPressure = false
+
+    @Option(name: .customLong("pressure-file"), help: "The PSI file to watch (default: the cgroup's memory.pressure, else /proc/pressure/memory).")
+    var pressureFile: String?
+
+    @Option(name: .customLong("pressure-warning"), help: "PSI trigger for a 'warning' memory warning (window: a multiple of 2 s).")
+    var pressureWarning: String = "some 150000 2000000"
+
+    @Option(name: .customLong("pressure-critical"), help: "PSI trigger for a 'critical' memory warning.")
+    var pressureCritical: String = "full 150000 2000000"
+
+    @Flag(name: .customLong("no-clock"), help: "Do not watch for clock steps.")
+    var noClock = false
+
+    @Option(name: .customLong("socket"), help: "The control socket's path (default: $XDG_RUNTIME_DIR/lifecycle-host.sock).")
+    var socket: String?
+
+    @Flag(name: .customLong("no-socket"), help: "Do not open the control socket.")
+    var noSocket = false
+
+    @OptionGroup var engine: EngineOptions
+
+    func run() throws {
+        var options = RunOptions()
+        try engine.apply(to: &options)
+        options.plugins = plugins
+        options.pluginFolders = pluginDirs
+        options.script = script
+        options.interactive = interactive
+        options.backgroundLaunch = backgroundLaunch
+        do {
+            options.launchOptions = try ScenarioParser.keyValues(launchOptions, "--launch-option")
+        } catch {
+            throw ValidationError(error.message)
+        }
+        options.osEvents.signals = !noSignals
+        options.osEvents.pressure = !noPressure
+        options.osEvents.clock = !noClock
+        if let pressureFile { options.osEvents.pressureFile = pressureFile }
+        options.osEvents.warningTrigger = pressureWarning
+        options.osEvents.criticalTrigger = pressureCritical
+        options.socket = !noSocket
+        options.socketPath = socket
+        let code = HostRunner(options: options).run()
+        if code != 0 { throw ExitCode(code) }
+    }
+}
+
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The bundled example plugins through every sequence of the life cycle, trace on screen.")
+
+    @OptionGroup var engine: EngineOptions
+
+    func run() throws {
+        var options = RunOptions()
+        try engine.apply(to: &options)
+        // The demo needs fetch and remote notifications, and a place for StateKeeper's archive.
+        options.configuration.backgroundModes.formUnion([.fetch, .remoteNotification])
+        if options.configuration.archiveDirectory == nil {
+            options.configuration.archiveDirectory = "/tmp/lifecycle-host-demo-\(getuid())"
+        }
+        let folder = executableFolder()
+        options.plugins = ["Echo", "StateKeeper", "Greeter", "CacheTrimmer"].map { "\(folder)/lib\($0).so" }
+        options.scriptText = ("demo.scenario", DemoScenario.text)
+        options.socket = false
+        options.osEvents.pressure = false
+        options.osEvents.clock = false
+        let code = HostRunner(options: options).run()
+        if code != 0 { throw ExitCode(code) }
+    }
+}
+
+struct Check: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Load each plugin and print its descriptor, notifications and delegate methods, or why it is refused.")
+
+    @Argument(help: "Plugin .so files.")
+    var plugins: [String]
+
+    func run() throws {
+        let handle: AppHandle
+        do { handle = try AppHandle(configuration: Configuration()) } catch { throw ValidationError("\(error)") }
+        defer { handle.shutdown() }
+        var refused = 0
+        for path in plugins {
+            do {
+                let plugin = try handle.loadPlugin(path: absolute(path))
+                print("\(plugin.path)")
+                print("  id:          \(plugin.id)")
+                print("  version:     \(plugin.version)")
+                print("  abi:         \(plugin.abiMajor).\(plugin.abiMinor)")
+                print("  description: \(plugin.summary)")
+                let names = plugin.observedNames.map(\.rawValue)
+                print("  observes:    \(names.isEmpty ? "(nothing)" : names.joined(separator: ", "))")
+                let methods = plugin.implementedMethods.map(\.selector)
+                print("  delegates:   \(methods.isEmpty ? "(none)" : methods.joined(separator: ", "))")
+                handle.unload(plugin)
+            } catch {
+                refused += 1
+                print("\(error.path)")
+                print("  refused:     \(error.reason)")
+            }
+        }
+        if refused > 0 { throw ExitCode(HostExit.pluginRefused) }
+    }
+}
+
+struct SocketOption: ParsableArguments {
+    @Option(name: .customLong("socket"), help: "The control socket's path (default: $XDG_RUNTIME_DIR/lifecycle-host.sock).")
+    var socket: String?
+
+    var path: String { socket ?? ControlServer.defaultPath() }
+}
+
+struct Send: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Send an action to a running host, e.g. 'send memory-warning critical'.")
+
+    @OptionGroup var socket: SocketOption
+
+    @Argument(parsing: .captureForPassthrough, help: "The action and its arguments, as in a scenario file.")
+    var action: [String]
+
+    func run() throws {
+        guard !action.isEmpty else { throw ValidationError("send needs an action ('lifecycle-host send home')") }
+        let line = action.map(quoteWord).joined(separator: " ")
+        try request("send " + line, socket.path)
+    }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print a running host's state, plugins, queued notifications and background tasks (JSON).")
+
+    @OptionGroup var socket: SocketOption
+
+    func run() throws { try request("status", socket.path) }
+}
+
+/// A word as the scenario tokenizer reads it back: quoted when it holds white space or quotes.
+func quoteWord(_ word: String) -> String {
+    guard word.isEmpty || word.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "#" }) else { return word }
+    var out = "\""
+    for character in word {
+        if character == "\"" || character == "\\" { out.append("\\") }
+        out.append(character)
+    }
+    return out + "\""
+}
+
+/// Sends one request and prints the reply; a reply starting with "error" exits 1.
+private func request(_ line: String, _ path: String) throws {
+    do {
+        let reply = try ControlClient.request(path: path, line: line)
+        print(reply)
+        if reply.hasPrefix("error") { throw ExitCode(1) }
+    } catch let error as ControlSocketError {
+        fputs("lifecycle-host: \(error.description)\n", stderr)
+        throw ExitCode(1)
+    }
+}
+
+/// The folder holding this executable (where SwiftPM also puts the example plugins).
+func executableFolder() -> String {
+    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+    let n = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
+    guard n > 0 else { return "." }
+    let path = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    return path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
+}

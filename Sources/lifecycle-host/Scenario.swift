@@ -1,0 +1,221 @@
+import AppLifecycle
+
+/// What is wrong with one scenario line (without the FILE:LINE prefix).
+struct ScenarioError: Error, Sendable, CustomStringConvertible {
+    let message: String
+    var description: String { message }
+}
+
+/// One parsed line of a scenario file, with where it came from.
+struct ScenarioLine: Sendable {
+    let file: String
+    let line: Int
+    let text: String
+    let command: HostCommand
+    /// `FILE:LINE`, the prefix of every error about this line.
+    var location: String { "\(file):\(line)" }
+}
+
+/// Parses scenario lines: one action a line, `#` starts a comment.
+///
+/// Grammar (also typed at the interactive prompt and sent over the control socket):
+/// `launch [background] [KEY=VALUE...]`, `home`, `foreground`, `interrupt`, `dismiss`, `accept`,
+/// `lock`, `unlock`, `memory-warning [normal|warning|critical]`, `time-change`,
+/// `open-url URL [source=APP] [KEY=VALUE...]`, `fetch`, `remote-notification [KEY=VALUE...]`,
+/// `post NAME [KEY=VALUE...]`, `wait DURATION`, `expect-state STATE`, `terminate`, `purge`.
+/// VALUEs are typed: `true`/`false` → bool, `12` → integer, `1.5` → double, anything else (or
+/// anything in double quotes) → string. DURATIONs: `250ms`, `2s`, `1.5s`, `100us`, `1m`.
+enum ScenarioParser {
+    static let commands = [
+        "launch", "home", "foreground", "interrupt", "dismiss", "accept", "lock", "unlock", "memory-warning",
+        "time-change", "open-url", "fetch", "remote-notification", "post", "wait", "expect-state", "terminate", "purge",
+    ]
+
+    /// One line each, as `help` prints them.
+    static let help = """
+        launch [background] [KEY=VALUE...]   launch (into the background), with launch options
+        home                                 Home button: willResignActive, didEnterBackground
+        foreground                           return to the app
+        interrupt | dismiss | accept         an alert interruption begins / is dismissed / is taken
+        lock | unlock                        the Sleep/Wake button, unlocking
+        memory-warning [normal|warning|critical]
+        time-change                          a significant time change
+        open-url URL [source=APP]            open a URL (launches the app if needed)
+        fetch                                a background fetch
+        remote-notification [KEY=VALUE...]   a push notification with its payload
+        post NAME [KEY=VALUE...]             post a notification (standard, UIKit alias, or dotted custom name)
+        wait DURATION                        let time pass (250ms, 2s)
+        expect-state STATE                   check the state (not-running, inactive, active, background, suspended)
+        terminate | purge                    the system terminates / purges the app
+        """
+
+    /// Parses a whole file's text; the first bad line throws with `FILE:LINE: message`.
+    static func parse(text: String, file: String) throws(ScenarioFileError) -> [ScenarioLine] {
+        var lines: [ScenarioLine] = []
+        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+            let text = String(raw)
+            do {
+                if let command = try parse(line: text) {
+                    lines.append(ScenarioLine(file: file, line: index + 1, text: text, command: command))
+                }
+            } catch {
+                throw ScenarioFileError(location: "\(file):\(index + 1)", message: error.message)
+            }
+        }
+        return lines
+    }
+
+    /// Parses one line; nil for a blank or comment line.
+    static func parse(line: String) throws(ScenarioError) -> HostCommand? {
+        let words = try tokenize(line)
+        guard let verb = words.first else { return nil }
+        let args = Array(words.dropFirst())
+        func noArguments() throws(ScenarioError) {
+            if !args.isEmpty { throw ScenarioError(message: "'\(verb)' takes no arguments") }
+        }
+        switch verb {
+        case "launch":
+            var rest = args[...]
+            let background = rest.first == "background"
+            if background { rest = rest.dropFirst() }
+            return .action(.launch(options: try keyValues(Array(rest), verb), inBackground: background))
+        case "home": try noArguments(); return .action(.home)
+        case "foreground": try noArguments(); return .action(.foreground)
+        case "interrupt": try noArguments(); return .action(.beginInterruption)
+        case "dismiss": try noArguments(); return .action(.dismissInterruption)
+        case "accept": try noArguments(); return .action(.acceptInterruption)
+        case "lock": try noArguments(); return .action(.lock)
+        case "unlock": try noArguments(); return .action(.unlock)
+        case "time-change": try noArguments(); return .action(.significantTimeChange)
+        case "fetch": try noArguments(); return .action(.backgroundFetch)
+        case "terminate": try noArguments(); return .action(.terminate)
+        case "purge": try noArguments(); return .action(.purge)
+        case "memory-warning":
+            guard args.count <= 1 else { throw ScenarioError(message: "'memory-warning' takes at most one level") }
+            guard let level = args.isEmpty ? .warning : MemoryWarningLevel(rawValue: args[0]) else {
+                throw ScenarioError(message: "unknown memory-warning level '\(args[0])' (normal, warning or critical)")
+            }
+            return .action(.memoryWarning(level))
+        case "open-url":
+            guard let url = args.first else { throw ScenarioError(message: "'open-url' needs a URL") }
+            var annotation = try keyValues(Array(args.dropFirst()), verb)
+            let source = annotation["source"]?.stringValue
+            annotation["source"] = nil
+            return .action(.openURL(url, sourceApplication: source, annotation: annotation.isEmpty ? nil : .dict(annotation)))
+        case "remote-notification":
+            return .action(.remoteNotification(try keyValues(args, verb)))
+        case "post":
+            guard let name = args.first else { throw ScenarioError(message: "'post' needs a notification name") }
+            let notificationName: NotificationName
+            do { notificationName = try NotificationName(name) } catch { throw ScenarioError(message: error.message) }
+            return .post(notificationName, try keyValues(Array(args.dropFirst()), verb))
+        case "wait":
+            guard args.count == 1 else { throw ScenarioError(message: "'wait' needs one duration, e.g. 'wait 500ms'") }
+            return .wait(try duration(args[0]))
+        case "expect-state":
+            guard args.count == 1 else { throw ScenarioError(message: "'expect-state' needs one state") }
+            guard let state = ApplicationState(name: args[0]) else {
+                throw ScenarioError(message: "unknown state '\(args[0])' (not-running, inactive, active, background or suspended)")
+            }
+            return .expectState(state)
+        default:
+            var message = "unknown action '\(verb)'"
+            if let close = commands.min(by: { distance($0, verb) < distance($1, verb) }), distance(close, verb) <= 3 {
+                message += " (did you mean '\(close)'?)"
+            }
+            throw ScenarioError(message: message + "; 'help' lists the actions")
+        }
+    }
+
+    /// Splits on white space; double quotes group (with \" and \\ escapes); `#` outside quotes ends the line.
+    static func tokenize(_ line: String) throws(ScenarioError) -> [String] {
+        var words: [String] = []
+        var current = ""
+        var inWord = false
+        var quoted = false
+        var escaped = false
+        for character in line {
+            if quoted {
+                if escaped {
+                    current.append(character)
+                    escaped = false
+                } else if character == "\\" {
+                    escaped = true
+                } else if character == "\"" {
+                    quoted = false
+                } else {
+                    current.append(character)
+                }
+                continue
+            }
+            if character == "#" && !inWord { break }
+            if character.isWhitespace {
+                if inWord { words.append(current) }
+                current = ""
+                inWord = false
+            } else if character == "\"" {
+                quoted = true
+                inWord = true
+            } else {
+                current.append(character)
+                inWord = true
+            }
+        }
+        if quoted { throw ScenarioError(message: "unterminated quoted string") }
+        if inWord { words.append(current) }
+        return words
+    }
+
+    /// `KEY=VALUE` words as a typed dictionary.
+    static func keyValues(_ words: [String], _ verb: String) throws(ScenarioError) -> UserInfo {
+        var info = UserInfo()
+        for word in words {
+            guard let equals = word.firstIndex(of: "="), equals != word.startIndex else {
+                throw ScenarioError(message: "'\(verb)' expects KEY=VALUE, got '\(word)'")
+            }
+            let key = String(word[..<equals])
+            info[key] = value(String(word[word.index(after: equals)...]))
+        }
+        return info
+    }
+
+    static func value(_ text: String) -> UserInfoValue {
+        if text == "true" { return .bool(true) }
+        if text == "false" { return .bool(false) }
+        if let integer = Int64(text) { return .int(integer) }
+        if text.contains("."), let double = Double(text), double.isFinite { return .double(double) }
+        return .string(text)
+    }
+
+    static func duration(_ text: String) throws(ScenarioError) -> Duration {
+        let units: [(String, Double)] = [("ms", 1e-3), ("us", 1e-6), ("s", 1), ("m", 60)]
+        for (suffix, scale) in units where text.hasSuffix(suffix) {
+            if let number = Double(text.dropLast(suffix.count)), number.isFinite, number >= 0 {
+                return .nanoseconds(Int64(number * scale * 1e9))
+            }
+        }
+        if let seconds = Double(text), seconds.isFinite, seconds >= 0 { return .nanoseconds(Int64(seconds * 1e9)) }
+        throw ScenarioError(message: "bad duration '\(text)' (e.g. 250ms, 2s, 1.5s)")
+    }
+
+    private static func distance(_ a: String, _ b: String) -> Int {
+        let a = Array(a.utf8), b = Array(b.utf8)
+        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + [Int](repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
+
+/// A scenario file error: `FILE:LINE: message`.
+struct ScenarioFileError: Error, Sendable, CustomStringConvertible {
+    let location: String
+    let message: String
+    var description: String { "\(location): \(message)" }
+}

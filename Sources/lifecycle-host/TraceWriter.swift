@@ -1,0 +1,132 @@
+import AppLifecycle
+@preconcurrency import Glibc
+import Synchronization
+
+/// One line of the host's trace: an engine event, or an event of the host itself (a plugin loaded
+/// or refused, a signal, an input, an error).
+struct TraceLine: Sendable {
+    var kind: String
+    var name: String
+    var state: ApplicationState
+    var plugin: String?
+    var detail: String?
+}
+
+/// Writes the trace to a file descriptor, as aligned text (colour only on a terminal) or as JSON
+/// lines. Every line gets `t` (seconds since the host started, monotonic) and `seq` (from 1).
+///
+/// [thread-safe] One lock around each line: the watchdog thread may write the line that explains
+/// why the process is about to exit.
+final class TraceWriter: Sendable {
+    enum Format: String, Sendable { case text, json }
+
+    private let format: Format
+    private let fd: Int32
+    private let colour: Bool
+    private let origin = MonotonicInstant.now
+    private let sequence = Mutex<UInt64>(0)
+
+    init(format: Format, fd: Int32 = STDOUT_FILENO, colour: Bool? = nil) {
+        self.format = format
+        self.fd = fd
+        self.colour = colour ?? (format == .text && isatty(fd) == 1 && getenv("NO_COLOR") == nil)
+    }
+
+    func write(_ event: TraceEvent) {
+        write(TraceLine(kind: event.kind.rawValue, name: event.name, state: event.state, plugin: event.observer, detail: event.detail))
+    }
+
+    func write(_ line: TraceLine) {
+        let time = MonotonicInstant.now.duration(since: origin).secondsDouble
+        sequence.withLock { seq in
+            seq += 1
+            let text = format == .json ? Self.json(line, time: time, seq: seq) : text(line, time: time)
+            writeAll(text + "\n")
+        }
+    }
+
+    /// The header row of the text format (nothing for JSON).
+    func writeHeader() {
+        guard format == .text else { return }
+        writeAll(Self.columns(time: "time", state: "state", kind: "kind", name: "name", plugin: "plugin") + "\n")
+    }
+
+    private func writeAll(_ text: String) {
+        var bytes = Array(text.utf8)
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            offset += n
+        }
+        bytes.removeAll()
+    }
+
+    static func columns(time: String, state: String, kind: String, name: String, plugin: String) -> String {
+        func pad(_ s: String, _ width: Int) -> String { s.count >= width ? s + " " : s + String(repeating: " ", count: width - s.count) }
+        return pad(time, 9) + pad(state, 12) + pad(kind, 16) + pad(name, 52) + plugin
+    }
+
+    private func text(_ line: TraceLine, time: Double) -> String {
+        var row = Self.columns(time: String(format3(time)), state: line.state.rawValue, kind: line.kind, name: line.name,
+                               plugin: line.plugin ?? "")
+        if let detail = line.detail, !detail.isEmpty { row += (line.plugin?.isEmpty == false ? "  " : "") + detail }
+        while row.last == " " { row.removeLast() }
+        guard colour else { return row }
+        let code: String = switch line.kind {
+        case "state": "1;34"
+        case "delegate": "32"
+        case "notification": "36"
+        case "watchdog", "error": "1;31"
+        case "action", "input": "1"
+        case "queued", "discarded", "skipped": "33"
+        default: "0"
+        }
+        return "\u{1B}[\(code)m\(row)\u{1B}[0m"
+    }
+
+    static func json(_ line: TraceLine, time: Double, seq: UInt64) -> String {
+        var out = "{\"t\":\(format6(time)),\"seq\":\(seq),\"kind\":\(quote(line.kind)),\"name\":\(quote(line.name)),\"state\":\(quote(line.state.rawValue))"
+        if let plugin = line.plugin, !plugin.isEmpty { out += ",\"plugin\":\(quote(plugin))" }
+        if let detail = line.detail, !detail.isEmpty { out += ",\"detail\":\(quote(detail))" }
+        return out + "}"
+    }
+
+    static func quote(_ s: String) -> String {
+        var out = "\""
+        for scalar in s.unicodeScalars {
+            switch scalar {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            default:
+                if scalar.value < 0x20 {
+                    let hex = String(scalar.value, radix: 16)
+                    out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+                } else {
+                    out.unicodeScalars.append(scalar)
+                }
+            }
+        }
+        return out + "\""
+    }
+}
+
+/// `1.234` (three decimals).
+func format3(_ x: Double) -> String {
+    let ms = Int64((x * 1000).rounded())
+    let fraction = String(ms % 1000)
+    return "\(ms / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+}
+
+/// `1.234567` (six decimals).
+func format6(_ x: Double) -> String {
+    let us = Int64((x * 1_000_000).rounded())
+    let fraction = String(us % 1_000_000)
+    return "\(us / 1_000_000).\(String(repeating: "0", count: 6 - fraction.count))\(fraction)"
+}

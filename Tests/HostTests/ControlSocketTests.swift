@@ -1,0 +1,490 @@
+@preconcurrency import Glibc
+import AppLifecycle
+import Foundation
+import Synchronization
+import XCTest
+
+@testable import lifecycle_host
+
+/// Real sockets: the server runs on the test thread's loop, clients on other threads (or a child process).
+final class ControlSocketTests: XCTestCase {
+    private var directory = ""
+
+    override func setUpWithError() throws {
+        var template = Array("/tmp/lh-sock-XXXXXX".utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        XCTAssertNotNil(made)
+        directory = String(decoding: template.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    private var socketPath: String { directory + "/host.sock" }
+
+    /// An echo handler recording what it was given.
+    private func echoServer(_ loop: MainRunLoop, log: RequestLog? = nil) throws -> ControlServer {
+        try ControlServer(path: socketPath, loop: loop) { line in
+            log?.append(line)
+            return "ok: \(line)"
+        }
+    }
+
+    // MARK: Round trips
+
+    func testRequestResponseRoundTrip() throws {
+        let loop = try MainRunLoop()
+        let server = try echoServer(loop)
+        let path = socketPath
+        let reply = try serve(loop) { try ControlClient.request(path: path, line: "hello world") }
+        XCTAssertEqual(reply, "ok: hello world")
+        server.close()
+    }
+
+    func testTwoRequestsOnOneConnection() throws {
+        let loop = try MainRunLoop()
+        let server = try echoServer(loop)
+        let path = socketPath
+        let replies = try serve(loop) { () throws -> [String?] in
+            let client = try RawClient(path: path)
+            // Pipelined in one write, then one more after reading.
+            try client.send("first\nsecond\n")
+            let first = try client.readLine()
+            let second = try client.readLine()
+            try client.send("third\n")
+            return [first, second, try client.readLine()]
+        }
+        XCTAssertEqual(replies, ["ok: first", "ok: second", "ok: third"])
+        server.close()
+    }
+
+    func testHalfLineThenRest() throws {
+        let loop = try MainRunLoop()
+        let log = RequestLog()
+        let server = try echoServer(loop, log: log)
+        let path = socketPath
+        let reply = try serve(loop) { () throws -> String? in
+            let client = try RawClient(path: path)
+            try client.send("hal")
+            usleep(200_000)
+            // Nothing answered for half a line.
+            XCTAssertTrue(log.lines.isEmpty)
+            XCTAssertEqual(try client.readLine(timeout: .milliseconds(100)), RawClient.timedOut)
+            try client.send("f a line\r\n")
+            return try client.readLine()
+        }
+        XCTAssertEqual(reply, "ok: half a line")
+        XCTAssertEqual(log.lines, ["half a line"])
+        server.close()
+    }
+
+    func testOverlongLineIsRefusedAndClosed() throws {
+        let loop = try MainRunLoop()
+        let log = RequestLog()
+        let server = try echoServer(loop, log: log)
+        let path = socketPath
+        let (reply, after) = try serve(loop) { () throws -> (String?, String?) in
+            let client = try RawClient(path: path)
+            try client.send("short\n")
+            XCTAssertEqual(try client.readLine(), "ok: short")
+            // 70 KiB: the server may close before taking it all, so a failing send is fine.
+            try? client.send(String(repeating: "x", count: 70 * 1024) + "\n")
+            return (try client.readLine(), try client.readLine())
+        }
+        XCTAssertEqual(reply, "error: request too long")
+        XCTAssertNil(after, "the connection is closed after the error")
+        XCTAssertEqual(log.lines, ["short"])
+        // A line of exactly the limit is accepted.
+        let longest = String(repeating: "y", count: ControlServer.maxRequestLength)
+        let ok = try serve(loop) { try ControlClient.request(path: path, line: longest) }
+        XCTAssertEqual(ok, "ok: " + longest)
+        server.close()
+    }
+
+    func testTwoClientsInterleaved() throws {
+        let loop = try MainRunLoop()
+        let server = try echoServer(loop)
+        let path = socketPath
+        let replies = try serve(loop) { () throws -> [String?] in
+            let a = try RawClient(path: path)
+            let b = try RawClient(path: path)
+            try a.send("from a, par")
+            try b.send("from b, par")
+            try b.send("t one\n")
+            let b1 = try b.readLine()
+            try a.send("t one\nfrom a, part two\n")
+            let a1 = try a.readLine()
+            let a2 = try a.readLine()
+            try b.send("from b, part two\n")
+            return [b1, a1, a2, try b.readLine()]
+        }
+        XCTAssertEqual(replies, ["ok: from b, part one", "ok: from a, part one", "ok: from a, part two", "ok: from b, part two"])
+        server.close()
+    }
+
+    func testBlankLinesIgnoredAndInvalidUTF8Answered() throws {
+        let loop = try MainRunLoop()
+        let log = RequestLog()
+        let server = try ControlServer(path: socketPath, loop: loop) { line in
+            log.append(line)
+            return "two\nlines"
+        }
+        let path = socketPath
+        let replies = try serve(loop) { () throws -> [String?] in
+            let client = try RawClient(path: path)
+            try client.send("\n\r\n  \t\n")
+            try client.send(Array("bad ".utf8) + [0xFF, 0xFE, 10])
+            let bad = try client.readLine()
+            try client.send("good\n")
+            return [bad, try client.readLine()]
+        }
+        XCTAssertEqual(replies, ["error: request is not UTF-8", "two lines"])
+        XCTAssertEqual(log.lines, ["good"])
+        server.close()
+    }
+
+    func testHalfClosedClientGetsItsAnswers() throws {
+        let loop = try MainRunLoop()
+        let server = try echoServer(loop)
+        let path = socketPath
+        let replies = try serve(loop) { () throws -> [String?] in
+            let client = try RawClient(path: path)
+            // The last line has no line feed: the end of the stream ends it.
+            try client.send("one\ntwo")
+            client.shutdownWrite()
+            return [try client.readLine(), try client.readLine(), try client.readLine()]
+        }
+        XCTAssertEqual(replies, ["ok: one", "ok: two", nil])
+        server.close()
+    }
+
+    func testClientGoneMidResponseDoesNotHurtServer() throws {
+        let loop = try MainRunLoop()
+        let big = String(repeating: "z", count: 4 << 20)
+        let server = try ControlServer(path: socketPath, loop: loop) { line in line == "big" ? big : "ok: \(line)" }
+        let path = socketPath
+        let reply = try serve(loop) { () throws -> String in
+            let client = try RawClient(path: path)
+            try client.send("big\nbig\nbig\n")
+            usleep(100_000)
+            client.close()  // 12 MiB of answers unread: the server gets EPIPE/ECONNRESET.
+            usleep(100_000)
+            return try ControlClient.request(path: path, line: "still there?")
+        }
+        XCTAssertEqual(reply, "ok: still there?")
+        server.close()
+    }
+
+    func testSlowReaderDoesNotBlockOthers() throws {
+        let loop = try MainRunLoop()
+        // 1 MiB answers: far more than the socket buffers hold, so the server must wait for writability.
+        let server = try ControlServer(path: socketPath, loop: loop) { line in
+            line.hasPrefix("big") ? line + ":" + String(repeating: "z", count: 1 << 20) : "ok: \(line)"
+        }
+        let path = socketPath
+        let (quick, elapsed, answers) = try serve(loop) { () throws -> (String, Duration, [String?]) in
+            let slow = try RawClient(path: path)
+            try slow.send("big1\nbig2\nbig3\n")
+            usleep(100_000)
+            let started = MonotonicInstant.now
+            let quick = try ControlClient.request(path: path, line: "quick", timeout: .seconds(2))
+            let elapsed = MonotonicInstant.now.duration(since: started)
+            usleep(200_000)
+            let answers = try (0..<3).map { _ in try slow.readLine() }
+            return (quick, elapsed, answers)
+        }
+        XCTAssertEqual(quick, "ok: quick")
+        XCTAssertLessThan(elapsed, .seconds(1), "a slow reader must not hold up the loop")
+        XCTAssertEqual(answers.map { $0?.prefix(5) }, ["big1:", "big2:", "big3:"])
+        XCTAssertEqual(answers.map { $0?.utf8.count }, [5 + (1 << 20), 5 + (1 << 20), 5 + (1 << 20)])
+        server.close()
+    }
+
+    func testCloseFromHandlerStillAnswers() throws {
+        let loop = try MainRunLoop()
+        var server: ControlServer?
+        server = try ControlServer(path: socketPath, loop: loop) { line in
+            if line == "quit" { server?.close() }
+            return "bye"
+        }
+        let path = socketPath
+        let reply = try serve(loop) { try ControlClient.request(path: path, line: "quit") }
+        XCTAssertEqual(reply, "bye")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: path), "close() unlinks the socket")
+        server = nil
+    }
+
+    // MARK: The socket file
+
+    func testSocketModeIs0600() throws {
+        let loop = try MainRunLoop()
+        let server = try echoServer(loop)
+        var info = stat()
+        XCTAssertEqual(lstat(socketPath, &info), 0)
+        XCTAssertEqual(info.st_mode & S_IFMT, S_IFSOCK)
+        XCTAssertEqual(info.st_mode & 0o777, 0o600)
+        server.close()
+        XCTAssertNotEqual(lstat(socketPath, &info), 0, "close() removes the file")
+    }
+
+    func testStaleSocketIsReplaced() throws {
+        // Bound, then closed without unlink: a host that died.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        XCTAssertEqual(ControlServer.bind(fd, try ControlServer.address(socketPath)), 0)
+        Glibc.close(fd)
+        XCTAssertTrue(FileManager.default.fileExists(atPath: socketPath))
+
+        let loop = try MainRunLoop()
+        let server = try echoServer(loop)
+        let path = socketPath
+        XCTAssertEqual(try serve(loop) { try ControlClient.request(path: path, line: "ping") }, "ok: ping")
+        server.close()
+    }
+
+    func testLiveSocketIsNotStolen() throws {
+        let loop = try MainRunLoop()
+        let server = try echoServer(loop)
+        XCTAssertThrowsError(try echoServer(loop)) { error in
+            XCTAssertEqual("\(error)", "another lifecycle-host is listening on \(self.socketPath)")
+        }
+        // The first server is untouched.
+        let path = socketPath
+        XCTAssertEqual(try serve(loop) { try ControlClient.request(path: path, line: "ping") }, "ok: ping")
+        server.close()
+    }
+
+    func testNonSocketFileIsRefused() throws {
+        XCTAssertTrue(FileManager.default.createFile(atPath: socketPath, contents: Data("keep me".utf8)))
+        let loop = try MainRunLoop()
+        XCTAssertThrowsError(try echoServer(loop)) { error in
+            XCTAssertTrue("\(error)".contains("exists and is not a socket"), "\(error)")
+        }
+        XCTAssertEqual(FileManager.default.contents(atPath: socketPath), Data("keep me".utf8))
+    }
+
+    func testClientToMissingPath() {
+        let path = socketPath
+        XCTAssertThrowsError(try ControlClient.request(path: path, line: "ping")) { error in
+            XCTAssertEqual("\(error)", "no lifecycle-host is listening on \(path)")
+        }
+    }
+
+    func testClientTimesOut() throws {
+        // Listening, but nobody serves: the connection is queued and never answered.
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        defer { Glibc.close(fd) }
+        XCTAssertEqual(ControlServer.bind(fd, try ControlServer.address(socketPath)), 0)
+        XCTAssertEqual(listen(fd, 4), 0)
+        let started = MonotonicInstant.now
+        XCTAssertThrowsError(try ControlClient.request(path: socketPath, line: "ping", timeout: .milliseconds(300))) { error in
+            XCTAssertEqual("\(error)", "no response from the lifecycle-host on \(self.socketPath) within 300 ms")
+        }
+        let elapsed = MonotonicInstant.now.duration(since: started)
+        XCTAssertGreaterThanOrEqual(elapsed, .milliseconds(290))
+        XCTAssertLessThan(elapsed, .seconds(2))
+    }
+
+    func testClientRefusesMalformedRequests() {
+        XCTAssertThrowsError(try ControlClient.request(path: socketPath, line: "a\nb"))
+        XCTAssertThrowsError(try ControlClient.request(path: socketPath, line: "  "))
+        XCTAssertThrowsError(try ControlClient.request(path: socketPath, line: String(repeating: "x", count: 65537)))
+        XCTAssertThrowsError(try ControlClient.request(path: "/tmp/" + String(repeating: "p", count: 120), line: "x")) { error in
+            XCTAssertTrue("\(error)".contains("too long"), "\(error)")
+        }
+    }
+
+    func testDefaultPath() throws {
+        let saved = getenv("XDG_RUNTIME_DIR").map { String(cString: $0) }
+        defer {
+            if let saved { setenv("XDG_RUNTIME_DIR", saved, 1) } else { unsetenv("XDG_RUNTIME_DIR") }
+        }
+        setenv("XDG_RUNTIME_DIR", directory, 1)
+        XCTAssertEqual(ControlServer.defaultPath(), directory + "/lifecycle-host.sock")
+        setenv("XDG_RUNTIME_DIR", directory + "/missing", 1)
+        XCTAssertEqual(ControlServer.defaultPath(), "/tmp/lifecycle-host-\(geteuid()).sock")
+        unsetenv("XDG_RUNTIME_DIR")
+        XCTAssertEqual(ControlServer.defaultPath(), "/tmp/lifecycle-host-\(geteuid()).sock")
+    }
+
+    // MARK: Peer credentials
+
+    func testOtherUserIsRejected() throws {
+        try XCTSkipUnless(geteuid() == 0, "needs root to run a client as another user")
+        // The folder is open to everyone, so that only the socket's own mode (then SO_PEERCRED) decides.
+        XCTAssertEqual(chmod(directory, 0o777), 0)
+        let loop = try MainRunLoop()
+        let log = RequestLog()
+        let server = try echoServer(loop, log: log)
+
+        // 0600: the kernel refuses the connect (EACCES) before the server sees anything.
+        let refused = try runAsNobody(loop, path: socketPath)
+        XCTAssertEqual(refused.connectErrno, EACCES)
+
+        // 0666 (for the test only): the connect succeeds and SO_PEERCRED turns the peer away.
+        XCTAssertEqual(chmod(socketPath, 0o666), 0)
+        let rejected = try runAsNobody(loop, path: socketPath)
+        XCTAssertEqual(rejected.connectErrno, 0)
+        XCTAssertEqual(rejected.reply, "error: permission denied (uid 65534)\n")
+        XCTAssertTrue(log.lines.isEmpty, "the handler never sees a rejected peer's request")
+
+        // Root is served.
+        let path = socketPath
+        XCTAssertEqual(try serve(loop) { try ControlClient.request(path: path, line: "ping") }, "ok: ping")
+        server.close()
+    }
+
+    /// Forks a child that becomes uid/gid 65534, connects, sends `ping`, and reports what it read.
+    private func runAsNobody(_ loop: MainRunLoop, path: String) throws -> (connectErrno: Int32, reply: String) {
+        // Everything the child needs is made before fork: it only makes system calls.
+        var address = try ControlServer.address(path)
+        let request: [UInt8] = Array("ping\n".utf8)
+        var buffer = [UInt8](repeating: 0, count: 256)
+        var pipeFDs: [Int32] = [0, 0]
+        XCTAssertEqual(pipe(&pipeFDs), 0)
+        let pid = fork()
+        if pid == 0 {
+            Glibc.close(pipeFDs[0])
+            var status: Int32 = 0
+            if setgid(65534) != 0 || setuid(65534) != 0 { _exit(2) }
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+            let connected = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            if connected != 0 { status = errno }
+            _ = withUnsafeBytes(of: &status) { write(pipeFDs[1], $0.baseAddress, 4) }
+            if connected == 0 {
+                _ = request.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+                while true {
+                    let count = buffer.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+                    if count <= 0 { break }
+                    _ = buffer.withUnsafeBytes { write(pipeFDs[1], $0.baseAddress, count) }
+                }
+            }
+            _exit(0)
+        }
+        XCTAssertGreaterThan(pid, 0)
+        Glibc.close(pipeFDs[1])
+        let readFD = pipeFDs[0]
+        defer { Glibc.close(readFD) }
+
+        // Serve while collecting the child's report (until it exits and the pipe ends).
+        var report: [UInt8] = []
+        var finished = false
+        let source = try loop.addReader(fd: readFD) {
+            var chunk = [UInt8](repeating: 0, count: 512)
+            let count = chunk.withUnsafeMutableBytes { read(readFD, $0.baseAddress, $0.count) }
+            if count > 0 {
+                report += chunk[0..<count]
+            } else {
+                finished = true
+                loop.stop()
+            }
+        }
+        try loop.run(for: .seconds(10))
+        source.cancel()
+        var status: Int32 = 0
+        waitpid(pid, &status, 0)
+        XCTAssertTrue(finished, "the child did not finish")
+        XCTAssertEqual(status, 0, "the child could not become nobody")
+        guard report.count >= 4 else { return (-1, "") }
+        let code = report[0..<4].withUnsafeBytes { $0.loadUnaligned(as: Int32.self) }
+        return (code, String(decoding: report[4...], as: UTF8.self))
+    }
+}
+
+// MARK: Helpers
+
+/// Runs `client` on another thread while the loop serves on this one; returns its result.
+private func serve<T: Sendable>(_ loop: MainRunLoop, timeout: Duration = .seconds(20),
+                                _ client: @escaping @Sendable () throws -> T) throws -> T
+{
+    let box = ResultBox<T>()
+    let thread = Thread {
+        let result = Result { try client() }
+        box.result.withLock { $0 = result }
+        loop.stop()
+    }
+    thread.start()
+    try loop.run(for: timeout)
+    guard let result = box.result.withLock({ $0 }) else {
+        XCTFail("the client did not finish within \(timeout)")
+        throw CancellationError()
+    }
+    return try result.get()
+}
+
+/// A client thread's result, handed to the test thread.
+private final class ResultBox<T: Sendable>: @unchecked Sendable {
+    // @unchecked: `any Error` is not Sendable; the value is written once, then read, under the lock.
+    let result = Mutex<Result<T, any Error>?>(nil)
+}
+
+/// The lines a handler was given, readable from any thread.
+private final class RequestLog: Sendable {
+    private let storage = Mutex<[String]>([])
+    func append(_ line: String) { storage.withLock { $0.append(line) } }
+    var lines: [String] { storage.withLock { $0 } }
+}
+
+/// A blocking Unix-socket client that speaks raw bytes.
+private final class RawClient: @unchecked Sendable {
+    static let timedOut = "<timed out>"
+    private var fd: Int32
+    private var pending: [UInt8] = []
+
+    struct Failure: Error, CustomStringConvertible {
+        var description: String
+    }
+
+    init(path: String) throws {
+        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
+        guard ControlServer.connect(fd, try ControlServer.address(path)) == 0 else {
+            throw Failure(description: "connect: errno \(errno)")
+        }
+    }
+
+    deinit { close() }
+
+    func close() {
+        if fd >= 0 { Glibc.close(fd) }
+        fd = -1
+    }
+
+    func send(_ text: String) throws { try send(Array(text.utf8)) }
+
+    func send(_ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            guard sent > 0 else { throw Failure(description: "send: errno \(errno)") }
+            offset += sent
+        }
+    }
+
+    func shutdownWrite() { _ = shutdown(fd, Int32(SHUT_WR)) }
+
+    /// The next line without its line feed; nil at the end of the stream (or on a reset);
+    /// `timedOut` if nothing complete came in time.
+    func readLine(timeout: Duration = .seconds(5)) throws -> String? {
+        let deadline = MonotonicInstant.now + timeout
+        while true {
+            if let newline = pending.firstIndex(of: 10) {
+                let line = String(decoding: pending[..<newline], as: UTF8.self)
+                pending.removeFirst(newline + 1)
+                return line
+            }
+            let now = MonotonicInstant.now
+            guard now < deadline else { return Self.timedOut }
+            var item = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let ms = Int32(clamping: (deadline.nanoseconds - now.nanoseconds) / 1_000_000 + 1)
+            guard poll(&item, 1, ms) > 0 else { continue }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if count < 0, errno == ECONNRESET { return nil }
+            guard count >= 0 else { throw Failure(description: "recv: errno \(errno)") }
+            if count == 0 { return nil }
+            pending += chunk[0..<count]
+        }
+    }
+}

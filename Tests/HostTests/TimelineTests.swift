@@ -1,0 +1,278 @@
+@preconcurrency import Glibc
+import AppLifecycle
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import XCTest
+
+@testable import lifecycle_host
+
+/// The timeline drawn from a real run of the engine.
+final class TimelineTests: XCTestCase {
+    /// The colours the brief asks for, checked independently of `TimelineStyle`.
+    private static let stateColours: [String: String] = [
+        "not-running": "#9e9e9e", "inactive": "#f2c94c", "active": "#43a047", "background": "#1e88e5", "suspended": "#8e44ad",
+    ]
+    private static let taskName = "upload <&> \"now\" 'ok'"
+
+    /// launch · home (didEnterBackground begins a task a timer ends) · foreground · lock · unlock · terminate,
+    /// with pauses so that the bands have widths.
+    private func realisticRun(_ configure: (inout Configuration) -> Void = { _ in },
+                              didEnterBackground: ((Application) -> Void)? = nil) throws -> [TraceEvent]
+    {
+        var configuration = Configuration()
+        configure(&configuration)
+        let loop = try MainRunLoop()
+        let app = Application(configuration: configuration, loop: loop)
+        let recorder = TimelineRecorder()
+        var events: [TraceEvent] = []
+        app.traceHandler = { event in
+            recorder.record(event)
+            events.append(event)
+        }
+        var handlers = DelegateHandlers()
+        handlers.willFinishLaunching = { _, _ in true }
+        handlers.didFinishLaunching = { _, _ in true }
+        handlers.didBecomeActive = { _ in }
+        handlers.willResignActive = { _ in }
+        handlers.willTerminate = { _ in }
+        var began = false
+        handlers.didEnterBackground = { [unowned loop] app in
+            didEnterBackground?(app)
+            guard !began else { return }
+            began = true
+            guard let task = try? app.beginBackgroundTask(named: Self.taskName, owner: "uploader") else { return }
+            loop.addTimer(after: .milliseconds(150)) { try? app.endBackgroundTask(task) }
+        }
+        try app.addDelegate(handlers, id: "demo")
+        app.center.observe(.didEnterBackground, owner: "observer") { _ in }
+
+        try app.perform(.launch())
+        try loop.run(for: .milliseconds(100))
+        try app.perform(.home)
+        try loop.run(for: .milliseconds(250))  // the task ends at 150 ms, then the app is suspended
+        try app.perform(.foreground)
+        try loop.run(for: .milliseconds(100))
+        try app.perform(.lock)
+        try loop.run(for: .milliseconds(100))
+        try app.perform(.unlock)
+        try loop.run(for: .milliseconds(100))
+        try app.perform(.terminate)
+        XCTAssertEqual(recorder.events.count, events.count)
+        return events
+    }
+
+    /// The horizontal scale, from the ticks of the first and the last event.
+    private func pixelsPerSecond(_ events: [TraceEvent], _ tickX: (TraceEvent) -> Double) throws -> Double {
+        let first = try XCTUnwrap(events.first), last = try XCTUnwrap(events.last)
+        let seconds = (last.time - first.time).secondsDouble
+        XCTAssertGreaterThan(seconds, 0.5)
+        return (tickX(last) - tickX(first)) / seconds
+    }
+
+    private func draw(_ events: [TraceEvent], width: Int = 1200) -> String {
+        let recorder = TimelineRecorder()
+        for event in events { recorder.record(event) }
+        return recorder.svg(width: width)
+    }
+
+    func testRealisticRun() throws {
+        let events = try realisticRun()
+        let svg = draw(events)
+        let document = try SVGDocument(svg)
+
+        // The root.
+        XCTAssertEqual(document.root?.name, "svg")
+        XCTAssertEqual(document.root?.attributes["xmlns"], "http://www.w3.org/2000/svg")
+        XCTAssertEqual(document.root?.attributes["version"], "1.1")
+        XCTAssertEqual(document.root?.attributes["width"], "1200")
+
+        // One tick per event, in trace order.
+        let ticks = document.elements(class: "tick")
+        XCTAssertEqual(ticks.count, events.count)
+        XCTAssertEqual(ticks.map { $0.attributes["data-seq"] }, events.map { "\($0.seq)" })
+        func tickX(_ event: TraceEvent) -> Double { ticks.first { $0.attributes["data-seq"] == "\(event.seq)" }!.number("x1") }
+
+        // One band per state interval, with the right colours, contiguous and in order.
+        var expected: [(ApplicationState, TraceEvent)] = []
+        for event in events where expected.last?.0 != event.state { expected.append((event.state, event)) }
+        let bands = document.elements(class: "band")
+        XCTAssertEqual(bands.map { $0.attributes["data-state"] }, expected.map { $0.0.rawValue })
+        XCTAssertEqual(Set(expected.map(\.0)), Set(ApplicationState.allCases), "the run visits every state")
+        for (band, (state, event)) in zip(bands, expected) {
+            XCTAssertEqual(band.attributes["fill"], Self.stateColours[state.rawValue], "\(state)")
+            XCTAssertEqual(band.number("x"), tickX(event), accuracy: 0.02, "the \(state) band starts at its state event")
+            XCTAssertTrue(band.title?.hasPrefix(state.rawValue) == true)
+        }
+        for (a, b) in zip(bands, bands.dropFirst()) {
+            XCTAssertEqual(a.number("x") + a.number("width"), b.number("x"), accuracy: 0.02, "contiguous")
+            XCTAssertLessThanOrEqual(a.number("x"), b.number("x"))
+        }
+        let lastBand = try XCTUnwrap(bands.last)
+        XCTAssertEqual(lastBand.attributes["data-state"], "not-running")
+        XCTAssertGreaterThan(lastBand.number("width"), 0, "the axis runs a little past the last event")
+        // Widths follow time: one scale (pixels per second) for every band.
+        let scale = try pixelsPerSecond(events, tickX)
+        for (index, (state, event)) in expected.enumerated().dropLast() {
+            let seconds = (expected[index + 1].1.time - event.time).secondsDouble
+            XCTAssertEqual(bands[index].number("width"), seconds * scale, accuracy: 0.05, "\(state)")
+        }
+
+        // The background task: one bar from its begin to its end.
+        let tasks = document.elements(class: "task")
+        XCTAssertEqual(tasks.count, 1)
+        let begin = try XCTUnwrap(events.first { $0.kind == .backgroundTask && $0.name == "begin" })
+        let end = try XCTUnwrap(events.first { $0.kind == .backgroundTask && $0.name == "end" })
+        XCTAssertEqual(tasks[0].number("x"), tickX(begin), accuracy: 0.02)
+        XCTAssertEqual(tasks[0].number("x") + tasks[0].number("width"), tickX(end), accuracy: 0.02)
+        XCTAssertTrue(tasks[0].title?.contains(Self.taskName) == true, tasks[0].title ?? "")
+        XCTAssertTrue(tasks[0].title?.contains("[uploader]") == true)
+
+        // Budgeted phases: launch, didEnterBackground twice (home, lock), willTerminate; no overrun.
+        let phases = document.elements(class: "phase")
+        XCTAssertEqual(phases.map { $0.attributes["data-phase"] }, ["launch", "didEnterBackground", "didEnterBackground", "willTerminate"])
+        XCTAssertTrue(document.elements(class: "overrun").isEmpty)
+        let didEnter = try XCTUnwrap(events.first { $0.kind == .delegate && $0.name == DelegateMethod.didEnterBackground.selector })
+        XCTAssertEqual(phases[1].number("x"), tickX(didEnter), accuracy: 0.02)
+
+        // Escaping: the task name appears only escaped in the markup, and round-trips through the parser.
+        XCTAssertFalse(svg.contains("<&>"))
+        XCTAssertTrue(svg.contains("upload &lt;&amp;&gt; &quot;now&quot; &apos;ok&apos;"))
+        XCTAssertTrue(ticks.contains { $0.title?.contains(Self.taskName) == true })
+
+        // Axis and legend.
+        XCTAssertTrue(document.texts.contains { $0.hasPrefix("0") && $0.hasSuffix(" s") }, "an axis label at 0")
+        for state in ApplicationState.allCases { XCTAssertTrue(document.texts.contains(state.rawValue), "legend: \(state)") }
+        XCTAssertTrue(document.texts.contains("background-task"))
+
+        try renderPNG(svg, name: "timeline-realistic")
+    }
+
+    func testOverrunIsRed() throws {
+        let events = try realisticRun({
+            $0.budgets.didEnterBackground = .milliseconds(40)
+            $0.watchdogPolicy = .report
+        }, didEnterBackground: { _ in usleep(120_000) })
+        XCTAssertTrue(events.contains { $0.kind == .watchdog }, "the slow didEnterBackground overran")
+        let svg = draw(events)
+        let document = try SVGDocument(svg)
+        let ticks = document.elements(class: "tick")
+        func tickX(_ event: TraceEvent) -> Double { ticks.first { $0.attributes["data-seq"] == "\(event.seq)" }!.number("x1") }
+        let scale = try pixelsPerSecond(events, tickX)
+        let overruns = document.elements(class: "overrun")
+        XCTAssertEqual(overruns.map { $0.attributes["data-phase"] }, ["didEnterBackground", "didEnterBackground"])
+        let phases = document.elements(class: "phase").filter { $0.attributes["data-phase"] == "didEnterBackground" }
+        XCTAssertEqual(phases.count, 2)
+        for (phase, overrun) in zip(phases, overruns) {
+            XCTAssertEqual(overrun.attributes["fill"], "#e53935")
+            // The red part starts 40 ms into the phase and ends with it.
+            let px = phase.number("x"), pw = phase.number("width")
+            XCTAssertGreaterThan(overrun.number("x"), px)
+            XCTAssertEqual(overrun.number("x") + overrun.number("width"), px + pw, accuracy: 0.05)
+            XCTAssertEqual(overrun.number("x") - px, 0.040 * scale, accuracy: 0.05)
+        }
+        try renderPNG(svg, name: "timeline-overrun")
+    }
+
+    func testEmptyAndNarrow() throws {
+        let empty = TimelineRecorder().svg()
+        let document = try SVGDocument(empty)
+        XCTAssertEqual(document.root?.name, "svg")
+        XCTAssertTrue(document.elements(class: "band").isEmpty)
+        XCTAssertTrue(document.elements(class: "tick").isEmpty)
+        // A width below the minimum is raised to it.
+        XCTAssertEqual(try SVGDocument(TimelineRecorder().svg(width: 10)).root?.attributes["width"], "480")
+    }
+
+    func testXMLEscape() {
+        XCTAssertEqual(TimelineRecorder.xmlEscape("a<&>\"'b"), "a&lt;&amp;&gt;&quot;&apos;b")
+        XCTAssertEqual(TimelineRecorder.xmlEscape("bell\u{7}\u{0}"), "bell\u{FFFD}\u{FFFD}")
+        XCTAssertEqual(TimelineRecorder.xmlEscape("tab\tnew\nline é ✓"), "tab\tnew\nline é ✓")
+    }
+
+    func testAxisIsRound() {
+        let (end, step) = TimelineDrawing.axis(for: 0.67)
+        XCTAssertEqual(step, 0.1, accuracy: 1e-9)
+        XCTAssertEqual(end, 0.7, accuracy: 1e-9)
+        let (end2, step2) = TimelineDrawing.axis(for: 0)
+        XCTAssertGreaterThan(end2, 0)
+        XCTAssertGreaterThan(step2, 0)
+    }
+
+    /// Renders with rsvg-convert when it is installed (a check that a real renderer accepts it), and
+    /// keeps the PNG in $TIMELINE_PNG_DIR when that is set, for a look.
+    private func renderPNG(_ svg: String, name: String) throws {
+        let converter = "/usr/bin/rsvg-convert"
+        guard FileManager.default.isExecutableFile(atPath: converter) else { return }
+        let folder = ProcessInfo.processInfo.environment["TIMELINE_PNG_DIR"] ?? NSTemporaryDirectory()
+        let svgURL = URL(fileURLWithPath: folder).appendingPathComponent("\(name).svg")
+        let pngURL = URL(fileURLWithPath: folder).appendingPathComponent("\(name).png")
+        try Data(svg.utf8).write(to: svgURL)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: converter)
+        process.arguments = ["-o", pngURL.path, svgURL.path]
+        try process.run()
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, "rsvg-convert failed on \(svgURL.path)")
+        let png = try Data(contentsOf: pngURL)
+        XCTAssertEqual(Array(png.prefix(4)), [0x89, 0x50, 0x4E, 0x47])
+    }
+}
+
+/// A parsed SVG: every element with its attributes and the text of its `<title>` child.
+private final class SVGDocument: NSObject, XMLParserDelegate {
+    final class Element {
+        let name: String
+        let attributes: [String: String]
+        var title: String?
+        init(name: String, attributes: [String: String]) {
+            self.name = name
+            self.attributes = attributes
+        }
+        func number(_ attribute: String) -> Double { Double(attributes[attribute] ?? "") ?? .nan }
+    }
+
+    private(set) var elements: [Element] = []
+    /// The text of every `<text>` element.
+    private(set) var texts: [String] = []
+    private var stack: [Element] = []
+    private var characters = ""
+    private var failure: Error?
+
+    var root: Element? { elements.first }
+
+    init(_ svg: String) throws {
+        super.init()
+        let parser = XMLParser(data: Data(svg.utf8))
+        parser.shouldProcessNamespaces = false
+        parser.delegate = self
+        guard parser.parse() else {
+            throw failure ?? parser.parserError ?? CocoaError(.coderReadCorrupt)
+        }
+    }
+
+    func elements(class name: String) -> [Element] {
+        elements.filter { $0.attributes["class"] == name }
+    }
+
+    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+                qualifiedName: String?, attributes: [String: String] = [:])
+    {
+        let element = Element(name: elementName, attributes: attributes)
+        elements.append(element)
+        stack.append(element)
+        characters = ""
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) { characters += string }
+
+    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName: String?) {
+        stack.removeLast()
+        if elementName == "title" { stack.last?.title = characters }
+        if elementName == "text" { texts.append(characters) }
+        characters = ""
+    }
+
+    func parser(_ parser: XMLParser, parseErrorOccurred parseError: Error) { failure = parseError }
+}

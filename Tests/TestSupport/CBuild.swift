@@ -1,0 +1,74 @@
+import Foundation
+
+/// Builds C at test time and runs programs: the real compiler, the real loader.
+public enum CBuild {
+    /// The repository root (this file is Tests/TestSupport/CBuild.swift).
+    public static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .deletingLastPathComponent().path
+    /// Where SwiftPM put the test binary, liblifecycle.so and the plugin products.
+    public static let products: String = {
+        let exe = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+        var url = URL(fileURLWithPath: exe).deletingLastPathComponent()
+        if url.path.hasSuffix(".xctest") || url.path.contains(".xctest/") {
+            while url.path.contains(".xctest") { url.deleteLastPathComponent() }
+        }
+        return url.path
+    }()
+
+    public static func temporaryFolder(_ name: String) throws -> String {
+        let path = NSTemporaryDirectory() + "lc-\(name)-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        return path
+    }
+
+    /// Runs a program; returns its exit status and standard output (standard error appended after "--stderr--").
+    @discardableResult
+    public static func run(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        let out = Pipe(), err = Pipe()
+        process.standardOutput = out
+        process.standardError = err
+        try process.run()
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        var text = String(decoding: stdout, as: UTF8.self)
+        if !stderr.isEmpty { text += "--stderr--\n" + String(decoding: stderr, as: UTF8.self) }
+        return (process.terminationStatus, text)
+    }
+
+    /// Compiles C source into a shared object with `cc -shared -fPIC -I include`.
+    public static func sharedObject(_ source: String, named name: String, in folder: String) throws -> String {
+        let file = folder + "/\(name).c"
+        try source.write(toFile: file, atomically: true, encoding: .utf8)
+        let output = folder + "/\(name).so"
+        let result = try run("/usr/bin/cc", ["-Wall", "-Werror", "-shared", "-fPIC", "-I", root + "/include", file, "-o", output])
+        guard result.status == 0 else { throw NSError(domain: "cc", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: result.output]) }
+        return output
+    }
+
+    /// A plugin source with the descriptor fields given (C expressions).
+    public static func plugin(id: String = "com.example.test", magic: String = "LC_PLUGIN_MAGIC", major: String = "LC_ABI_VERSION_MAJOR",
+                       minor: String = "LC_ABI_VERSION_MINOR", size: String = "sizeof(lc_plugin_descriptor_t)",
+                       initBody: String = "return LC_OK;", extra: String = "", entry: Bool = true) -> String
+    {
+        """
+        #include "lifecycle.h"
+        static const lc_host_api_t *host;
+        \(extra)
+        static lc_status plugin_init(const lc_host_api_t *api, lc_plugin *plugin, void **state) {
+            (void)plugin, (void)state; host = api; (void)host;
+            \(initBody)
+        }
+        static const lc_plugin_descriptor_t descriptor = {
+            .struct_size = \(size), .magic = \(magic), .abi_major = \(major), .abi_minor = \(minor),
+            .id = "\(id)", .version = "0.1", .description = "test", .init = plugin_init,
+        };
+        \(entry ? "LC_EXPORT const lc_plugin_descriptor_t *lc_plugin_entry(void) { return &descriptor; }" : "LC_EXPORT int not_the_entry(void) { return descriptor.magic != 0; }")
+        """
+    }
+}
+
