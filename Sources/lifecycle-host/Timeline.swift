@@ -139,10 +139,10 @@ struct TimelineAnalysis {
         ("willTerminate", DelegateMethod.willTerminate.selector, NotificationName.willTerminate.rawValue),
     ]
 
-    init(_ events: [TraceEvent], end: (Double) -> Double) {
+    /// - Parameter finish: the end of the axis (seconds): the last band, and tasks never ended, run to it.
+    init(_ events: [TraceEvent], finish: Double) {
         guard let first = events.first else { return }
         lastTime = events.map { $0.time.secondsDouble }.max() ?? 0
-        let finish = end(lastTime)
 
         // States.
         var current = StateInterval(state: first.state, start: first.time.secondsDouble, end: 0)
@@ -298,6 +298,7 @@ struct TimelineAnalysis {
 
 // MARK: - Drawing
 
+/// Lays out one trace and writes its SVG (internal for the tests of its axis).
 struct TimelineDrawing {
     let events: [TraceEvent]
     let width: Int
@@ -326,7 +327,7 @@ struct TimelineDrawing {
         self.end = end
         self.step = step
         decimals = Self.decimals(for: step)
-        analysis = TimelineAnalysis(events, end: { _ in end })
+        analysis = TimelineAnalysis(events, finish: end)
         var kinds = TimelineStyle.kinds.map(\.0).filter { kind in events.contains { $0.kind == kind } }
         for event in events where !kinds.contains(event.kind) { kinds.append(event.kind) }
         lanes = kinds
