@@ -135,8 +135,9 @@ extension UserInfo: CustomStringConvertible {
     }
 }
 
-/// Quotes a string as a JSON string literal.
-func jsonQuoted(_ s: String) -> String {
+/// Quotes a string as a JSON string literal (the one JSON quoting of the project: traces, status
+/// replies and userInfo renderings all use it).
+public func jsonQuoted(_ s: String) -> String {
     var out = "\""
     for scalar in s.unicodeScalars {
         switch scalar {
