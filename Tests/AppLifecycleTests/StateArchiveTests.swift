@@ -3,6 +3,7 @@ import Glibc
 import XCTest
 
 @testable import AppLifecycle
+@testable import archive_writer_child
 
 /// The state-preservation archive: `StateArchive`, `ArchiveStore`, `ArchiveFormat`, on real files in a
 /// fresh temporary folder per test.
@@ -424,26 +425,8 @@ final class StateArchiveTests: XCTestCase {
 
     // MARK: - Fixtures
 
-    /// Archive "A" or "B" of the child process: byte-for-byte `writerFixture(_:)` in
-    /// Tests/Helpers/archive-writer-child/main.swift.
-    static func writerFixture(_ name: String) -> UserInfo {
-        // 1,024 pages of 4 KiB: the page number (8 bytes, little-endian), then the name's letter.
-        let page = [UInt8](repeating: 0, count: 8) + [UInt8](repeating: name.utf8.first ?? 0, count: 4_088)
-        var blob: [UInt8] = []
-        blob.reserveCapacity(4 << 20)
-        for number in 0..<1_024 {
-            blob.append(contentsOf: page)
-            for shift in 0..<8 { blob[number * 4_096 + shift] = UInt8(truncatingIfNeeded: number >> (8 * shift)) }
-        }
-        return [
-            "archive": .string(name),
-            "generation": .int(name == "A" ? 1 : 2),
-            "title": .string("archive \(name) — ünïcödé ✓"),
-            "ratio": .double(name == "A" ? 0.25 : -0.0),
-            "flags": .list([.bool(name == "A"), .int(.min), .dict(["nested": .string(name)])]),
-            "blob": .bytes(blob),
-        ]
-    }
+    /// Archive "A" or "B", exactly as the child process writes them (its own function).
+    static func writerFixture(_ name: String) -> UserInfo { archive_writer_child.writerFixture(name) }
 
     /// One value of every kind, with the edge cases of each.
     static func everyKind() -> UserInfo {

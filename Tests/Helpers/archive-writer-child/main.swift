@@ -7,11 +7,11 @@
 //
 // Each archive holds a few small keys and a 4 MiB `.bytes` value whose content identifies it, so that
 // one save takes measurable time (write + fsync) and a torn write could not go unnoticed.
-// `writerFixture(_:)` must stay byte-for-byte the same as `StateArchiveTests.writerFixture(_:)`.
+// StateArchiveTests imports `writerFixture(_:)` from here, so the two sides cannot drift.
 import AppLifecycle
 import Glibc
 
-/// Archive "A" or "B" (same as `StateArchiveTests.writerFixture(_:)`).
+/// Archive "A" or "B" (StateArchiveTests compares what it loads against these).
 func writerFixture(_ name: String) -> UserInfo {
     // 1,024 pages of 4 KiB: the page number (8 bytes, little-endian), then the name's letter.
     let page = [UInt8](repeating: 0, count: 8) + [UInt8](repeating: name.utf8.first ?? 0, count: 4_088)
