@@ -168,12 +168,41 @@ struct Demo: ParsableCommand {
         }
         let folder = executableFolder()
         options.plugins = ["Echo", "StateKeeper", "Greeter", "CacheTrimmer"].map { "\(folder)/lib\($0).so" }
+        try buildMissingPlugins(options.plugins, folder: folder)
         options.scriptText = ("demo.scenario", DemoScenario.text)
         options.socket = false
         options.osEvents.pressure = false
         options.osEvents.clock = false
         let code = HostRunner(options: options).run()
         if code != 0 { throw ExitCode(code) }
+    }
+}
+
+/// `swift run lifecycle-host demo` builds only the executable; the example plugins are separate
+/// products. When they are missing and the demo runs from the package (as `swift run` does), build
+/// them with `swift build` in the same configuration; elsewhere, say what to do.
+private func buildMissingPlugins(_ paths: [String], folder: String) throws {
+    guard paths.contains(where: { access($0, R_OK) != 0 }) else { return }
+    guard access("Package.swift", R_OK) == 0, access("Plugins/Echo/echo.c", R_OK) == 0 else {
+        throw ValidationError("the example plugins are not built next to this executable (\(folder)); run 'swift build' in the AppLifecycle package first")
+    }
+    let configuration = folder.hasSuffix("/release") ? "release" : "debug"
+    fputs("lifecycle-host demo: building the example plugins (swift build -c \(configuration))…\n", stderr)
+    let arguments = ["swift", "build", "-c", configuration]
+    var pid = pid_t()
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO)  // keep stdout for the trace
+    var argv = arguments.map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    guard posix_spawnp(&pid, "swift", &actions, nil, &argv, environ) == 0 else {
+        throw ValidationError("could not run 'swift build'; run it in the AppLifecycle package, then the demo")
+    }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+    guard status == 0, paths.allSatisfy({ access($0, R_OK) == 0 }) else {
+        throw ValidationError("'swift build' did not produce the example plugins in \(folder)")
     }
 }
 
