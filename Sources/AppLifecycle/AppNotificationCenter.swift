@@ -18,33 +18,47 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// The loop whose thread delivers.
     public let loop: MainRunLoop
 
-    private var lists: [ObserverList?] = []
-    private var serial: UInt32 = 0
-    private var owners: [String] = [""]
-    private var ownerIndex: [String: UInt32] = ["": 0]
-    /// Closure boxes of removed Swift observers, released once no dispatch is under way.
-    private var graveyard: [Unmanaged<ObserverBox>] = []
-    private var dispatchDepth = 0
+    /// The loop-thread state, behind a pointer: a post reads and writes it without the dynamic
+    /// exclusivity checks (`swift_beginAccess`) that every access to a class's `var` stored property
+    /// pays. Nothing here is ever accessed across a callback (no access spans a call out), so the
+    /// checks had nothing to catch.
+    private let state: UnsafeMutablePointer<CenterState>
 
     /// Set by the application: while non-nil, posts go here instead of to observers.
-    var heldDeliveryHandler: ((NotificationName, UInt, UserInfo?) -> Void)?
+    var heldDeliveryHandler: ((NotificationName, UInt, UserInfo?) -> Void)? {
+        get { state.pointee.heldDeliveryHandler }
+        set { state.pointee.heldDeliveryHandler = newValue }
+    }
 
     /// Called before each observer while a budgeted lifecycle notification is dispatched, so the
     /// watchdog can name the observer that overruns; answering false ends the dispatch (the
     /// application was killed). Nil on ordinary posts.
-    var observerWillRun: ((_ owner: String) -> Bool)?
+    var observerWillRun: ((_ owner: String) -> Bool)? {
+        get { state.pointee.observerWillRun }
+        set { state.pointee.observerWillRun = newValue }
+    }
 
     /// Creates a center delivering on `loop`. Call on the loop's thread.
     public init(loop: MainRunLoop) {
         self.loop = loop
+        state = .allocate(capacity: 1)
+        state.initialize(to: CenterState())
         loop.postHandler = { [unowned self] post in
             self.deliver(post.name, sender: post.sender, userInfo: post.userInfo)
         }
     }
 
     deinit {
-        for list in lists { list?.releaseAll() }
-        for box in graveyard { box.release() }
+        for list in state.pointee.lists {
+            guard let list else { continue }
+            list.pointee.releaseAll()
+            list.pointee.entries.deallocate()
+            list.deinitialize(count: 1)
+            list.deallocate()
+        }
+        for box in state.pointee.graveyard { box.release() }
+        state.deinitialize(count: 1)
+        state.deallocate()
     }
 
     // MARK: Observing
@@ -78,27 +92,38 @@ public final class AppNotificationCenter: @unchecked Sendable {
     private func addEntry(_ name: NotificationName, sender: UInt, owner: String, function: RawObserverFunction,
                           context: UnsafeMutableRawPointer?, boxed: Bool) -> ObserverToken
     {
-        serial &+= 1
-        if serial == 0 { serial = 1 }
-        let token = ObserverToken(rawValue: UInt64(name.id) << 32 | UInt64(serial))
+        state.pointee.serial &+= 1
+        if state.pointee.serial == 0 { state.pointee.serial = 1 }
+        let token = ObserverToken(rawValue: UInt64(name.id) << 32 | UInt64(state.pointee.serial))
         let id = Int(name.id)
-        if id >= lists.count { lists.append(contentsOf: repeatElement(nil, count: id - lists.count + 1)) }
-        let list: ObserverList
-        if let existing = lists[id] { list = existing } else {
-            list = ObserverList(cName: NameRegistry.shared.cString(for: name.id))
-            lists[id] = list
+        if id >= state.pointee.lists.count {
+            state.pointee.lists.append(contentsOf: repeatElement(nil, count: id - state.pointee.lists.count + 1))
         }
-        list.append(ObserverEntry(function: function, context: context, sender: sender, token: token.rawValue,
-                                  owner: internOwner(owner), boxed: boxed))
+        let list: UnsafeMutablePointer<ObserverList>
+        if let existing = state.pointee.lists[id] { list = existing } else {
+            list = .allocate(capacity: 1)
+            list.initialize(to: ObserverList(cName: NameRegistry.shared.cString(for: name.id)))
+            state.pointee.lists[id] = list
+        }
+        let owner = owner.isEmpty ? 0 : internOwner(owner)
+        list.pointee.append(ObserverEntry(function: function, context: context, sender: sender, token: token.rawValue,
+                                          owner: owner, boxed: boxed))
         return token
     }
 
     private func internOwner(_ owner: String) -> UInt32 {
-        if let index = ownerIndex[owner] { return index }
-        let index = UInt32(owners.count)
-        owners.append(owner)
-        ownerIndex[owner] = index
+        if let index = state.pointee.ownerIndex[owner] { return index }
+        let index = UInt32(state.pointee.owners.count)
+        state.pointee.owners.append(owner)
+        state.pointee.ownerIndex[owner] = index
         return index
+    }
+
+    /// The list of name id `id`, if it was ever observed.
+    @inline(__always)
+    private func list(_ id: UInt32) -> UnsafeMutablePointer<ObserverList>? {
+        let id = Int(id)
+        return id < state.pointee.lists.count ? state.pointee.lists[id] : nil
     }
 
     /// Removes an observer. [loop-thread]
@@ -107,19 +132,18 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// - Returns: false when the token names no current observer (already removed, or never issued).
     @discardableResult
     public func removeObserver(_ token: ObserverToken) -> Bool {
-        let id = Int(token.nameID)
-        guard id < lists.count, let list = lists[id], let index = list.index(of: token.rawValue) else { return false }
-        let entry = list.entries[index]
-        if list.dispatchDepth > 0 {
-            list.entries[index].token = 0  // a tombstone: skipped by the running dispatch, compacted after it
-            list.hasTombstones = true
+        guard let list = list(token.nameID), let index = list.pointee.index(of: token.rawValue) else { return false }
+        let entry = list.pointee.entries[index]
+        if list.pointee.dispatchDepth > 0 {
+            list.pointee.entries[index].token = 0  // a tombstone: skipped by the running dispatch, compacted after it
+            list.pointee.hasTombstones = true
         } else {
-            list.remove(at: index)
+            list.pointee.remove(at: index)
         }
         if entry.boxed, let context = entry.context {
             let box = Unmanaged<ObserverBox>.fromOpaque(context)
             // The closure may be the one running right now: free it only once no dispatch is under way.
-            if dispatchDepth > 0 { graveyard.append(box) } else { box.release() }
+            if state.pointee.dispatchDepth > 0 { state.pointee.graveyard.append(box) } else { box.release() }
         }
         return true
     }
@@ -128,12 +152,13 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// - Returns: how many were removed.
     @discardableResult
     public func removeObservers(owner: String) -> Int {
-        guard let ownerID = ownerIndex[owner] else { return 0 }
+        guard let ownerID = state.pointee.ownerIndex[owner] else { return 0 }
         var tokens: [ObserverToken] = []
-        for list in lists {
+        for list in state.pointee.lists {
             guard let list else { continue }
-            for i in 0..<list.count where list.entries[i].token != 0 && list.entries[i].owner == ownerID {
-                tokens.append(ObserverToken(rawValue: list.entries[i].token))
+            for i in 0..<list.pointee.count {
+                let entry = list.pointee.entries[i]
+                if entry.token != 0 && entry.owner == ownerID { tokens.append(ObserverToken(rawValue: entry.token)) }
             }
         }
         for token in tokens { removeObserver(token) }
@@ -142,22 +167,24 @@ public final class AppNotificationCenter: @unchecked Sendable {
 
     /// The number of live observers of `name`. [loop-thread]
     public func observerCount(for name: NotificationName) -> Int {
-        let id = Int(name.id)
-        guard id < lists.count, let list = lists[id] else { return 0 }
+        guard let list = list(name.id) else { return 0 }
         var n = 0
-        for i in 0..<list.count where list.entries[i].token != 0 { n += 1 }
+        for i in 0..<list.pointee.count where list.pointee.entries[i].token != 0 { n += 1 }
         return n
     }
 
     /// The names that `owner` observes, in first-registration order. [loop-thread]
     public func observedNames(owner: String) -> [NotificationName] {
-        guard let ownerID = ownerIndex[owner] else { return [] }
+        guard let ownerID = state.pointee.ownerIndex[owner] else { return [] }
         var names: [NotificationName] = []
-        for (id, list) in lists.enumerated() {
+        for (id, list) in state.pointee.lists.enumerated() {
             guard let list else { continue }
-            for i in 0..<list.count where list.entries[i].token != 0 && list.entries[i].owner == ownerID {
-                names.append(NotificationName(id: UInt32(id)))
-                break
+            for i in 0..<list.pointee.count {
+                let entry = list.pointee.entries[i]
+                if entry.token != 0 && entry.owner == ownerID {
+                    names.append(NotificationName(id: UInt32(id)))
+                    break
+                }
             }
         }
         return names
@@ -178,65 +205,188 @@ public final class AppNotificationCenter: @unchecked Sendable {
     }
 
     /// Delivers on the loop thread, or hands the post to the application while delivery is held.
+    @inline(__always)
     func deliver(_ name: NotificationName, sender: UInt, userInfo: UserInfo?) {
-        if let held = heldDeliveryHandler {
-            held(name, sender, userInfo)
+        if state.pointee.heldDeliveryHandler != nil {
+            hold(name, sender: sender, userInfo: userInfo)
             return
         }
         dispatch(name, sender: sender, userInfo: userInfo)
     }
 
-    /// Calls the observers of `name` now, ignoring held delivery (the engine's own lifecycle posts).
-    func dispatch(_ name: NotificationName, sender: UInt, userInfo: UserInfo?) {
-        let id = Int(name.id)
-        guard id < lists.count, let list = lists[id], list.count > 0 else { return }
-        if let userInfo {
-            // C observers read it through `lc_dict` accessors, which need a box to own their C strings.
-            let box = UserInfoBox(userInfo)
-            withExtendedLifetime(box) {
-                run(list, name, sender, UnsafeRawPointer(Unmanaged.passUnretained(box).toOpaque()))
-            }
-        } else {
-            run(list, name, sender, nil)
-        }
+    @inline(never)
+    private func hold(_ name: NotificationName, sender: UInt, userInfo: UserInfo?) {
+        guard let held = state.pointee.heldDeliveryHandler else { return }
+        held(name, sender, userInfo)
     }
 
-    private func run(_ list: ObserverList, _ name: NotificationName, _ sender: UInt, _ userInfo: UnsafeRawPointer?) {
-        let end = list.count  // observers added during this dispatch wait for the next post
-        var record = NotificationRecord(struct_size: UInt32(MemoryLayout<NotificationRecord>.size), name_id: name.id,
-                                        name: list.cName, sender: UnsafeRawPointer(bitPattern: sender),
-                                        user_info: userInfo.map { OpaquePointer($0) })
-        list.dispatchDepth += 1
-        dispatchDepth += 1
-        withUnsafePointer(to: &record) { raw in
-            var i = 0
-            if let observerWillRun {
-                while i < end {
-                    let entry = list.entries[i]  // reloaded each time: a callback may grow the array
-                    if entry.token != 0, entry.sender == 0 || entry.sender == sender {
-                        guard observerWillRun(owners[Int(entry.owner)]) else { break }
-                        entry.function(raw, entry.context)
+    /// Calls the observers of `name` now, ignoring held delivery (the engine's own lifecycle posts).
+    @inline(__always)
+    func dispatch(_ name: NotificationName, sender: UInt, userInfo: UserInfo?) {
+        guard let list = list(name.id), list.pointee.count > 0 else { return }
+        run(list, name, sender, userInfo)
+    }
+
+    /// Calls the observers of `list`. C observers are called directly with the record; Swift
+    /// closures directly with one `AppNotification` built per post (not one per observer, through
+    /// the trampoline). A post to C observers without userInfo builds the record and nothing else.
+    @inline(__always)
+    private func run(_ list: UnsafeMutablePointer<ObserverList>, _ name: NotificationName, _ sender: UInt,
+                     _ userInfo: UserInfo?)
+    {
+        // Observers added during this dispatch wait for the next post; entries below `end` never move
+        // during a dispatch (removal only tombstones them), so the counts read here hold for all of it.
+        let end = list.pointee.count
+        list.pointee.dispatchDepth &+= 1
+        state.pointee.dispatchDepth &+= 1
+        if userInfo == nil, state.pointee.observerWillRun == nil {
+            // The common post: no userInfo, no watchdog.
+            if end == 1, list.pointee.filteredCount == 0 {
+                // One observer, the most common case: called right here.
+                let entry = list.pointee.entries[0]
+                if entry.token != 0 {
+                    if entry.boxed {
+                        Unmanaged<ObserverBox>.fromOpaque(entry.context.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
+                            $0.block(AppNotification(name: name, sender: NotificationSender(rawValue: sender)))
+                        }
+                    } else {
+                        var record = NotificationRecord(struct_size: UInt32(MemoryLayout<NotificationRecord>.size),
+                                                        name_id: name.id, name: list.pointee.cName,
+                                                        sender: UnsafeRawPointer(bitPattern: sender), user_info: nil)
+                        entry.function(&record, entry.context)
                     }
+                }
+            } else if list.pointee.boxedCount == 0 {
+                Self.runC(list, end, name, sender)
+            } else {
+                Self.runMixed(list, end, name, sender)
+            }
+        } else {
+            runGeneral(list, end, name, sender, userInfo)
+        }
+        list.pointee.dispatchDepth &-= 1
+        state.pointee.dispatchDepth &-= 1
+        if list.pointee.dispatchDepth == 0, list.pointee.hasTombstones { list.pointee.compact() }
+        if state.pointee.dispatchDepth == 0, !state.pointee.graveyard.isEmpty { emptyGraveyard() }
+    }
+
+    @inline(never)
+    private func emptyGraveyard() {
+        let boxes = state.pointee.graveyard
+        state.pointee.graveyard.removeAll()
+        for box in boxes { box.release() }
+    }
+
+    /// C observers only, no userInfo: the loop a C programmer would write.
+    @inline(never)
+    private static func runC(_ list: UnsafeMutablePointer<ObserverList>, _ end: Int, _ name: NotificationName, _ sender: UInt) {
+        var record = NotificationRecord(struct_size: UInt32(MemoryLayout<NotificationRecord>.size), name_id: name.id,
+                                        name: list.pointee.cName, sender: UnsafeRawPointer(bitPattern: sender), user_info: nil)
+        let filtered = list.pointee.filteredCount != 0
+        withUnsafePointer(to: &record) { record in
+            var i = 0
+            if filtered {
+                while i < end {
+                    let entry = list.pointee.entries[i]  // reloaded each time: a callback may grow the array
+                    if entry.token != 0, entry.sender == 0 || entry.sender == sender { entry.function(record, entry.context) }
                     i += 1
                 }
             } else {
                 while i < end {
-                    let entry = list.entries[i]
-                    if entry.token != 0, entry.sender == 0 || entry.sender == sender {
-                        entry.function(raw, entry.context)
-                    }
+                    let entry = list.pointee.entries[i]
+                    if entry.token != 0 { entry.function(record, entry.context) }
                     i += 1
                 }
             }
         }
-        list.dispatchDepth -= 1
-        dispatchDepth -= 1
-        if list.dispatchDepth == 0, list.hasTombstones { list.compact() }
-        if dispatchDepth == 0, !graveyard.isEmpty {
-            let boxes = graveyard
-            graveyard.removeAll()
-            for box in boxes { box.release() }
+    }
+
+    /// Swift closures (and maybe C observers), no userInfo: one notification for all of them.
+    @inline(never)
+    private static func runMixed(_ list: UnsafeMutablePointer<ObserverList>, _ end: Int, _ name: NotificationName, _ sender: UInt) {
+        var record = NotificationRecord(struct_size: UInt32(MemoryLayout<NotificationRecord>.size), name_id: name.id,
+                                        name: list.pointee.cName, sender: UnsafeRawPointer(bitPattern: sender), user_info: nil)
+        let filtered = list.pointee.filteredCount != 0
+        let swiftOnly = list.pointee.boxedCount == end
+        let notification = AppNotification(name: name, sender: NotificationSender(rawValue: sender))
+        withUnsafePointer(to: &record) { record in
+            var i = 0
+            if swiftOnly, !filtered {
+                while i < end {
+                    let entry = list.pointee.entries[i]
+                    if entry.token != 0 {
+                        Unmanaged<ObserverBox>.fromOpaque(entry.context.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
+                            $0.block(notification)
+                        }
+                    }
+                    i += 1
+                }
+            } else if filtered {
+                while i < end {
+                    let entry = list.pointee.entries[i]
+                    if entry.token != 0, entry.sender == 0 || entry.sender == sender { Self.call(entry, record, notification) }
+                    i += 1
+                }
+            } else {
+                while i < end {
+                    let entry = list.pointee.entries[i]
+                    if entry.token != 0 { Self.call(entry, record, notification) }
+                    i += 1
+                }
+            }
         }
+    }
+
+    /// Calls one observer: a C function with the record, a Swift closure with the notification.
+    @inline(__always)
+    private static func call(_ entry: ObserverEntry, _ record: UnsafePointer<NotificationRecord>, _ notification: AppNotification) {
+        if entry.boxed {
+            Unmanaged<ObserverBox>.fromOpaque(entry.context.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.block(notification) }
+        } else {
+            entry.function(record, entry.context)
+        }
+    }
+
+    /// The general loop: userInfo, and the watchdog's hook when set.
+    @inline(never)
+    private func runGeneral(_ list: UnsafeMutablePointer<ObserverList>, _ end: Int, _ name: NotificationName,
+                          _ sender: UInt, _ userInfo: UserInfo?)
+    {
+        let swiftObservers = list.pointee.boxedCount
+        let filtered = list.pointee.filteredCount != 0
+        let notification = AppNotification(name: name, sender: NotificationSender(rawValue: sender),
+                                           userInfo: swiftObservers == 0 ? UserInfo() : userInfo ?? UserInfo())
+        // C observers read userInfo through `lc_dict` accessors, which need a box to own the C strings they hand out.
+        let box = swiftObservers == end ? nil : userInfo.map { UserInfoBox($0) }
+        var record = NotificationRecord(struct_size: UInt32(MemoryLayout<NotificationRecord>.size), name_id: name.id,
+                                        name: list.pointee.cName, sender: UnsafeRawPointer(bitPattern: sender),
+                                        user_info: box?.opaque)
+        withUnsafePointer(to: &record) { record in
+            var i = 0
+            if state.pointee.observerWillRun != nil, let observerWillRun = state.pointee.observerWillRun {
+                while i < end {
+                    let entry = list.pointee.entries[i]  // reloaded each time: a callback may grow the array
+                    if entry.token != 0, entry.sender == 0 || entry.sender == sender {
+                        guard observerWillRun(state.pointee.owners[Int(entry.owner)]) else { break }
+                        Self.call(entry, record, notification)
+                    }
+                    i += 1
+                }
+            } else if filtered {
+                while i < end {
+                    let entry = list.pointee.entries[i]
+                    if entry.token != 0, entry.sender == 0 || entry.sender == sender { Self.call(entry, record, notification) }
+                    i += 1
+                }
+            } else {
+                while i < end {
+                    let entry = list.pointee.entries[i]
+                    if entry.token != 0 { Self.call(entry, record, notification) }
+                    i += 1
+                }
+            }
+        }
+        withExtendedLifetime(box) {}
     }
 
     // MARK: Async sequences
@@ -269,11 +419,30 @@ struct ObserverEntry {
     var boxed: Bool
 }
 
+/// The loop-thread state of a center (see `AppNotificationCenter.state`).
+struct CenterState {
+    /// By name id: the name's observers, allocated when the name is first observed and kept (at the
+    /// same address) until the center goes, so a dispatch holds its list across callbacks.
+    var lists: [UnsafeMutablePointer<ObserverList>?] = []
+    var serial: UInt32 = 0
+    var owners: [String] = [""]
+    var ownerIndex: [String: UInt32] = ["": 0]
+    /// Closure boxes of removed Swift observers, released once no dispatch is under way.
+    var graveyard: [Unmanaged<ObserverBox>] = []
+    var dispatchDepth = 0
+    var heldDeliveryHandler: ((NotificationName, UInt, UserInfo?) -> Void)?
+    var observerWillRun: ((_ owner: String) -> Bool)?
+}
+
 /// The observers of one name: a manually managed contiguous buffer, so that appending during a
 /// dispatch may move it without invalidating the dispatch (which reloads the base pointer).
-final class ObserverList {
+struct ObserverList {
     private(set) var entries: UnsafeMutablePointer<ObserverEntry>
     private(set) var count = 0
+    /// How many of the `count` entries hold a Swift closure (tombstones included).
+    private(set) var boxedCount = 0
+    /// How many of the `count` entries filter by sender (tombstones included).
+    private(set) var filteredCount = 0
     private var capacity = 4
     var dispatchDepth = 0
     var hasTombstones = false
@@ -285,9 +454,7 @@ final class ObserverList {
         entries = .allocate(capacity: 4)
     }
 
-    deinit { entries.deallocate() }
-
-    func append(_ entry: ObserverEntry) {
+    mutating func append(_ entry: ObserverEntry) {
         if count == capacity {
             let grown = UnsafeMutablePointer<ObserverEntry>.allocate(capacity: capacity * 2)
             grown.moveInitialize(from: entries, count: count)
@@ -297,6 +464,8 @@ final class ObserverList {
         }
         (entries + count).initialize(to: entry)
         count += 1
+        if entry.boxed { boxedCount += 1 }
+        if entry.sender != 0 { filteredCount += 1 }
     }
 
     func index(of token: UInt64) -> Int? {
@@ -304,15 +473,22 @@ final class ObserverList {
         return nil
     }
 
-    func remove(at index: Int) {
+    mutating func remove(at index: Int) {
+        if entries[index].boxed { boxedCount -= 1 }
+        if entries[index].sender != 0 { filteredCount -= 1 }
         (entries + index).moveInitialize(from: entries + index + 1, count: count - index - 1)
         count -= 1
     }
 
     /// Drops tombstones, keeping order.
-    func compact() {
+    mutating func compact() {
         var kept = 0
-        for i in 0..<count where entries[i].token != 0 {
+        for i in 0..<count {
+            guard entries[i].token != 0 else {
+                if entries[i].boxed { boxedCount -= 1 }
+                if entries[i].sender != 0 { filteredCount -= 1 }
+                continue
+            }
             if kept != i { entries[kept] = entries[i] }
             kept += 1
         }
@@ -320,11 +496,13 @@ final class ObserverList {
         hasTombstones = false
     }
 
-    func releaseAll() {
+    mutating func releaseAll() {
         for i in 0..<count where entries[i].token != 0 && entries[i].boxed {
             if let context = entries[i].context { Unmanaged<ObserverBox>.fromOpaque(context).release() }
         }
         count = 0
+        boxedCount = 0
+        filteredCount = 0
     }
 }
 
@@ -333,6 +511,8 @@ final class ObserverBox {
     let block: (AppNotification) -> Void
     init(_ block: @escaping (AppNotification) -> Void) { self.block = block }
 
+    /// The entry's function for a Swift observer, so that every entry is callable as a C observer.
+    /// The dispatch loops call the closure directly instead (with one `AppNotification` per post).
     static let trampoline: RawObserverFunction = { record, context in
         guard let record, let context else { return }
         let box = Unmanaged<ObserverBox>.fromOpaque(context)
