@@ -8,6 +8,113 @@ enum LoopWork: Sendable {
     case post(PendingPost)
 }
 
+/// The storage of queued work: a manually managed buffer the loop trades for an empty one under the
+/// queue lock, so that a swap copies three words and both buffers keep their capacity across batches
+/// (no element copies, no reallocation once warmed up, no array uniqueness checks).
+///
+/// Plain value with no ownership semantics of its own: exactly one variable holds each buffer
+/// (the queue, or the loop's `batch`); items in `0..<count` are initialized. Touched only under the
+/// queue lock or, once swapped out, on the loop thread.
+struct WorkBuffer {
+    var base: UnsafeMutablePointer<LoopWork>?
+    var count = 0
+    var capacity = 0
+
+    @inline(__always)
+    mutating func append(_ item: consuming LoopWork) {
+        if count == capacity { grow() }
+        (base.unsafelyUnwrapped + count).initialize(to: item)
+        count += 1
+    }
+
+    @inline(never)
+    private mutating func grow() {
+        let newCapacity = Swift.max(64, capacity * 2)
+        let grown = UnsafeMutablePointer<LoopWork>.allocate(capacity: newCapacity)
+        if let base {
+            grown.moveInitialize(from: base, count: count)
+            base.deallocate()
+        }
+        base = grown
+        capacity = newCapacity
+    }
+
+    /// Destroys the items in `start..<count` (those not moved out yet) and frees the storage.
+    mutating func free(from start: Int) {
+        if let base {
+            if start < count { (base + start).deinitialize(count: count - start) }
+            base.deallocate()
+        }
+        self = WorkBuffer()
+    }
+}
+
+/// The lock of the loop's cross-thread queue: one inline compare-exchange to take it and one exchange
+/// to release it when uncontended; contended, a short spin, then a park on a condition variable.
+///
+/// Drepper's three-state mutex ("Futexes Are Tricky", mutex 3: 0 free, 1 held, 2 held and maybe
+/// waited for), with the futex replaced by a pthread mutex + condition variable since Swift cannot
+/// call futex(2). Not `Synchronization.Mutex`: on Linux that is a priority-inheritance futex whose
+/// unlock hands the lock to a sleeping waiter, so with more posting threads than cores every post
+/// costs a context switch (4 producers on 2 cores: 0.1–7 M posts/s instead of over 10). Not a bare
+/// glibc mutex either: its lock and unlock calls cost ~65 instructions per post against ~10 here.
+final class QueueLock: @unchecked Sendable {
+    // @unchecked: `state` is atomic; `parkMutex` and `parked` are pthread objects used as such.
+    private let state = Atomic<UInt32>(0)
+    private let parkMutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let parked: UnsafeMutablePointer<pthread_cond_t>
+
+    init() {
+        parkMutex = .allocate(capacity: 1)
+        pthread_mutex_init(parkMutex, nil)
+        parked = .allocate(capacity: 1)
+        pthread_cond_init(parked, nil)
+    }
+
+    deinit {
+        pthread_cond_destroy(parked)
+        parked.deallocate()
+        pthread_mutex_destroy(parkMutex)
+        parkMutex.deallocate()
+    }
+
+    @inline(__always)
+    func lock() {
+        if state.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { return }
+        lockContended()
+    }
+
+    @inline(__always)
+    func unlock() {
+        if state.exchange(0, ordering: .releasing) == 2 { wakeOne() }
+    }
+
+    @inline(never)
+    private func lockContended() {
+        // The queue's critical sections are a few dozen instructions: a holder that is running
+        // releases the lock within the spin.
+        for _ in 0..<100 {
+            if state.load(ordering: .relaxed) == 0,
+               state.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged { return }
+        }
+        // Mark the lock waited-for (2) and park until it is free. The exchange is made holding
+        // `parkMutex`, which `wakeOne` takes before signalling, so a release cannot slip between the
+        // exchange and the wait. Acquired this way the state stays 2 (perhaps more waiters).
+        pthread_mutex_lock(parkMutex)
+        while state.exchange(2, ordering: .acquiring) != 0 {
+            pthread_cond_wait(parked, parkMutex)
+        }
+        pthread_mutex_unlock(parkMutex)
+    }
+
+    @inline(never)
+    private func wakeOne() {
+        pthread_mutex_lock(parkMutex)
+        pthread_cond_signal(parked)
+        pthread_mutex_unlock(parkMutex)
+    }
+}
+
 /// The engine's main run loop: an epoll loop bound to one thread, in the manner of sd-event.
 ///
 /// The loop owns an epoll fd watching an eventfd (cross-thread work), one `CLOCK_MONOTONIC`
@@ -31,8 +138,9 @@ enum LoopWork: Sendable {
 /// - Important: `[loop-thread]` members trap (`precondition`) when called from another thread unless
 ///   they throw, in which case they throw `.notOnLoopThread`.
 public final class MainRunLoop: @unchecked Sendable {
-    // @unchecked: `queue` and `stopRequested` are the only state touched off the loop thread; every
-    // other mutable property is loop-thread only (enforced by `isOnLoopThread` checks at entry points).
+    // @unchecked: `queue` (under `queueLock`) and `stopRequested` are the only state touched off the
+    // loop thread; every other mutable property is loop-thread only (enforced by `isOnLoopThread`
+    // checks at entry points).
 
     private static let wakeToken: UInt64 = 0
     private static let timerToken: UInt64 = 1
@@ -40,7 +148,7 @@ public final class MainRunLoop: @unchecked Sendable {
     /// Source ids start here, so a reader's id is its epoll token and never collides with ours.
     private static let firstSourceID: UInt64 = 16
     private static let maxEvents: Int32 = 64
-    /// A drained batch array keeps its storage for the next swap unless it grew past this.
+    /// A drained batch buffer keeps its storage for the next swap unless it grew past this (items).
     private static let maxSpareCapacity = 1 << 16
 
     private let owner: pthread_t
@@ -49,30 +157,94 @@ public final class MainRunLoop: @unchecked Sendable {
     private let timerFD: Int32
 
     // [thread-safe]
-    private let queue = Mutex<[LoopWork]>([])
+    /// The cross-thread queue, guarded by `queueLock`.
+    private let queue: UnsafeMutablePointer<WorkBuffer>
+    private let queueLock = QueueLock()
     private let stopRequested = Atomic<Bool>(false)
 
     // [loop-thread]
-    private var spare: [LoopWork] = []
-    /// Items of a batch interrupted by `stop()`; they run before the queue on the next turn.
-    private var carried: [LoopWork] = []
-    private var timers = TimerHeap()
-    /// Heap entries whose source was cancelled (removed lazily).
-    private var cancelledTimers = 0
-    /// The deadline the timerfd is armed for (0: disarmed or already expired and read).
-    private var armedDeadline: UInt64 = 0
-    private var readers: [UInt64: LoopSource] = [:]
-    private var signalFD: Int32 = -1
-    private var signalSources: [Int32: [LoopSource]] = [:]
-    private var nextSourceID = MainRunLoop.firstSourceID
-    private var isDispatching = false
+    /// The loop-thread state, behind a pointer: a turn reads and writes it without the dynamic
+    /// exclusivity checks (`swift_beginAccess`, ~75 instructions each) that every access to a class's
+    /// stored `var` pays — a dozen per wake-up. No access to it ever spans a callback (callbacks run
+    /// between accesses), so the checks had nothing to catch. The computed properties below keep
+    /// the code reading as before.
+    private let state: UnsafeMutablePointer<LoopState>
     private let eventTokens: UnsafeMutablePointer<UInt64>
     private let eventMasks: UnsafeMutablePointer<UInt32>
+
+    private struct LoopState {
+        /// The batch being run (swapped out of the queue); `batch[batchIndex...]` have not run yet.
+        /// Items of a batch interrupted by `stop()` stay here and run before the queue on the next turn.
+        var batch = WorkBuffer()
+        var batchIndex = 0
+        var postHandler: ((PendingPost) -> Void)?
+        /// Bumped whenever `postHandler` is set, so a batch calls the handler it holds without
+        /// reloading (and retaining) it for each post, yet sees a change made by one of its callbacks.
+        var postHandlerVersion = 0
+        var timers = TimerHeap()
+        /// Heap entries whose source was cancelled (removed lazily).
+        var cancelledTimers = 0
+        /// The deadline the timerfd is armed for (0: disarmed or already expired and read).
+        var armedDeadline: UInt64 = 0
+        var readers: [UInt64: LoopSource] = [:]
+        var signalFD: Int32 = -1
+        var signalSources: [Int32: [LoopSource]] = [:]
+        var nextSourceID = MainRunLoop.firstSourceID
+        var isDispatching = false
+    }
+
+    private var batch: WorkBuffer {
+        _read { yield state.pointee.batch }
+        _modify { yield &state.pointee.batch }
+    }
+    private var batchIndex: Int {
+        _read { yield state.pointee.batchIndex }
+        _modify { yield &state.pointee.batchIndex }
+    }
+    private var postHandlerVersion: Int { state.pointee.postHandlerVersion }
+    private var timers: TimerHeap {
+        _read { yield state.pointee.timers }
+        _modify { yield &state.pointee.timers }
+    }
+    private var cancelledTimers: Int {
+        _read { yield state.pointee.cancelledTimers }
+        _modify { yield &state.pointee.cancelledTimers }
+    }
+    private var armedDeadline: UInt64 {
+        _read { yield state.pointee.armedDeadline }
+        _modify { yield &state.pointee.armedDeadline }
+    }
+    private var readers: [UInt64: LoopSource] {
+        _read { yield state.pointee.readers }
+        _modify { yield &state.pointee.readers }
+    }
+    private var signalFD: Int32 {
+        _read { yield state.pointee.signalFD }
+        _modify { yield &state.pointee.signalFD }
+    }
+    private var signalSources: [Int32: [LoopSource]] {
+        _read { yield state.pointee.signalSources }
+        _modify { yield &state.pointee.signalSources }
+    }
+    private var nextSourceID: UInt64 {
+        _read { yield state.pointee.nextSourceID }
+        _modify { yield &state.pointee.nextSourceID }
+    }
+    private var isDispatching: Bool {
+        _read { yield state.pointee.isDispatching }
+        _modify { yield &state.pointee.isDispatching }
+    }
 
     /// Called for each post given to `enqueuePost`, in queue order, on the loop thread.
     ///
     /// [loop-thread] Set by the notification center. Posts dispatched while it is nil are dropped.
-    package var postHandler: ((PendingPost) -> Void)?
+    package var postHandler: ((PendingPost) -> Void)? {
+        get { state.pointee.postHandler }
+        set {
+            state.pointee.postHandler = newValue
+            state.pointee.postHandlerVersion &+= 1
+        }
+    }
 
     /// Creates a loop bound to the calling thread.
     ///
@@ -95,7 +267,11 @@ public final class MainRunLoop: @unchecked Sendable {
         let timerFD = lcs_timerfd_create(CLOCK_MONOTONIC)
         guard timerFD >= 0 else { throw fail("timerfd_create", errno) }
         opened.append(timerFD)
-        guard Self.retryingEINTR({ lcs_epoll_add(epollFD, wakeFD, UInt32(EPOLLIN.rawValue), Self.wakeToken) }) == 0
+        // Edge-triggered: every write to the eventfd queues one event, which epoll_wait consumes, so the
+        // loop never reads the eventfd (one syscall less per wake-up). Its counter only grows, by one
+        // per batch; it would take 2^64 batches to fill.
+        let wakeEvents = UInt32(EPOLLIN.rawValue) | UInt32(EPOLLET.rawValue)
+        guard Self.retryingEINTR({ lcs_epoll_add(epollFD, wakeFD, wakeEvents, Self.wakeToken) }) == 0
         else { throw fail("epoll_ctl(EPOLL_CTL_ADD, eventfd)", errno) }
         guard Self.retryingEINTR({ lcs_epoll_add(epollFD, timerFD, UInt32(EPOLLIN.rawValue), Self.timerToken) }) == 0
         else { throw fail("epoll_ctl(EPOLL_CTL_ADD, timerfd)", errno) }
@@ -104,6 +280,10 @@ public final class MainRunLoop: @unchecked Sendable {
         self.timerFD = timerFD
         eventTokens = .allocate(capacity: Int(Self.maxEvents))
         eventMasks = .allocate(capacity: Int(Self.maxEvents))
+        queue = .allocate(capacity: 1)
+        queue.initialize(to: WorkBuffer())
+        state = .allocate(capacity: 1)
+        state.initialize(to: LoopState())
     }
 
     deinit {
@@ -115,6 +295,12 @@ public final class MainRunLoop: @unchecked Sendable {
         _ = close(timerFD)
         _ = close(wakeFD)
         _ = close(epollFD)
+        batch.free(from: batchIndex)
+        queue.pointee.free(from: 0)
+        queue.deinitialize(count: 1)
+        queue.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
         eventTokens.deallocate()
         eventMasks.deallocate()
     }
@@ -146,14 +332,14 @@ public final class MainRunLoop: @unchecked Sendable {
     }
 
     @inline(__always)
-    private func enqueue(_ item: LoopWork) {
-        let wasEmpty = queue.withLock { items in
-            items.append(item)
-            return items.count == 1
-        }
-        // One eventfd write per batch: the loop drains the eventfd before it swaps the queue out, so a
-        // post that finds the queue empty is always followed by a wake-up the loop has not consumed yet.
-        // The write cannot fail on a live eventfd (a full counter is EAGAIN, which is already readable).
+    private func enqueue(_ item: consuming LoopWork) {
+        queueLock.lock()
+        queue.pointee.append(item)
+        let wasEmpty = queue.pointee.count == 1
+        queueLock.unlock()
+        // One eventfd write per batch: the loop consumes the wake-up event (epoll_wait, edge-triggered)
+        // before it swaps the queue out, so a post that finds the queue empty is always followed by a
+        // wake-up the loop has not consumed yet. The write cannot fail on a live eventfd.
         if wasEmpty { _ = lcs_eventfd_signal(wakeFD) }
     }
 
@@ -318,7 +504,7 @@ public final class MainRunLoop: @unchecked Sendable {
                 let remaining = deadline - now
                 timeoutMS = Int32(clamping: remaining / 1_000_000 + (remaining % 1_000_000 == 0 ? 0 : 1))
             }
-            if !carried.isEmpty { timeoutMS = 0 }
+            if hasCarriedWork { timeoutMS = 0 }
             try turn(timeoutMS: timeoutMS, honoursStop: true)
         }
     }
@@ -338,7 +524,7 @@ public final class MainRunLoop: @unchecked Sendable {
             isDispatching = false
             rearmTimer()
         }
-        var wake = !carried.isEmpty
+        var wake = hasCarriedWork
         var signalled = false
         for index in 0..<Int(count) {
             switch eventTokens[index] {
@@ -352,7 +538,12 @@ public final class MainRunLoop: @unchecked Sendable {
             }
         }
         // A stop that arrived while waiting: return before running anything (events stay pending).
-        if stopping(honoursStop) { return 0 }
+        if stopping(honoursStop) {
+            // The edge-triggered wake-up was consumed: raise it again, so that the queued work wakes
+            // the next run (or a foreign poller) instead of waiting for the next post.
+            if wake { _ = lcs_eventfd_signal(wakeFD) }
+            return 0
+        }
         var ran = 0
         if wake {
             ran += dispatchPosted(honoursStop)
@@ -382,47 +573,72 @@ public final class MainRunLoop: @unchecked Sendable {
         honoursStop && stopRequested.load(ordering: .relaxed)
     }
 
+    /// Whether a batch interrupted by `stop()` still has items to run. [loop-thread]
+    private var hasCarriedWork: Bool { batchIndex < batch.count }
+
     private func dispatchPosted(_ honoursStop: Bool) -> Int {
-        // Drain before swapping: a post that lands after the swap finds the queue empty and writes
-        // again, so no wake-up is lost.
-        _ = lcs_eventfd_drain(wakeFD)
+        // The wake-up event was consumed by epoll_wait, before the swap: a post that lands after the
+        // swap finds the queue empty and writes again, so no wake-up is lost.
         var ran = 0
-        if !carried.isEmpty {
-            let batch = carried
-            carried = []
-            ran += runBatch(batch, honoursStop)
-            if !carried.isEmpty { return ran }
+        if hasCarriedWork {
+            ran += runBatch(honoursStop)
+            if hasCarriedWork { return ran }
         }
-        var batch = spare
-        spare = []
-        queue.withLock { items in swap(&items, &batch) }
-        ran += runBatch(batch, honoursStop)
-        batch.removeAll(keepingCapacity: batch.capacity <= Self.maxSpareCapacity)
-        spare = batch
+        // Every item of the batch has been moved out: trade the empty buffer for the queue's.
+        if batch.capacity > Self.maxSpareCapacity { batch.free(from: batch.count) }
+        batch.count = 0
+        batchIndex = 0
+        queueLock.lock()
+        swap(&queue.pointee, &batch)
+        queueLock.unlock()
+        ran += runBatch(honoursStop)
         return ran
     }
 
-    /// Runs `batch` in order; on stop, keeps the rest in `carried` for the next turn.
-    private func runBatch(_ batch: [LoopWork], _ honoursStop: Bool) -> Int {
+    /// Runs `batch` from `batchIndex` in order, moving each item out; on stop, the rest stays for the
+    /// next turn.
+    private func runBatch(_ honoursStop: Bool) -> Int {
+        // Locals: callbacks cannot reach the batch (reentrant turns are refused; perform and stop
+        // touch only the queue and the stop flag).
+        guard let base = batch.base else { return 0 }
+        let count = batch.count
+        var index = batchIndex
         var ran = 0
-        for index in batch.indices {
-            switch batch[index] {
-            case .closure(let work):
-                work()
-                ran += 1
-            case .post(let post):
-                if let handler = postHandler {
-                    handler(post)
+        // The handler is loaded (and retained) once per run of posts, and reloaded only after a
+        // callback has set a new one.
+        outer: while index < count {
+            let version = postHandlerVersion
+            // Non-optional, so that each call borrows it instead of copying (retaining) it. Posts
+            // dispatched while there is no handler are dropped.
+            // (No `??`: its generic autoclosure would wrap the handler in a reabstraction thunk.)
+            let handler: (PendingPost) -> Void
+            let counted: Int
+            if let current = postHandler {
+                handler = current
+                counted = 1
+            } else {
+                handler = { _ in }
+                counted = 0
+            }
+            repeat {
+                let item = (base + index).move()
+                index += 1
+                switch consume item {
+                case .closure(let work):
+                    work()
                     ran += 1
+                case .post(let post):
+                    handler(post)
+                    ran += counted
                 }
-            }
-            if stopping(honoursStop), index + 1 < batch.count {
-                carried = Array(batch[(index + 1)...])
-                // Keep the epoll fd readable for a foreign poller while work is carried over.
-                _ = lcs_eventfd_signal(wakeFD)
-                break
-            }
+                if index < count, stopping(honoursStop) {
+                    // Keep the epoll fd readable for a foreign poller while work is carried over.
+                    _ = lcs_eventfd_signal(wakeFD)
+                    break outer
+                }
+            } while index < count && version == postHandlerVersion
         }
+        batchIndex = index
         return ran
     }
 
@@ -533,6 +749,7 @@ public final class MainRunLoop: @unchecked Sendable {
     }
 
     private func dropCancelledTimersAtTop() {
+        guard !timers.isEmpty else { return }
         while let top = timers.first, !top.source.isActive {
             timers.removeFirst()
             top.source.inHeap = false
@@ -543,7 +760,7 @@ public final class MainRunLoop: @unchecked Sendable {
     /// The prepare step: arms the timerfd for the earliest active deadline.
     private func rearmTimer() {
         dropCancelledTimersAtTop()
-        arm(timers.first?.deadline ?? 0)
+        arm(timers.firstDeadline ?? 0)
     }
 
     private func arm(_ deadline: UInt64) {
@@ -590,6 +807,8 @@ struct TimerHeap {
     var isEmpty: Bool { entries.isEmpty }
     var count: Int { entries.count }
     var first: Entry? { entries.first }
+    /// The earliest deadline, without copying (retaining) the entry.
+    var firstDeadline: UInt64? { entries.isEmpty ? nil : entries[0].deadline }
 
     mutating func push(_ entry: Entry) {
         entries.append(entry)
