@@ -75,6 +75,9 @@ public final class Application: @unchecked Sendable {
     private struct Killed: Error {}
 
     private var slots: [DelegateSlot] = []
+    /// The ids of `slots`, sorted: the duplicate check of `addDelegate` and `hasDelegate(id:)` search
+    /// it by halving, so that adding a thousand delegates (plugins) does not compare each id with all the others.
+    private var sortedIDs: [String] = []
     private var nextDelegateToken: UInt64 = 1
     private var currentAction: String?
     private var interrupted = false
@@ -134,12 +137,14 @@ public final class Application: @unchecked Sendable {
     public func addDelegate(_ handlers: DelegateHandlers, id: String) throws(ApplicationError) -> DelegateToken {
         try requireLoopThread("addDelegate")
         if id.isEmpty { throw ApplicationError(.invalidArgument, "a delegate needs a non-empty id") }
-        if slots.contains(where: { $0.id == id }) {
+        let position = sortedIndex(of: id)
+        if position.found {
             throw ApplicationError(.invalidArgument, "a delegate with id '\(id)' is already registered")
         }
         let token = nextDelegateToken
         nextDelegateToken += 1
         slots.append(DelegateSlot(id: id, token: token, handlers: handlers))
+        sortedIDs.insert(id, at: position.index)
         return DelegateToken(rawValue: token)
     }
 
@@ -147,7 +152,7 @@ public final class Application: @unchecked Sendable {
     @discardableResult
     public func removeDelegate(_ token: DelegateToken) -> Bool {
         guard let index = slots.firstIndex(where: { $0.token == token.rawValue }) else { return false }
-        slots.remove(at: index)
+        removeSlot(at: index)
         return true
     }
 
@@ -155,12 +160,32 @@ public final class Application: @unchecked Sendable {
     @discardableResult
     public func removeDelegate(id: String) -> Bool {
         guard let index = slots.firstIndex(where: { $0.id == id }) else { return false }
-        slots.remove(at: index)
+        removeSlot(at: index)
         return true
+    }
+
+    private func removeSlot(at index: Int) {
+        let position = sortedIndex(of: slots[index].id)
+        if position.found { sortedIDs.remove(at: position.index) }
+        slots.remove(at: index)
+    }
+
+    /// Where `id` is, or would be inserted, in `sortedIDs`.
+    private func sortedIndex(of id: String) -> (index: Int, found: Bool) {
+        var low = 0
+        var high = sortedIDs.count
+        while low < high {
+            let middle = (low + high) / 2
+            if sortedIDs[middle] < id { low = middle + 1 } else { high = middle }
+        }
+        return (low, low < sortedIDs.count && sortedIDs[low] == id)
     }
 
     /// The registered delegates' ids, in call order.
     public var delegateIDs: [String] { slots.map(\.id) }
+
+    /// Whether a delegate is registered under `id` (as `delegateIDs.contains(id)`, without the copy).
+    public func hasDelegate(id: String) -> Bool { sortedIndex(of: id).found }
 
     // MARK: Actions
 

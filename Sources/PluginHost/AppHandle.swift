@@ -94,15 +94,39 @@ package final class AppHandle: @unchecked Sendable {
 
     // MARK: Plugins
 
-    package func plugin(id: String) -> LoadedPlugin? { plugins.first { $0.id == id } }
+    /// The loaded plugins sorted by id (ids are unique among loaded plugins), searched by halving: the
+    /// duplicate check of each load stays cheap with a thousand plugins. (A dictionary would do as
+    /// well later, but instantiating its type costs the first load of a process more than a search.)
+    private var pluginsByID: [LoadedPlugin] = []
 
-    func register(_ plugin: LoadedPlugin) { plugins.append(plugin) }
+    /// Where `id` is, or would be inserted, in `pluginsByID`.
+    private func sortedIndex(of id: String) -> (index: Int, found: Bool) {
+        var low = 0
+        var high = pluginsByID.count
+        while low < high {
+            let middle = (low + high) / 2
+            if pluginsByID[middle].id < id { low = middle + 1 } else { high = middle }
+        }
+        return (low, low < pluginsByID.count && pluginsByID[low].id == id)
+    }
+
+    package func plugin(id: String) -> LoadedPlugin? {
+        let position = sortedIndex(of: id)
+        return position.found ? pluginsByID[position.index] : nil
+    }
+
+    func register(_ plugin: LoadedPlugin) {
+        plugins.append(plugin)
+        pluginsByID.insert(plugin, at: sortedIndex(of: plugin.id).index)
+    }
 
     /// Deactivates a plugin: its observers, delegate functions, timers and background tasks are
     /// removed, then its deinit runs. The image stays mapped (RTLD_NODELETE).
     package func unload(_ plugin: LoadedPlugin) {
         guard let index = plugins.firstIndex(where: { $0 === plugin }) else { return }
         plugins.remove(at: index)
+        let position = sortedIndex(of: plugin.id)
+        if position.found, pluginsByID[position.index] === plugin { pluginsByID.remove(at: position.index) }
         plugin.deactivate(in: self)
     }
 }

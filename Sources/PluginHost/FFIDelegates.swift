@@ -32,13 +32,20 @@ package enum FFIDelegates {
     }
 
     /// How a row's Swift handler maps onto its C arguments: each case names the handler it sets.
+    ///
+    /// The handler is named by a setter (`{ $0.didBecomeActive = $1 }`) rather than a key path: the
+    /// runtime instantiates key-path literals on first use, which made the first plugin load of a
+    /// process pay for 19 of them (about 0.15 ms), and every write through one goes through the
+    /// generic key-path machinery.
     package enum Shape: Sendable {
+        package typealias Setter<Handler> = @Sendable (inout DelegateHandlers, Handler?) -> Void
+
         /// `void f(lc_app *app)`
-        case notify(WritableKeyPath<DelegateHandlers, ((Application) -> Void)?> & Sendable)
+        case notify(Setter<(Application) -> Void>)
         /// `bool f(lc_app *app, const lc_dict *options)`
-        case askWithDict(WritableKeyPath<DelegateHandlers, ((Application, UserInfo) -> Bool)?> & Sendable)
+        case askWithDict(Setter<(Application, UserInfo) -> Bool>)
         /// `void f(lc_app *app, const lc_dict *dict)`
-        case receiveDict(WritableKeyPath<DelegateHandlers, ((Application, UserInfo) -> Void)?> & Sendable)
+        case receiveDict(Setter<(Application, UserInfo) -> Void>)
         /// `bool f(lc_app *app, const char *url, const char *source_app, const lc_dict *annotation)`
         case openURL
         /// `void f(lc_app *app, void (*completion)(lc_fetch_result))`
@@ -47,9 +54,27 @@ package enum FFIDelegates {
         case remoteNotificationWithCompletion
         /// `bool f(lc_app *app, [const] lc_dict *coder)`: the archive's values in a box; written back
         /// into the archive after the call when `writable` (the C parameter is not `const`).
-        case askArchive(WritableKeyPath<DelegateHandlers, ((Application, StateArchive) -> Bool)?> & Sendable, writable: Bool)
+        case askArchive(Setter<(Application, StateArchive) -> Bool>, writable: Bool)
         /// `void f(lc_app *app, [const] lc_dict *coder)`, as `askArchive`.
-        case archive(WritableKeyPath<DelegateHandlers, ((Application, StateArchive) -> Void)?> & Sendable, writable: Bool)
+        case archive(Setter<(Application, StateArchive) -> Void>, writable: Bool)
+
+        /// What every row of this shape must return, and how many arguments it takes (all pointers);
+        /// checked when a row is bound, never per call.
+        var returnType: CType {
+            switch self {
+            case .notify, .receiveDict, .fetch, .remoteNotificationWithCompletion, .archive: return .void
+            case .askWithDict, .askArchive, .openURL: return .bool
+            }
+        }
+
+        var argumentCount: Int {
+            switch self {
+            case .notify: return 1
+            case .askWithDict, .receiveDict, .fetch, .askArchive, .archive: return 2
+            case .remoteNotificationWithCompletion: return 3
+            case .openURL: return 4
+            }
+        }
     }
 
     /// One exported delegate function.
@@ -86,22 +111,22 @@ package enum FFIDelegates {
     /// The delegate functions, in header order.
     package static let functions: [Function] = [
         Function(.willFinishLaunching, "application_willFinishLaunchingWithOptions", returns: .bool,
-                 [.pointer, .pointer], .askWithDict(\.willFinishLaunching)),
+                 [.pointer, .pointer], .askWithDict({ $0.willFinishLaunching = $1 })),
         Function(.didFinishLaunching, "application_didFinishLaunchingWithOptions", returns: .bool,
-                 [.pointer, .pointer], .askWithDict(\.didFinishLaunching)),
-        Function(.didBecomeActive, "applicationDidBecomeActive", returns: .void, [.pointer], .notify(\.didBecomeActive)),
-        Function(.willResignActive, "applicationWillResignActive", returns: .void, [.pointer], .notify(\.willResignActive)),
-        Function(.didEnterBackground, "applicationDidEnterBackground", returns: .void, [.pointer], .notify(\.didEnterBackground)),
-        Function(.willEnterForeground, "applicationWillEnterForeground", returns: .void, [.pointer], .notify(\.willEnterForeground)),
-        Function(.willTerminate, "applicationWillTerminate", returns: .void, [.pointer], .notify(\.willTerminate)),
+                 [.pointer, .pointer], .askWithDict({ $0.didFinishLaunching = $1 })),
+        Function(.didBecomeActive, "applicationDidBecomeActive", returns: .void, [.pointer], .notify({ $0.didBecomeActive = $1 })),
+        Function(.willResignActive, "applicationWillResignActive", returns: .void, [.pointer], .notify({ $0.willResignActive = $1 })),
+        Function(.didEnterBackground, "applicationDidEnterBackground", returns: .void, [.pointer], .notify({ $0.didEnterBackground = $1 })),
+        Function(.willEnterForeground, "applicationWillEnterForeground", returns: .void, [.pointer], .notify({ $0.willEnterForeground = $1 })),
+        Function(.willTerminate, "applicationWillTerminate", returns: .void, [.pointer], .notify({ $0.willTerminate = $1 })),
         Function(.didReceiveMemoryWarning, "applicationDidReceiveMemoryWarning", returns: .void, [.pointer],
-                 .notify(\.didReceiveMemoryWarning)),
+                 .notify({ $0.didReceiveMemoryWarning = $1 })),
         Function(.significantTimeChange, "applicationSignificantTimeChange", returns: .void, [.pointer],
-                 .notify(\.significantTimeChange)),
+                 .notify({ $0.significantTimeChange = $1 })),
         Function(.protectedDataWillBecomeUnavailable, "applicationProtectedDataWillBecomeUnavailable", returns: .void,
-                 [.pointer], .notify(\.protectedDataWillBecomeUnavailable)),
+                 [.pointer], .notify({ $0.protectedDataWillBecomeUnavailable = $1 })),
         Function(.protectedDataDidBecomeAvailable, "applicationProtectedDataDidBecomeAvailable", returns: .void,
-                 [.pointer], .notify(\.protectedDataDidBecomeAvailable)),
+                 [.pointer], .notify({ $0.protectedDataDidBecomeAvailable = $1 })),
         Function(.openURL, "application_openURL", returns: .bool, [.pointer, .pointer, .pointer, .pointer], .openURL),
         Function(.performFetch, "application_performFetchWithCompletionHandler", returns: .void,
                  [.pointer, .pointer], .fetch),
@@ -109,15 +134,15 @@ package enum FFIDelegates {
                  "application_didReceiveRemoteNotification_fetchCompletionHandler", returns: .void,
                  [.pointer, .pointer, .pointer], .remoteNotificationWithCompletion),
         Function(.didReceiveRemoteNotification, "application_didReceiveRemoteNotification", returns: .void,
-                 [.pointer, .pointer], .receiveDict(\.didReceiveRemoteNotification)),
+                 [.pointer, .pointer], .receiveDict({ $0.didReceiveRemoteNotification = $1 })),
         Function(.shouldSaveApplicationState, "application_shouldSaveApplicationState", returns: .bool,
-                 [.pointer, .pointer], .askArchive(\.shouldSaveApplicationState, writable: true)),
+                 [.pointer, .pointer], .askArchive({ $0.shouldSaveApplicationState = $1 }, writable: true)),
         Function(.shouldRestoreApplicationState, "application_shouldRestoreApplicationState", returns: .bool,
-                 [.pointer, .pointer], .askArchive(\.shouldRestoreApplicationState, writable: false)),
+                 [.pointer, .pointer], .askArchive({ $0.shouldRestoreApplicationState = $1 }, writable: false)),
         Function(.willEncodeRestorableState, "application_willEncodeRestorableStateWithCoder", returns: .void,
-                 [.pointer, .pointer], .archive(\.willEncodeRestorableState, writable: true)),
+                 [.pointer, .pointer], .archive({ $0.willEncodeRestorableState = $1 }, writable: true)),
         Function(.didDecodeRestorableState, "application_didDecodeRestorableStateWithCoder", returns: .void,
-                 [.pointer, .pointer], .archive(\.didDecodeRestorableState, writable: false)),
+                 [.pointer, .pointer], .archive({ $0.didDecodeRestorableState = $1 }, writable: false)),
     ]
 
     /// Binds the delegate functions a plugin exports.
@@ -135,57 +160,77 @@ package enum FFIDelegates {
     {
         var handlers = DelegateHandlers()
         var implemented: [DelegateMethod] = []
-        for function in functions {
-            guard let address = lookup(function.symbol) else { continue }
-            let call = BoundFunction(function: function, interface: callInterface(for: function.signature), address: address)
-            install(call, app: app.map(UnsafeRawPointer.init), closures: closures, into: &handlers)
-            implemented.append(function.method)
+        // Every symbol first (in table order), so that `implemented` is allocated once, at its size.
+        withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: functions.count) { addresses in
+            var found = 0
+            for index in functions.indices {
+                addresses[index] = lookup(functions[index].symbol)
+                if addresses[index] != nil { found += 1 }
+            }
+            implemented.reserveCapacity(found)
+            for index in functions.indices {
+                guard let address = addresses[index] else { continue }
+                let call = BoundFunction(cif: interface(forRow: index).cif, address: address)
+                install(functions[index].shape, call, app: app.map(UnsafeRawPointer.init), closures: closures, into: &handlers)
+                implemented.append(functions[index].method)
+            }
         }
         return (handlers, implemented)
     }
 
+    /// The call interface of row `index`, checked against the C signature its shape calls with (the
+    /// calls themselves check nothing).
+    private static func interface(forRow index: Int) -> CallInterface {
+        let function = functions[index]
+        precondition(function.returnType == function.shape.returnType
+                         && function.argumentTypes.count == function.shape.argumentCount
+                         && function.argumentTypes.allSatisfy { $0 == .pointer },
+                     "\(function.symbol): its C types do not match its shape (\(function.shape))")
+        return callInterface(for: function.signature)
+    }
+
     // MARK: Marshalling
 
-    private static func install(_ call: BoundFunction, app: UnsafeRawPointer?, closures: CompletionClosurePool,
+    private static func install(_ shape: Shape, _ call: BoundFunction, app: UnsafeRawPointer?, closures: CompletionClosurePool,
                                 into handlers: inout DelegateHandlers)
     {
-        switch call.function.shape {
-        case .notify(let handler):
-            handlers[keyPath: handler] = { _ in call.void(.pointer(app)) }
-        case .askWithDict(let handler):
-            handlers[keyPath: handler] = { _, options in
-                withDict(options) { call.bool(.pointer(app), .pointer($0)) }
+        switch shape {
+        case .notify(let set):
+            set(&handlers) { _ in call.void(app) }
+        case .askWithDict(let set):
+            set(&handlers) { _, options in
+                withDict(options) { call.bool(app, $0) }
             }
-        case .receiveDict(let handler):
-            handlers[keyPath: handler] = { _, info in
-                withDict(info) { call.void(.pointer(app), .pointer($0)) }
+        case .receiveDict(let set):
+            set(&handlers) { _, info in
+                withDict(info) { call.void(app, $0) }
             }
         case .openURL:
             handlers.openURL = { _, url, source, annotation in
                 url.withCString { url in
                     withOptionalCString(source) { source in
                         withDict(annotationDict(annotation)) { annotation in
-                            call.bool(.pointer(app), .pointer(url), .pointer(source), .pointer(annotation))
+                            call.bool(app, url, source, annotation)
                         }
                     }
                 }
             }
         case .fetch:
             handlers.performFetch = { _, handler in
-                call.void(.pointer(app), .pointer(closures.makeCompletion(for: handler)))
+                call.void(app, closures.makeCompletion(for: handler))
             }
         case .remoteNotificationWithCompletion:
             handlers.didReceiveRemoteNotificationWithCompletion = { _, payload, handler in
                 let completion = closures.makeCompletion(for: handler)
-                withDict(payload) { call.void(.pointer(app), .pointer($0), .pointer(completion)) }
+                withDict(payload) { call.void(app, $0, completion) }
             }
-        case .askArchive(let handler, let writable):
-            handlers[keyPath: handler] = { _, archive in
-                withArchive(archive, writable: writable) { call.bool(.pointer(app), .pointer($0)) }
+        case .askArchive(let set, let writable):
+            set(&handlers) { _, archive in
+                withArchive(archive, writable: writable) { call.bool(app, $0) }
             }
-        case .archive(let handler, let writable):
-            handlers[keyPath: handler] = { _, archive in
-                withArchive(archive, writable: writable) { call.void(.pointer(app), .pointer($0)) }
+        case .archive(let set, let writable):
+            set(&handlers) { _, archive in
+                withArchive(archive, writable: writable) { call.void(app, $0) }
             }
         }
     }
@@ -239,15 +284,19 @@ package enum FFIDelegates {
         }
     }
 
-    private static let interfaces = Mutex<[Signature: CallInterface]>([:])
+    /// The prepared interfaces: a handful (one per distinct signature), searched in order. An array,
+    /// not a dictionary keyed by `Signature`: instantiating that dictionary type makes the runtime look
+    /// up `Signature: Hashable` through every conformance record of the process (about 0.1 ms, paid by
+    /// the first plugin load).
+    private static let interfaces = Mutex<[CallInterface]>([])
 
     /// The prepared call interface for `signature`: made on first use, the same object afterwards.
     /// [thread-safe]
     package static func callInterface(for signature: Signature) -> CallInterface {
         interfaces.withLock { cache in
-            if let interface = cache[signature] { return interface }
+            if let interface = cache.first(where: { $0.signature == signature }) { return interface }
             let interface = CallInterface(signature)
-            cache[signature] = interface
+            cache.append(interface)
             return interface
         }
     }
@@ -268,59 +317,50 @@ extension FFIDelegates.CType {
     }
 }
 
-/// One argument value for `BoundFunction`.
-enum FFIArgument {
-    case pointer(UnsafeRawPointer?)
-    case uint32(UInt32)
-    case bool(Bool)
-
-    var type: FFIDelegates.CType {
-        switch self {
-        case .pointer: return .pointer
-        case .uint32: return .uint32
-        case .bool: return .bool
-        }
-    }
-}
-
 /// A delegate function found in a plugin, with its prepared call interface. [loop-thread]: called
 /// from the bound handlers only.
+///
+/// Every argument of a delegate function is a pointer (`Shape`; checked when a row is
+/// bound), so a call stores its arguments in a fixed tuple on the stack: a call
+/// allocates nothing and checks nothing, and costs `ffi_call` plus a few stores.
 struct BoundFunction {
-    let function: FFIDelegates.Function
-    let interface: FFIDelegates.CallInterface
-    let address: UnsafeMutableRawPointer
+    let cif: UnsafeMutablePointer<ffi_cif>
+    let entry: @convention(c) () -> Void
 
-    /// Calls a function returning `void`.
-    func void(_ arguments: FFIArgument...) {
-        precondition(function.returnType == .void, "\(function.symbol) does not return void")
-        _ = invoke(arguments)
+    init(cif: UnsafeMutablePointer<ffi_cif>, address: UnsafeMutableRawPointer) {
+        self.cif = cif
+        entry = unsafeBitCast(address, to: (@convention(c) () -> Void).self)
     }
 
-    /// Calls a function returning C `bool`.
-    func bool(_ arguments: FFIArgument...) -> Bool {
-        precondition(function.returnType == .bool, "\(function.symbol) does not return bool")
-        return UInt8(truncatingIfNeeded: invoke(arguments)) != 0
+    /// Calls a function returning `void`; unused trailing arguments are not passed (the cif's count rules).
+    @inline(__always)
+    func void(_ a0: UnsafeRawPointer?, _ a1: UnsafeRawPointer? = nil, _ a2: UnsafeRawPointer? = nil) {
+        _ = invoke(a0, a1, a2, nil)
+    }
+
+    /// Calls a function returning C `bool` (read as the low byte of an `ffi_arg`).
+    @inline(__always)
+    func bool(_ a0: UnsafeRawPointer?, _ a1: UnsafeRawPointer? = nil, _ a2: UnsafeRawPointer? = nil,
+              _ a3: UnsafeRawPointer? = nil) -> Bool
+    {
+        UInt8(truncatingIfNeeded: invoke(a0, a1, a2, a3)) != 0
     }
 
     /// `ffi_call` with every argument in its own 8-byte slot; returns the raw `ffi_arg` result.
-    private func invoke(_ arguments: [FFIArgument]) -> ffi_arg {
-        precondition(arguments.map(\.type) == function.argumentTypes, "\(function.symbol): arguments do not match its signature")
-        let count = max(arguments.count, 1)
-        return withUnsafeTemporaryAllocation(of: UInt64.self, capacity: count) { slots in
-            withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: count) { values in
-                for (index, argument) in arguments.enumerated() {
-                    let slot = UnsafeMutableRawPointer(slots.baseAddress! + index)
-                    switch argument {
-                    case .pointer(let pointer): slot.storeBytes(of: pointer, as: UnsafeRawPointer?.self)
-                    case .uint32(let value): slot.storeBytes(of: value, as: UInt32.self)
-                    case .bool(let value): slot.storeBytes(of: value ? 1 : 0, as: UInt8.self)
-                    }
-                    values[index] = slot
-                }
-                var result: ffi_arg = 0
-                ffi_call(interface.cif, unsafeBitCast(address, to: (@convention(c) () -> Void).self), &result, values.baseAddress)
-                return result
+    @inline(__always)
+    private func invoke(_ a0: UnsafeRawPointer?, _ a1: UnsafeRawPointer?, _ a2: UnsafeRawPointer?,
+                        _ a3: UnsafeRawPointer?) -> ffi_arg
+    {
+        var slots = (a0, a1, a2, a3)
+        var result: ffi_arg = 0
+        withUnsafeMutableBytes(of: &slots) { slots in
+            let base = slots.baseAddress!
+            var values: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) =
+                (base, base + 8, base + 16, base + 24)
+            withUnsafeMutableBytes(of: &values) { values in
+                ffi_call(cif, entry, &result, values.baseAddress!.assumingMemoryBound(to: UnsafeMutableRawPointer?.self))
             }
         }
+        return result
     }
 }

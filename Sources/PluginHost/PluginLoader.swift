@@ -50,7 +50,7 @@ extension AppHandle {
         if let existing = plugin(id: id) {
             throw refuse("id '\(id)' is already loaded (from \(existing.path))", LC_ERR_DUPLICATE)
         }
-        if app.delegateIDs.contains(id) {
+        if app.hasDelegate(id: id) {
             throw refuse("id '\(id)' is already used by a delegate of this application", LC_ERR_DUPLICATE)
         }
         guard let initialise = descriptor.`init` else { throw refuse("the descriptor has no init function") }
@@ -69,11 +69,13 @@ extension AppHandle {
         }
         plugin.state = state
 
-        let bound = FFIDelegates.bind(lookup: { dlsym(handle, $0) }, app: opaque, closures: closures)
-        plugin.implementedMethods = bound.implemented
-        if !bound.implemented.isEmpty {
+        // withCString: the table's symbols are literals, NUL-terminated in place, so no C copy is allocated.
+        let (handlers, implemented) = FFIDelegates.bind(lookup: { $0.withCString { dlsym(handle, $0) } }, app: opaque,
+                                                        closures: closures)
+        plugin.implementedMethods = implemented
+        if !implemented.isEmpty {
             do {
-                plugin.delegateToken = try app.addDelegate(bound.handlers, id: id)
+                plugin.delegateToken = try app.addDelegate(handlers, id: id)
             } catch {
                 plugin.deactivate(in: self)
                 throw refuse(error.message)
@@ -112,9 +114,9 @@ extension AppHandle {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw refuse("cannot open: \(String(cString: strerror(errno)))", LC_ERR_PLUGIN_REFUSED) }
         defer { close(fd) }
-        var magic = [UInt8](repeating: 0, count: 4)
+        var magic: UInt32 = 0
         let count = read(fd, &magic, 4)
-        guard count == 4, magic == [0x7F, 0x45, 0x4C, 0x46] else {
+        guard count == 4, magic == UInt32(littleEndian: 0x464C_457F) else {  // "\x7FELF" in file order
             throw refuse("not an ELF shared object", LC_ERR_PLUGIN_REFUSED)
         }
     }
@@ -152,6 +154,31 @@ extension AppHandle {
 
     /// Nil when `id` is a valid plugin id, else what is wrong with it.
     package static func idProblem(_ id: String) -> String? {
+        // The common case in one pass over the bytes: only ASCII letters, digits, '-' and '.', so that
+        // characters are bytes and the checks below give the same answer (a valid id answers nil here).
+        var id = id
+        let valid: Bool? = id.withUTF8 { bytes in
+            guard !bytes.isEmpty, bytes.count <= 200 else { return nil }
+            var labels = 1
+            var labelStart = 0
+            for index in 0...bytes.count {
+                let byte = index < bytes.count ? bytes[index] : 0x2E
+                if byte == 0x2E {  // '.': the end of a label
+                    if index == labelStart || bytes[labelStart] == 0x2D || bytes[index - 1] == 0x2D { return nil }
+                    if index < bytes.count { labels += 1 }
+                    labelStart = index + 1
+                } else if !((byte >= 0x30 && byte <= 0x39) || (byte >= 0x41 && byte <= 0x5A) || (byte >= 0x61 && byte <= 0x7A) || byte == 0x2D) {
+                    return nil
+                }
+            }
+            return labels >= 2 ? true : nil
+        }
+        if valid == true { return nil }
+        return idProblemMessage(id)
+    }
+
+    /// Why `id` is invalid, label by label in order (nil when it is valid).
+    private static func idProblemMessage(_ id: String) -> String? {
         if id.isEmpty { return "it is empty" }
         if id.utf8.count > 200 { return "it is longer than 200 bytes" }
         let labels = id.split(separator: ".", omittingEmptySubsequences: false)
