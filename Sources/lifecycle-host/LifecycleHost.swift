@@ -16,7 +16,7 @@ struct LifecycleHost: ParsableCommand {
 /// Options shared by `run` and `demo`.
 struct EngineOptions: ParsableArguments {
     @Option(name: .customLong("trace"), help: "Trace format: text or json.")
-    var trace: String = "text"
+    var trace: String = EngineValues().trace
 
     @Option(name: .customLong("budget"), help: ArgumentHelp("A time budget in seconds (repeatable).",
                                                          discussion: "NAME: launch, did-enter-background, will-terminate, completion, background-task, expiration-warning.",
@@ -27,7 +27,7 @@ struct EngineOptions: ParsableArguments {
     var archive: String?
 
     @Option(name: .customLong("watchdog"), help: "Watchdog policy: terminate (as iOS) or report.")
-    var watchdog: String = "terminate"
+    var watchdog: String = EngineValues().watchdog
 
     @Option(name: .customLong("background-mode"), help: "A declared background mode (repeatable): audio, location, voip, fetch, remote-notification, …")
     var backgroundModes: [String] = []
@@ -36,6 +36,25 @@ struct EngineOptions: ParsableArguments {
     var exitsOnSuspend = false
 
     @Option(name: .customLong("timeline"), help: "After the run, write a picture of it (SVG).")
+    var timeline: String?
+
+    var values: EngineValues {
+        EngineValues(trace: trace, budgets: budgets, archive: archive, watchdog: watchdog, backgroundModes: backgroundModes,
+                     exitsOnSuspend: exitsOnSuspend, timeline: timeline)
+    }
+
+    func apply(to options: inout RunOptions) throws { try values.apply(to: &options) }
+}
+
+/// The values of `EngineOptions` as plain data: `LifecycleHost.main`'s fast path fills them without
+/// ArgumentParser. The defaults here are the options' defaults.
+struct EngineValues: Equatable {
+    var trace = "text"
+    var budgets: [String] = []
+    var archive: String?
+    var watchdog = "terminate"
+    var backgroundModes: [String] = []
+    var exitsOnSuspend = false
     var timeline: String?
 
     func apply(to options: inout RunOptions) throws {
@@ -110,10 +129,10 @@ struct Run: ParsableCommand {
     var pressureFile: String?
 
     @Option(name: .customLong("pressure-warning"), help: "PSI trigger for a 'warning' memory warning (window: a multiple of 2 s).")
-    var pressureWarning: String = "some 150000 2000000"
+    var pressureWarning: String = RunValues().pressureWarning
 
     @Option(name: .customLong("pressure-critical"), help: "PSI trigger for a 'critical' memory warning.")
-    var pressureCritical: String = "full 150000 2000000"
+    var pressureCritical: String = RunValues().pressureCritical
 
     @Flag(name: .customLong("no-clock"), help: "Do not watch for clock steps.")
     var noClock = false
@@ -126,28 +145,17 @@ struct Run: ParsableCommand {
 
     @OptionGroup var engine: EngineOptions
 
+    /// The parsed values (the same type the fast path of `LifecycleHost.main` fills).
+    var values: RunValues {
+        RunValues(
+            plugins: plugins, pluginDirs: pluginDirs, script: script, interactive: interactive, launchOptions: launchOptions,
+            backgroundLaunch: backgroundLaunch, noSignals: noSignals, noPressure: noPressure, pressureFile: pressureFile,
+            pressureWarning: pressureWarning, pressureCritical: pressureCritical, noClock: noClock, socket: socket,
+            noSocket: noSocket, engine: engine.values)
+    }
+
     func run() throws {
-        var options = RunOptions()
-        try engine.apply(to: &options)
-        options.plugins = plugins
-        options.pluginFolders = pluginDirs
-        options.script = script
-        options.interactive = interactive
-        options.backgroundLaunch = backgroundLaunch
-        do {
-            options.launchOptions = try ScenarioParser.keyValues(launchOptions, "--launch-option")
-        } catch {
-            throw ValidationError(error.message)
-        }
-        options.osEvents.signals = !noSignals
-        options.osEvents.pressure = !noPressure
-        options.osEvents.clock = !noClock
-        if let pressureFile { options.osEvents.pressureFile = pressureFile }
-        options.osEvents.warningTrigger = pressureWarning
-        options.osEvents.criticalTrigger = pressureCritical
-        options.socket = !noSocket
-        options.socketPath = socket
-        let code = HostRunner(options: options).run()
+        let code = HostRunner(options: try values.options()).run()
         if code != 0 { throw ExitCode(code) }
     }
 }

@@ -1,0 +1,118 @@
+import ArgumentParser
+@preconcurrency import Glibc
+
+/// The values of `lifecycle-host run` as plain data, and the options they make.
+///
+/// `Run` fills them from ArgumentParser; `LifecycleHost.main` fills them itself for a plain `run`
+/// command line (see `parse(_:)`), because ArgumentParser's parse, built on reflection and runtime
+/// conformance lookups, was most of the host's start: 17 of 29 million instructions for a launch of
+/// ten plugins, about 3 ms. The defaults here are the options' defaults.
+struct RunValues: Equatable {
+    var plugins: [String] = []
+    var pluginDirs: [String] = []
+    var script: String?
+    var interactive = false
+    var launchOptions: [String] = []
+    var backgroundLaunch = false
+    var noSignals = false
+    var noPressure = false
+    var pressureFile: String?
+    var pressureWarning = "some 150000 2000000"
+    var pressureCritical = "full 150000 2000000"
+    var noClock = false
+    var socket: String?
+    var noSocket = false
+    var engine = EngineValues()
+
+    /// The run's options; throws `ValidationError` as `Run` reports it.
+    func options() throws -> RunOptions {
+        var options = RunOptions()
+        try engine.apply(to: &options)
+        options.plugins = plugins
+        options.pluginFolders = pluginDirs
+        options.script = script
+        options.interactive = interactive
+        options.backgroundLaunch = backgroundLaunch
+        do {
+            options.launchOptions = try ScenarioParser.keyValues(launchOptions, "--launch-option")
+        } catch {
+            throw ValidationError(error.message)
+        }
+        options.osEvents.signals = !noSignals
+        options.osEvents.pressure = !noPressure
+        options.osEvents.clock = !noClock
+        if let pressureFile { options.osEvents.pressureFile = pressureFile }
+        options.osEvents.warningTrigger = pressureWarning
+        options.osEvents.criticalTrigger = pressureCritical
+        options.socket = !noSocket
+        options.socketPath = socket
+        return options
+    }
+
+    /// The values of `run` followed by `--NAME VALUE` options and `--FLAG` flags, each at most once
+    /// (repeatable options any number of times); nil for anything else: `--NAME=VALUE`, a value that
+    /// starts with '-' or is empty, an unknown word, a repeated flag or single option, help, other
+    /// commands. ArgumentParser parses those, and reports their errors, exactly as before.
+    static func parse(_ arguments: [String]) -> RunValues? {
+        guard arguments.first == "run" else { return nil }
+        var values = RunValues()
+        var seen: [String] = []  // the flags and single options given so far (a switch and an array, no key paths
+                                 // or hashing: their first use costs the runtime more than this whole parse)
+        var index = 1
+        while index < arguments.count {
+            let name = arguments[index]
+            index += 1
+            guard name.hasPrefix("--"), !seen.contains(name) else { return nil }
+            switch name {
+            case "--interactive": values.interactive = true
+            case "--background-launch": values.backgroundLaunch = true
+            case "--no-signals": values.noSignals = true
+            case "--no-pressure": values.noPressure = true
+            case "--no-clock": values.noClock = true
+            case "--no-socket": values.noSocket = true
+            case "--exits-on-suspend": values.engine.exitsOnSuspend = true
+            default:
+                guard index < arguments.count else { return nil }
+                let value = arguments[index]
+                index += 1
+                guard !value.isEmpty, !value.hasPrefix("-") else { return nil }
+                switch name {
+                case "--plugin": values.plugins.append(value)
+                case "--plugin-dir": values.pluginDirs.append(value)
+                case "--launch-option": values.launchOptions.append(value)
+                case "--budget": values.engine.budgets.append(value)
+                case "--background-mode": values.engine.backgroundModes.append(value)
+                case "--script": values.script = value
+                case "--pressure-file": values.pressureFile = value
+                case "--socket": values.socket = value
+                case "--archive": values.engine.archive = value
+                case "--timeline": values.engine.timeline = value
+                case "--pressure-warning": values.pressureWarning = value
+                case "--pressure-critical": values.pressureCritical = value
+                case "--trace": values.engine.trace = value
+                case "--watchdog": values.engine.watchdog = value
+                default: return nil
+                }
+                switch name {
+                case "--plugin", "--plugin-dir", "--launch-option", "--budget", "--background-mode": continue  // repeatable
+                default: break
+                }
+            }
+            seen.append(name)
+        }
+        return values
+    }
+}
+
+extension LifecycleHost {
+    /// A plain `run` command line is parsed here (`RunValues.parse`); everything else, and any run
+    /// whose values do not validate, goes to ArgumentParser as before.
+    static func main() {
+        if let values = RunValues.parse(Array(CommandLine.arguments.dropFirst())), let options = try? values.options() {
+            let code = HostRunner(options: options).run()
+            if code != 0 { Glibc.exit(code) }
+            return
+        }
+        main(nil)
+    }
+}
