@@ -44,6 +44,12 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Benchmarks (not tests): ours beside the anchors, in one run. `swift run -c release lifecycle-bench`.
+        .target(name: "CBenchAnchors", path: "Sources/CBenchAnchors"),
+        .executableTarget(
+            name: "lifecycle-bench",
+            dependencies: ["AppLifecycle", "PluginHost", "CLifecycle", "CLifecycleSystem", "CFFI", "CBenchAnchors"]
+        ),
         // The public header as a module for plugins written in Swift (header only).
         .systemLibrary(name: "CLifecycleABI", path: "Sources/CLifecycleABI"),
         // Example plugins. C plugins see include/lifecycle.h; none links the host.

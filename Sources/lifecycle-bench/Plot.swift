@@ -1,0 +1,65 @@
+@preconcurrency import Glibc
+
+// The plot for docs/benchmarks.md: cost of one post against the number of observers, log–log, for
+// ours (C observers and Swift closures), the plain C loop and Foundation, from the posting rows.
+
+/// The SVG, or nil when the posting rows are missing (e.g. --filter left them out).
+func postingPlot(_ rows: [Row]) -> String? {
+    var series: [String: [(n: Double, ns: Double)]] = [:]
+    let oursC = "ours: C observers", oursSwift = "ours: Swift closures", cLoop = "plain C loop", foundation = "Foundation NotificationCenter"
+    for row in rows where row.group == "posting" && row.name.hasPrefix("post, ") && !row.name.contains("other names") {
+        // "post, 1000 observers: C observers, center.post(interned name)"
+        let words = row.name.dropFirst("post, ".count).split(separator: " ", maxSplits: 1)
+        guard let n = Double(words.first ?? ""), words.count == 2 else { continue }
+        let rest = String(words[1])
+        if rest.hasSuffix("C observers, center.post(interned name)") {
+            series[oursC, default: []].append((n, row.ours.median))
+            for anchor in row.anchors where anchor.label == cLoop || anchor.label == foundation {
+                series[anchor.label, default: []].append((n, anchor.figure.median))
+            }
+        } else if rest.hasSuffix("Swift closures, center.post") {
+            series[oursSwift, default: []].append((n, row.ours.median))
+        }
+    }
+    let order = [(oursC, "#1b7f3b"), (oursSwift, "#2f6fd0"), (cLoop, "#555555"), (foundation, "#c0392b")]
+    let points = series.values.flatMap { $0 }
+    guard !points.isEmpty else { return nil }
+    func log10(_ x: Double) -> Double { x > 0 ? Glibc.log10(x) : 0 }
+    let minN = 1.0, maxN = max(1_000.0, points.map(\.n).max() ?? 1_000)
+    let minY = pow10(floor(log10(points.map(\.ns).min() ?? 1))), maxY = pow10(ceil(log10(points.map(\.ns).max() ?? 10)))
+    let width = 800.0, height = 440.0, left = 80.0, right = 250.0, top = 40.0, bottom = 60.0
+    func x(_ n: Double) -> Double { left + (log10(n) - log10(minN)) / (log10(maxN) - log10(minN)) * (width - left - right) }
+    func y(_ ns: Double) -> Double { top + (1 - (log10(ns) - log10(minY)) / (log10(maxY) - log10(minY))) * (height - top - bottom) }
+    var svg = """
+        <svg xmlns="http://www.w3.org/2000/svg" width="\(Int(width))" height="\(Int(height))" viewBox="0 0 \(Int(width)) \(Int(height))" font-family="sans-serif" font-size="12">
+        <rect width="100%" height="100%" fill="white"/>
+        <text x="\(left)" y="22" font-size="15" font-weight="bold">Cost of one post against the number of observers (log–log)</text>
+
+        """
+    var decade = minY
+    while decade <= maxY * 1.001 {
+        svg += "<line x1=\"\(left)\" x2=\"\(width - right)\" y1=\"\(y(decade))\" y2=\"\(y(decade))\" stroke=\"#e4e4e4\"/>"
+        svg += "<text x=\"\(left - 8)\" y=\"\(y(decade) + 4)\" text-anchor=\"end\">\(label(decade)) ns</text>\n"
+        decade *= 10
+    }
+    for n in [1.0, 10, 100, 1_000] where n <= maxN {
+        svg += "<line x1=\"\(x(n))\" x2=\"\(x(n))\" y1=\"\(top)\" y2=\"\(height - bottom)\" stroke=\"#e4e4e4\"/>"
+        svg += "<text x=\"\(x(n))\" y=\"\(height - bottom + 18)\" text-anchor=\"middle\">\(Int(n))</text>\n"
+    }
+    svg += "<text x=\"\((left + width - right) / 2)\" y=\"\(height - 18)\" text-anchor=\"middle\">observers of the posted name</text>\n"
+    for (index, (name, colour)) in order.enumerated() {
+        guard let data = series[name]?.sorted(by: { $0.n < $1.n }), !data.isEmpty else { continue }
+        let path = data.map { "\(x($0.n)),\(y($0.ns))" }.joined(separator: " ")
+        svg += "<polyline points=\"\(path)\" fill=\"none\" stroke=\"\(colour)\" stroke-width=\"2\"/>"
+        for p in data {
+            svg += "<circle cx=\"\(x(p.n))\" cy=\"\(y(p.ns))\" r=\"3.5\" fill=\"\(colour)\"><title>\(name): \(Int(p.n)) observers, \(Figure.format(p.ns)) ns</title></circle>"
+        }
+        let ly = top + 20 + Double(index) * 22
+        svg += "<line x1=\"\(width - right + 16)\" x2=\"\(width - right + 40)\" y1=\"\(ly)\" y2=\"\(ly)\" stroke=\"\(colour)\" stroke-width=\"2\"/>"
+        svg += "<text x=\"\(width - right + 46)\" y=\"\(ly + 4)\">\(name)</text>\n"
+    }
+    return svg + "</svg>\n"
+}
+
+private func label(_ value: Double) -> String { value >= 1 ? String(Int(value)) : String(value) }
+private func pow10(_ e: Double) -> Double { var r = 1.0; if e >= 0 { for _ in 0..<Int(e) { r *= 10 } } else { for _ in 0..<Int(-e) { r /= 10 } }; return r }
