@@ -321,18 +321,30 @@ public final class AppNotificationCenter: @unchecked Sendable {
                     }
                     i += 1
                 }
-            } else if filtered {
-                while i < end {
-                    let entry = list.pointee.entries[i]
-                    if entry.token != 0, entry.sender == 0 || entry.sender == sender { Self.call(entry, record, notification) }
-                    i += 1
-                }
             } else {
-                while i < end {
-                    let entry = list.pointee.entries[i]
-                    if entry.token != 0 { Self.call(entry, record, notification) }
-                    i += 1
-                }
+                Self.callAll(list, end, sender, filtered: filtered, record, notification)
+            }
+        }
+    }
+
+    /// Calls the live observers `0..<end` of `list` (matching `sender` when any observer filters by it).
+    /// The entry is reloaded each time: a callback may grow the array.
+    @inline(__always)
+    private static func callAll(_ list: UnsafeMutablePointer<ObserverList>, _ end: Int, _ sender: UInt, filtered: Bool,
+                                _ record: UnsafePointer<NotificationRecord>, _ notification: AppNotification)
+    {
+        var i = 0
+        if filtered {
+            while i < end {
+                let entry = list.pointee.entries[i]
+                if entry.token != 0, entry.sender == 0 || entry.sender == sender { call(entry, record, notification) }
+                i += 1
+            }
+        } else {
+            while i < end {
+                let entry = list.pointee.entries[i]
+                if entry.token != 0 { call(entry, record, notification) }
+                i += 1
             }
         }
     }
@@ -372,18 +384,8 @@ public final class AppNotificationCenter: @unchecked Sendable {
                     }
                     i += 1
                 }
-            } else if filtered {
-                while i < end {
-                    let entry = list.pointee.entries[i]
-                    if entry.token != 0, entry.sender == 0 || entry.sender == sender { Self.call(entry, record, notification) }
-                    i += 1
-                }
             } else {
-                while i < end {
-                    let entry = list.pointee.entries[i]
-                    if entry.token != 0 { Self.call(entry, record, notification) }
-                    i += 1
-                }
+                Self.callAll(list, end, sender, filtered: filtered, record, notification)
             }
         }
         withExtendedLifetime(box) {}

@@ -77,9 +77,6 @@ final class HostEndToEndTests: XCTestCase {
         return lines
     }
 
-    /// The trace lines common to every run: the plugin loaded.
-    let loaded = "plugin loaded not-running [rec]"
-
     // MARK: Every row of the sequence table (docs/scenarios)
 
     func testLaunchIntoTheForeground() throws {
