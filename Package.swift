@@ -21,10 +21,13 @@ let package = Package(
     targets: [
         // Syscalls the Glibc module does not export (epoll, eventfd, timerfd, signalfd), wrapped once.
         .target(name: "CLifecycleSystem", path: "Sources/CLifecycleSystem"),
-        // The engine: states, sequences, notification center, main run loop, watchdog, archive.
+        // The main run loop: epoll, eventfd, timerfd, signalfd; IO sources, timers, signals, cross-thread
+        // work addressed to targets. Knows nothing of notifications or applications.
+        .target(name: "LifecycleRunLoop", dependencies: ["CLifecycleSystem"]),
+        // The engine: states, sequences, notification center, watchdog, archive. No C ABI type.
         .target(
             name: "AppLifecycle",
-            dependencies: ["CLifecycleSystem", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["LifecycleRunLoop", "CLifecycleSystem", .product(name: "Logging", package: "swift-log")]
         ),
         // libffi, found in the multiarch include folder.
         .systemLibrary(name: "CFFI", path: "Sources/CFFI"),
@@ -32,14 +35,14 @@ let package = Package(
         // loader and the libffi delegate calls.
         .target(
             name: "PluginHost",
-            dependencies: ["AppLifecycle", "CLifecycleSystem", "CFFI", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AppLifecycle", "CLifecycleABI", "CLifecycleSystem", "CFFI", .product(name: "Logging", package: "swift-log")]
         ),
         // The exported lc_* functions: a thin @c face over PluginHost.
-        .target(name: "CLifecycle", dependencies: ["PluginHost"]),
+        .target(name: "CLifecycle", dependencies: ["PluginHost", "CLifecycleABI"]),
         .executableTarget(
             name: "lifecycle-host",
             dependencies: [
-                "AppLifecycle", "PluginHost", "CLifecycleSystem",
+                "AppLifecycle", "PluginHost", "CLifecycleABI", "CLifecycleSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -48,7 +51,7 @@ let package = Package(
         .target(name: "CBenchAnchors", path: "Sources/CBenchAnchors"),
         .executableTarget(
             name: "lifecycle-bench",
-            dependencies: ["AppLifecycle", "PluginHost", "CLifecycle", "CLifecycleSystem", "CFFI", "CBenchAnchors"]
+            dependencies: ["AppLifecycle", "PluginHost", "CLifecycle", "CLifecycleABI", "CLifecycleSystem", "CFFI", "CBenchAnchors"]
         ),
         // The public header as a module for plugins written in Swift (header only).
         .systemLibrary(name: "CLifecycleABI", path: "Sources/CLifecycleABI"),
@@ -63,6 +66,7 @@ let package = Package(
             dependencies: ["AppLifecycle"],
             path: "Tests/Helpers/archive-writer-child"
         ),
+        .testTarget(name: "LifecycleRunLoopTests", dependencies: ["LifecycleRunLoop"]),
         .testTarget(
             name: "AppLifecycleTests",
             dependencies: ["AppLifecycle", "archive-writer-child"]
@@ -75,7 +79,7 @@ let package = Package(
         ),
         .testTarget(
             name: "PluginHostTests",
-            dependencies: ["PluginHost", "CLifecycle", "AppLifecycle", "TestSupport"],
+            dependencies: ["PluginHost", "CLifecycle", "CLifecycleABI", "AppLifecycle", "TestSupport"],
             // C sources the tests compile with cc at test time.
             exclude: ["Fixtures"]
         ),

@@ -1,3 +1,4 @@
+import CLifecycleABI
 import CLifecycleSystem
 import PluginHost
 

@@ -1,4 +1,5 @@
 import AppLifecycle
+import CLifecycleABI
 import CLifecycleSystem
 import Glibc
 import Logging
@@ -23,10 +24,27 @@ package final class AppHandle: @unchecked Sendable {
 
     /// Creates the application on the calling thread, which becomes its main thread.
     package init(configuration: Configuration) throws(ApplicationError) {
-        loop = try MainRunLoop()
+        do { loop = try MainRunLoop() } catch { throw ApplicationError(error) }
         app = Application(configuration: configuration, loop: loop)
         app.traceHandler = { [unowned self] event in self.forwardTrace(event) }
+        precondition(Self.recordLayoutMatches, "the engine's NotificationRecord no longer has lc_notification_t's layout")
+        // C observers read a notification's userInfo through lc_dict accessors: a box per post owns
+        // the C strings they are handed.
+        app.center.rawUserInfoBridge = { UserInfoBox($0) }
     }
+
+    /// Whether the engine's record is laid out exactly as the header's `lc_notification_t`, field by
+    /// field: C observers receive the engine's record directly, as an `lc_notification_t *`.
+    static let recordLayoutMatches: Bool = {
+        typealias R = NotificationRecord
+        typealias C = lc_notification_t
+        return MemoryLayout<R>.size == MemoryLayout<C>.size && MemoryLayout<R>.alignment == MemoryLayout<C>.alignment
+            && MemoryLayout<R>.offset(of: \R.structSize) == MemoryLayout<C>.offset(of: \C.struct_size)
+            && MemoryLayout<R>.offset(of: \R.nameID) == MemoryLayout<C>.offset(of: \C.name_id)
+            && MemoryLayout<R>.offset(of: \R.name) == MemoryLayout<C>.offset(of: \C.name)
+            && MemoryLayout<R>.offset(of: \R.sender) == MemoryLayout<C>.offset(of: \C.sender)
+            && MemoryLayout<R>.offset(of: \R.userInfo) == MemoryLayout<C>.offset(of: \C.user_info)
+    }()
 
     /// Unloads the plugins (newest first) before the application goes.
     package func shutdown() {

@@ -1,4 +1,5 @@
 import AppLifecycle
+import CLifecycleABI
 import CLifecycleSystem
 import Glibc
 import Synchronization
@@ -22,7 +23,7 @@ extension AppHandle {
         let notificationName: NotificationName
         do { notificationName = try NotificationName(String(cString: name)) } catch { return lcFail(error) }
         let token = app.center.observeRaw(notificationName, sender: UInt(bitPattern: sender), owner: owner,
-                                          function: fn, context: ctx)
+                                          function: unsafeBitCast(fn, to: RawObserverFunction.self), context: ctx)
         out?.pointee = token.rawValue
         return lc_status(LC_OK)
     }

@@ -1,4 +1,5 @@
 import AppLifecycle
+import CLifecycleABI
 // @preconcurrency: libffi's type descriptors (`ffi_type_pointer`, ...) are C globals that libffi never
 // changes after load; only their addresses are taken here.
 @preconcurrency import CFFI

@@ -1,5 +1,6 @@
 import AppLifecycle
 import CBenchAnchors
+import CLifecycleABI
 import CLifecycleSystem
 import Foundation
 import PluginHost
@@ -184,7 +185,7 @@ enum PostingBenchmarks {
         let figures = measureTogether(settings, [
             { k in for _ in 0..<k { center.removeObserver(center.observe(name) { _ in counter.add(1) }) } },
             { k in
-                for _ in 0..<k { center.removeObserver(center.observeRaw(name, function: PostFixtures.count, context: counter.context)) }
+                for _ in 0..<k { center.removeObserver(center.observeRaw(name, function: PostFixtures.rawCount, context: counter.context)) }
             },
             { k in
                 var token: lc_observer_token = 0
@@ -236,7 +237,7 @@ enum PostingBenchmarks {
 
         let rawName = fixtures.name("com.example.bench.post.memory.raw")
         let raw = heapDelta {
-            for _ in 0..<count { tokens.append(center.observeRaw(rawName, function: PostFixtures.count, context: counter.context)) }
+            for _ in 0..<count { tokens.append(center.observeRaw(rawName, function: PostFixtures.rawCount, context: counter.context)) }
         }
         for token in tokens { center.removeObserver(token) }
 
@@ -394,11 +395,13 @@ final class PostFixtures {
     let otherCounter = Counter()
 
     static let count: lc_observer_fn = unsafeBitCast(anchor_post_count as anchor_post_fn, to: lc_observer_fn.self)
+    static let rawCount: RawObserverFunction = anchor_post_count
     /// A C-convention observer reading key "i" through the C ABI's dictionary accessor.
     static let readInt: RawObserverFunction = { record, context in
         guard let record, let context else { return }
         var value: Int64 = 0
-        if lc_dict_get_int(record.pointee.user_info, "i", &value) == lc_status(LC_OK) {
+        let userInfo = record.assumingMemoryBound(to: lc_notification_t.self).pointee.user_info
+        if lc_dict_get_int(userInfo, "i", &value) == lc_status(LC_OK) {
             context.assumingMemoryBound(to: UInt64.self).pointee &+= UInt64(value)
         }
     }
@@ -587,7 +590,7 @@ enum Callgrind {
                 for _ in 0..<k { set.centerA.removeObserver(set.centerA.observe(addRemoveName) { _ in counter.add(1) }) }
             case .addRemoveRaw:
                 for _ in 0..<k {
-                    set.centerA.removeObserver(set.centerA.observeRaw(addRemoveName, function: PostFixtures.count, context: counter.context))
+                    set.centerA.removeObserver(set.centerA.observeRaw(addRemoveName, function: PostFixtures.rawCount, context: counter.context))
                 }
             case .addRemoveFoundation:
                 for _ in 0..<k {

@@ -43,7 +43,7 @@ final class ClockChangeSource: @unchecked Sendable {
             reader = try context.loop.addReader(fd: fd) { [weak self] in self?.readable() }
         } catch {
             turnOff(error.message)
-            if error.code == .notOnLoopThread { throw error }
+            if error.code == .notOnLoopThread { throw ApplicationError(error) }
         }
     }
 

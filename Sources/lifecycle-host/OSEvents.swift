@@ -1,5 +1,6 @@
 @preconcurrency import Glibc
 import AppLifecycle
+import CLifecycleABI
 import CLifecycleSystem
 
 /// Turns real OS events into host commands, on the loop thread: signals (with working Ctrl-Z job

@@ -102,7 +102,7 @@ final class PressureSource: @unchecked Sendable {
             try watch(fd: fd, level: level, window: window, priority: true, ownsFD: true)
         } catch {
             _ = close(fd)
-            if error.code == .notOnLoopThread { throw error }
+            if error.code == .notOnLoopThread { throw ApplicationError(error) }
             context.log("\(what): \(error.message); \(level) memory-pressure warnings are off")
         }
     }
@@ -113,7 +113,7 @@ final class PressureSource: @unchecked Sendable {
     /// `priority` must be non-blocking; it is read once per event (an eventfd is then drained).
     /// - Throws: what `MainRunLoop.addReader` throws; nothing is kept then.
     func watch(fd: Int32, level: MemoryWarningLevel, window: UInt64, priority: Bool, ownsFD: Bool)
-        throws(ApplicationError)
+        throws(RunLoopError)
     {
         let trigger = Trigger(level: level, fd: fd, window: window, priority: priority, ownsFD: ownsFD)
         try startWatching(trigger)
@@ -126,7 +126,7 @@ final class PressureSource: @unchecked Sendable {
         triggers = []
     }
 
-    private func startWatching(_ trigger: Trigger) throws(ApplicationError) {
+    private func startWatching(_ trigger: Trigger) throws(RunLoopError) {
         trigger.reader = try context.loop.addReader(fd: trigger.fd, priority: trigger.priority) { [weak self, weak trigger] in
             guard let self, let trigger else { return }
             fired(trigger)
@@ -153,7 +153,7 @@ final class PressureSource: @unchecked Sendable {
         ) { [weak self, weak trigger] in
             guard let self, let trigger, trigger.isActive else { return }
             trigger.resumeTimer = nil
-            do throws(ApplicationError) {
+            do throws(RunLoopError) {
                 try startWatching(trigger)
             } catch {
                 context.log("psi \(trigger.level): \(error.message); \(trigger.level) memory-pressure warnings are off")

@@ -46,7 +46,7 @@ final class SignalSource: @unchecked Sendable {
             }
         } catch {
             stop()
-            throw error
+            throw ApplicationError(error)
         }
     }
 

@@ -1,5 +1,6 @@
 @testable import AppLifecycle
 import CLifecycle
+import CLifecycleABI
 import CLifecycleSystem
 import Foundation
 @testable import PluginHost

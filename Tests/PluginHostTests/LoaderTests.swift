@@ -1,4 +1,5 @@
 import AppLifecycle
+import CLifecycleABI
 import CLifecycleSystem
 import Foundation
 import TestSupport

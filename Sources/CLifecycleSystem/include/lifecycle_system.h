@@ -5,9 +5,6 @@
 
 #include <stdint.h>
 
-// The public ABI types (lc_notification_t, lc_observer_fn, ...): the engine dispatches C-layout
-// records so that C observers are called directly, without a trampoline.
-#include "../../../include/lifecycle.h"
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>

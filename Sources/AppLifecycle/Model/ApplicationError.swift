@@ -1,4 +1,4 @@
-import CLifecycleSystem
+import LifecycleRunLoop
 
 /// An error from the engine: what went wrong, in words a user can act on.
 ///
@@ -81,13 +81,18 @@ public struct ApplicationError: Error, Sendable, CustomStringConvertible {
                          action: action, fileID: fileID, line: line)
     }
 
+    /// The run loop's error, with its code carried over (a re-entrant run is `.actionInProgress`).
+    public init(_ error: RunLoopError, fileID: String = #fileID, line: Int = #line) {
+        let code: Code = switch error.code {
+        case .notOnLoopThread: .notOnLoopThread
+        case .reentrant: .actionInProgress
+        case .invalidArgument: .invalidArgument
+        default: .system
+        }
+        self.init(code, error.message, fileID: fileID, line: line)
+    }
+
     static func system(_ call: String, errno code: Int32, fileID: String = #fileID, line: Int = #line) -> ApplicationError {
         ApplicationError(.system, "\(call) failed: \(errnoDescription(code)) (errno \(code))", fileID: fileID, line: line)
     }
-}
-
-/// The text of an errno value (thread-safe).
-func errnoDescription(_ code: Int32) -> String {
-    guard let text = lcs_strerror(code) else { return "error \(code)" }
-    return String(cString: text)
 }

@@ -38,17 +38,30 @@ public final class AppNotificationCenter: @unchecked Sendable {
         set { state.pointee.observerWillRun = newValue }
     }
 
+    /// Turns a userInfo into what raw observers find in `NotificationRecord.userInfo` (the C layer
+    /// makes its dictionary handle); called once per post that has a userInfo and raw observers.
+    /// Nil: raw observers get no userInfo. [loop-thread]
+    package var rawUserInfoBridge: ((UserInfo) -> AnyObject)? {
+        get { state.pointee.rawUserInfoBridge }
+        set { state.pointee.rawUserInfoBridge = newValue }
+    }
+
+
     /// Creates a center delivering on `loop`. Call on the loop's thread.
     public init(loop: MainRunLoop) {
         self.loop = loop
         state = .allocate(capacity: 1)
         state.initialize(to: CenterState())
-        loop.postHandler = { [unowned self] post in
-            self.deliver(post.name, sender: post.sender, userInfo: post.userInfo)
+        // Unowned: deinit removes the target first, and the loop never calls a removed target.
+        state.pointee.target = loop.addTarget { [unowned self] message in
+            let userInfo = message.payload.map { $0 as? UserInfo } ?? nil
+            self.deliver(NotificationName(id: UInt32(truncatingIfNeeded: message.word0)), sender: message.word1,
+                         userInfo: userInfo)
         }
     }
 
     deinit {
+        if let target = state.pointee.target { loop.removeTarget(target) }
         for list in state.pointee.lists {
             guard let list else { continue }
             list.pointee.releaseAll()
@@ -75,7 +88,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
                         _ block: @escaping (AppNotification) -> Void) -> ObserverToken
     {
         let box = Unmanaged.passRetained(ObserverBox(block))
-        return addEntry(name, sender: sender.rawValue, owner: owner, function: ObserverBox.trampoline,
+        return addEntry(name, sender: sender.rawValue, owner: owner, function: ObserverBox.unused,
                         context: box.toOpaque(), boxed: true)
     }
 
@@ -200,7 +213,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         if loop.isOnLoopThread {
             deliver(name, sender: sender.rawValue, userInfo: userInfo)
         } else {
-            loop.enqueuePost(PendingPost(name: name, sender: sender.rawValue, userInfo: userInfo))
+            loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(name.id), word1: sender.rawValue, payload: userInfo))
         }
     }
 
@@ -250,9 +263,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
                             $0.block(AppNotification(name: name, sender: NotificationSender(rawValue: sender)))
                         }
                     } else {
-                        var record = NotificationRecord(struct_size: UInt32(MemoryLayout<NotificationRecord>.size),
-                                                        name_id: name.id, name: list.pointee.cName,
-                                                        sender: UnsafeRawPointer(bitPattern: sender), user_info: nil)
+                        var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender)
                         entry.function(&record, entry.context)
                     }
                 }
@@ -280,8 +291,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// C observers only, no userInfo: the loop a C programmer would write.
     @inline(never)
     private static func runC(_ list: UnsafeMutablePointer<ObserverList>, _ end: Int, _ name: NotificationName, _ sender: UInt) {
-        var record = NotificationRecord(struct_size: UInt32(MemoryLayout<NotificationRecord>.size), name_id: name.id,
-                                        name: list.pointee.cName, sender: UnsafeRawPointer(bitPattern: sender), user_info: nil)
+        var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender)
         let filtered = list.pointee.filteredCount != 0
         withUnsafePointer(to: &record) { record in
             var i = 0
@@ -304,8 +314,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// Swift closures (and maybe C observers), no userInfo: one notification for all of them.
     @inline(never)
     private static func runMixed(_ list: UnsafeMutablePointer<ObserverList>, _ end: Int, _ name: NotificationName, _ sender: UInt) {
-        var record = NotificationRecord(struct_size: UInt32(MemoryLayout<NotificationRecord>.size), name_id: name.id,
-                                        name: list.pointee.cName, sender: UnsafeRawPointer(bitPattern: sender), user_info: nil)
+        var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender)
         let filtered = list.pointee.filteredCount != 0
         let swiftOnly = list.pointee.boxedCount == end
         let notification = AppNotification(name: name, sender: NotificationSender(rawValue: sender))
@@ -368,11 +377,11 @@ public final class AppNotificationCenter: @unchecked Sendable {
         let filtered = list.pointee.filteredCount != 0
         let notification = AppNotification(name: name, sender: NotificationSender(rawValue: sender),
                                            userInfo: swiftObservers == 0 ? UserInfo() : userInfo ?? UserInfo())
-        // C observers read userInfo through `lc_dict` accessors, which need a box to own the C strings they hand out.
-        let box = swiftObservers == end ? nil : userInfo.map { UserInfoBox($0) }
-        var record = NotificationRecord(struct_size: UInt32(MemoryLayout<NotificationRecord>.size), name_id: name.id,
-                                        name: list.pointee.cName, sender: UnsafeRawPointer(bitPattern: sender),
-                                        user_info: box?.opaque)
+        // Raw observers get the userInfo as the embedder's bridge makes it (the C layer: a dictionary
+        // handle that owns the C strings it hands out), once per post.
+        let box: AnyObject? = swiftObservers == end ? nil : userInfo.flatMap { state.pointee.rawUserInfoBridge?($0) }
+        var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender,
+                                        userInfo: box.map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) })
         withUnsafePointer(to: &record) { record in
             var i = 0
             if state.pointee.observerWillRun != nil, let observerWillRun = state.pointee.observerWillRun {
@@ -434,6 +443,11 @@ struct CenterState {
     var dispatchDepth = 0
     var heldDeliveryHandler: ((NotificationName, UInt, UserInfo?) -> Void)?
     var observerWillRun: ((_ owner: String) -> Bool)?
+    var rawUserInfoBridge: ((UserInfo) -> AnyObject)?
+    /// This center's address on the loop: posts from other threads travel there as messages, so
+    /// centers sharing a loop never see each other's posts. Set once in init, then only read (from
+    /// any thread).
+    var target: LoopTarget?
 }
 
 /// The observers of one name: a manually managed contiguous buffer, so that appending during a
@@ -513,12 +527,7 @@ final class ObserverBox {
     let block: (AppNotification) -> Void
     init(_ block: @escaping (AppNotification) -> Void) { self.block = block }
 
-    /// The entry's function for a Swift observer, so that every entry is callable as a C observer.
-    /// The dispatch loops call the closure directly instead (with one `AppNotification` per post).
-    static let trampoline: RawObserverFunction = { record, context in
-        guard let record, let context else { return }
-        let box = Unmanaged<ObserverBox>.fromOpaque(context)
-        let notification = record.pointee.notification
-        box._withUnsafeGuaranteedRef { $0.block(notification) }
-    }
+    /// The entry's function for a Swift observer: never called (the dispatch loops call the closure
+    /// directly, with one `AppNotification` per post); there so that every entry has a function.
+    static let unused: RawObserverFunction = { _, _ in }
 }

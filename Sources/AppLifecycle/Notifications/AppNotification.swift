@@ -1,5 +1,3 @@
-import CLifecycleSystem
-
 /// The identity of a notification's sender, for sender-filtered observation.
 ///
 /// An identity only: the center never retains or dereferences it. `none` (0) means "no sender" when
@@ -34,23 +32,36 @@ public struct AppNotification: Sendable, CustomStringConvertible {
     }
 }
 
-/// What a raw observer receives, by pointer, for the duration of one call: the C ABI's
-/// `lc_notification_t`, so that C observers are called directly, without a trampoline.
+/// What a raw observer receives, by pointer, for the duration of one call. Built once per post, not
+/// once per observer.
 ///
-/// Built once per post, not once per observer. `user_info` points at a `UserInfoBox` or is nil.
-package typealias NotificationRecord = lc_notification_t
+/// Its layout is plain C's: five fields in this order with natural alignment (32 bytes on 64-bit
+/// Linux), so that an embedder can declare the same struct in C and have raw observers called
+/// directly, without a trampoline. The engine promises the layout; an embedder that relies on it
+/// checks it (the C layer does, field by field, when it starts).
+@frozen
+package struct NotificationRecord {
+    package var structSize: UInt32
+    package var nameID: UInt32
+    /// The canonical name, NUL-terminated, static storage.
+    package var name: UnsafePointer<CChar>
+    /// The sender's identity, or nil; never dereferenced.
+    package var sender: UnsafeRawPointer?
+    /// The userInfo as the embedder's bridge made it (`AppNotificationCenter.rawUserInfoBridge`), or nil.
+    package var userInfo: UnsafeRawPointer?
 
-extension lc_notification_t {
-    /// The record as an `AppNotification` (copies the userInfo reference).
-    package var notification: AppNotification {
-        AppNotification(name: NotificationName(id: name_id),
-                        sender: NotificationSender(rawValue: UInt(bitPattern: sender)),
-                        userInfo: user_info.map { UserInfoBox.from($0).value } ?? UserInfo())
+    @inline(__always)
+    init(name id: UInt32, cName: UnsafePointer<CChar>, sender: UInt, userInfo: UnsafeRawPointer? = nil) {
+        structSize = UInt32(MemoryLayout<NotificationRecord>.size)
+        nameID = id
+        name = cName
+        self.sender = UnsafeRawPointer(bitPattern: sender)
+        self.userInfo = userInfo
     }
 }
 
-/// A raw observer: the C ABI's `lc_observer_fn`.
-package typealias RawObserverFunction = @convention(c) (UnsafePointer<lc_notification_t>?, UnsafeMutableRawPointer?) -> Void
+/// A raw observer: a C function taking the record and the context it was registered with.
+package typealias RawObserverFunction = @convention(c) (UnsafeRawPointer?, UnsafeMutableRawPointer?) -> Void
 
 /// A handle to one observation, returned by `observe`; pass it to `removeObserver`.
 public struct ObserverToken: Hashable, Sendable {

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import XCTest
 
-@testable import AppLifecycle
+@testable import LifecycleRunLoop
 
 /// State touched only on the loop thread (what these tests check), shared with `@Sendable` closures.
 private final class LoopConfined<Value>: @unchecked Sendable {
@@ -13,6 +13,16 @@ private final class LoopConfined<Value>: @unchecked Sendable {
 final class MainRunLoopTests: XCTestCase {
     private static let producers = 4
     private static let perProducer = 10_000
+
+    /// Runs `body` on a new thread and waits for it to finish.
+    private func onAnotherThread(_ body: @escaping @Sendable () -> Void) {
+        let finished = DispatchSemaphore(value: 0)
+        Thread {
+            body()
+            finished.signal()
+        }.start()
+        finished.wait()
+    }
 
     /// Starts `count` threads running `body(threadIndex)`.
     private func spawn(_ count: Int, _ body: @escaping @Sendable (Int) -> Void) {
@@ -47,17 +57,17 @@ final class MainRunLoopTests: XCTestCase {
         XCTAssertEqual(state.value.next, [Int](repeating: Self.perProducer, count: Self.producers))
     }
 
-    func testEnqueuePostFromFourThreadsReachesPostHandlerOnLoopThreadInEachThreadsOrder() throws {
+    func testMessagesFromFourThreadsReachTheirTargetOnLoopThreadInEachThreadsOrder() throws {
         let loop = try MainRunLoop()
         let loopThread = pthread_self()
         let total = Self.producers * Self.perProducer
         var next = [Int](repeating: 0, count: Self.producers)
-        var ran = 0, offThread = 0, outOfOrder = 0, wrongName = 0
-        loop.postHandler = { post in
+        var ran = 0, offThread = 0, outOfOrder = 0, wrongWord = 0
+        let target = loop.addTarget { message in
             if !loop.isOnLoopThread || pthread_equal(pthread_self(), loopThread) == 0 { offThread += 1 }
-            if post.name != .didBecomeActive || post.userInfo != nil { wrongName += 1 }
-            // sender encodes producer * perProducer + index.
-            let producer = Int(post.sender) / Self.perProducer, index = Int(post.sender) % Self.perProducer
+            if message.word0 != 7 || message.payload != nil { wrongWord += 1 }
+            // word1 encodes producer * perProducer + index.
+            let producer = Int(message.word1) / Self.perProducer, index = Int(message.word1) % Self.perProducer
             if next[producer] != index { outOfOrder += 1 }
             next[producer] = index + 1
             ran += 1
@@ -65,17 +75,104 @@ final class MainRunLoopTests: XCTestCase {
         }
         spawn(Self.producers) { producer in
             for index in 0..<Self.perProducer {
-                loop.enqueuePost(PendingPost(name: .didBecomeActive, sender: UInt(producer * Self.perProducer + index),
-                                             userInfo: nil))
+                loop.send(LoopMessage(target: target, word0: 7, word1: UInt(producer * Self.perProducer + index)))
             }
         }
         try loop.run(for: .seconds(60))
-        loop.postHandler = nil  // the handler captures the loop
+        loop.removeTarget(target)  // the handler captures the loop
         XCTAssertEqual(ran, total)
         XCTAssertEqual(offThread, 0)
         XCTAssertEqual(outOfOrder, 0)
-        XCTAssertEqual(wrongName, 0)
+        XCTAssertEqual(wrongWord, 0)
         XCTAssertEqual(next, [Int](repeating: Self.perProducer, count: Self.producers))
+    }
+
+    func testTwoTargetsOnOneLoopEachReceiveOnlyTheirOwnMessages() throws {
+        let loop = try MainRunLoop()
+        let log = LoopConfined<[String]>([])
+        let a = loop.addTarget { message in log.value.append("a\(message.word0)") }
+        let b = loop.addTarget { message in log.value.append("b\(message.word0)") }
+        onAnotherThread {
+            loop.send(LoopMessage(target: a, word0: 1))
+            loop.send(LoopMessage(target: b, word0: 2))
+            loop.send(LoopMessage(target: a, word0: 3, payload: "text"))
+            loop.perform { loop.stop() }
+        }
+        try loop.run(for: .seconds(10))
+        XCTAssertEqual(log.value, ["a1", "b2", "a3"])
+        loop.removeTarget(a)
+        loop.removeTarget(b)
+    }
+
+    func testMessagesQueuedForARemovedTargetAreDroppedAndItsSlotIsNotConfusedWithTheNextTarget() throws {
+        let loop = try MainRunLoop()
+        let log = LoopConfined<[String]>([])
+        let old = loop.addTarget { message in log.value.append("old\(message.word0)") }
+        onAnotherThread { loop.send(LoopMessage(target: old, word0: 1)) }
+        loop.removeTarget(old)
+        // The new target reuses the slot with a new generation: the queued message is not its.
+        let new = loop.addTarget { message in log.value.append("new\(message.word0)") }
+        loop.send(LoopMessage(target: new, word0: 2))
+        loop.send(LoopMessage(target: old, word0: 3))
+        loop.perform { loop.stop() }
+        try loop.run(for: .seconds(10))
+        XCTAssertEqual(log.value, ["new2"])
+        XCTAssertNotEqual(old, new)
+        loop.removeTarget(new)
+        loop.removeTarget(new)  // idempotent
+    }
+
+    func testATargetRemovedByAnEarlierMessageOfTheSameBatchIsNotCalled() throws {
+        let loop = try MainRunLoop()
+        let log = LoopConfined<[String]>([])
+        var second: LoopTarget?
+        let first = loop.addTarget { _ in
+            log.value.append("first")
+            if let second { loop.removeTarget(second) }
+        }
+        second = loop.addTarget { _ in log.value.append("second") }
+        loop.send(LoopMessage(target: first))
+        loop.send(LoopMessage(target: second!))
+        loop.perform { loop.stop() }
+        try loop.run(for: .seconds(10))
+        XCTAssertEqual(log.value, ["first"])
+        loop.removeTarget(first)
+    }
+
+    func testIOSourceInterestCanChangeBetweenReadableAndWritable() throws {
+        let loop = try MainRunLoop()
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
+        defer { close(fds[0]); close(fds[1]) }
+        let log = LoopConfined<[String]>([])
+        var source: LoopSource?
+        source = try loop.addIO(fd: fds[0], events: .writable) { events in
+            if events.contains(.writable) {
+                log.value.append("writable")
+                _ = "x".withCString { write(fds[0], $0, 1) }
+                try? source?.setIOEvents(.readable)  // nothing more to write: wait for the answer
+            }
+            if events.contains(.readable) {
+                var byte: UInt8 = 0
+                _ = read(fds[0], &byte, 1)
+                log.value.append("readable \(Character(Unicode.Scalar(byte)))")
+                loop.stop()
+            }
+        }
+        XCTAssertEqual(source?.events, .writable)
+        let echo = try loop.addReader(fd: fds[1]) {
+            var byte: UInt8 = 0
+            _ = read(fds[1], &byte, 1)
+            _ = "y".withCString { write(fds[1], $0, 1) }
+        }
+        try loop.run(for: .seconds(10))
+        XCTAssertEqual(log.value, ["writable", "readable y"])
+        XCTAssertEqual(source?.events, .readable)
+        XCTAssertThrowsError(try loop.addTimer(after: .seconds(1)) {}.setIOEvents(.readable)) { error in
+            XCTAssertEqual((error as? RunLoopError)?.code, .invalidArgument)
+        }
+        source?.cancel()
+        echo.cancel()
     }
 
     func testPerformFromLoopThreadRunsOnALaterTurnNotInline() throws {
@@ -205,24 +302,24 @@ final class MainRunLoopTests: XCTestCase {
 
     func testRunAndDispatchPendingFromInsideACallbackAreRefused() throws {
         let loop = try MainRunLoop()
-        var runError: ApplicationError?
+        var runError: RunLoopError?
         var nestedDispatch = -1
         loop.addTimer(after: .zero) {
-            do throws(ApplicationError) { try loop.run(for: .milliseconds(10)) } catch { runError = error }
+            do throws(RunLoopError) { try loop.run(for: .milliseconds(10)) } catch { runError = error }
             nestedDispatch = loop.dispatchPending()
         }
         loop.perform { /* pending work the nested dispatch must not steal */ }
         XCTAssertEqual(loop.dispatchPending(), 2)
-        XCTAssertEqual(runError?.code, .actionInProgress)
+        XCTAssertEqual(runError?.code, .reentrant)
         XCTAssertEqual(nestedDispatch, 0)
     }
 
     func testRunFromAnotherThreadThrowsNotOnLoopThread() throws {
         let loop = try MainRunLoop()
-        let result = LoopConfined<ApplicationError.Code?>(nil)
+        let result = LoopConfined<RunLoopError.Code?>(nil)
         let done = DispatchSemaphore(value: 0)
         spawn(1) { _ in
-            do throws(ApplicationError) { try loop.run(for: .milliseconds(1)) } catch { result.value = error.code }
+            do throws(RunLoopError) { try loop.run(for: .milliseconds(1)) } catch { result.value = error.code }
             XCTAssertFalse(loop.isOnLoopThread)
             done.signal()
         }
@@ -296,7 +393,7 @@ final class MainRunLoopTests: XCTestCase {
     func testAddReaderRejectsANegativeFd() throws {
         let loop = try MainRunLoop()
         XCTAssertThrowsError(try loop.addReader(fd: -1) {}) { error in
-            XCTAssertEqual((error as? ApplicationError)?.code, .invalidArgument)
+            XCTAssertEqual((error as? RunLoopError)?.code, .invalidArgument)
         }
     }
 
@@ -319,7 +416,7 @@ final class MainRunLoopTests: XCTestCase {
         try loop.run(for: .seconds(10))
         XCTAssertEqual(senders, [getpid()])
         XCTAssertThrowsError(try loop.addSignal(SIGKILL) { _ in }) { error in
-            XCTAssertEqual((error as? ApplicationError)?.code, .invalidArgument)
+            XCTAssertEqual((error as? RunLoopError)?.code, .invalidArgument)
         }
     }
 

@@ -1,3 +1,4 @@
+import AppLifecycle
 import Glibc
 
 /// What a C `lc_dict *` points at: a `UserInfo` plus the C strings, bytes and nested boxes handed out of it.

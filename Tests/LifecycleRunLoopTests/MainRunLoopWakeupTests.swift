@@ -1,6 +1,6 @@
 import Glibc
 import XCTest
-@testable import AppLifecycle
+@testable import LifecycleRunLoop
 
 private final class Box: @unchecked Sendable { var ran = 0 }
 

@@ -1,0 +1,517 @@
+import CLifecycleSystem
+import Glibc
+import Synchronization
+
+/// The engine's main run loop: an epoll loop bound to one thread, in the manner of sd-event.
+///
+/// The loop owns an epoll fd watching an eventfd (cross-thread work), one `CLOCK_MONOTONIC`
+/// timerfd (armed for the earliest timer), an optional signalfd, and the IO sources' fds.
+/// Every callback runs on the thread that created the loop, which must be the one that runs it.
+///
+/// One turn is prepare (arm the timerfd) / wait (epoll) / dispatch, in this order:
+/// 1. posted work (`perform`, `send`), in one FIFO shared by all threads;
+/// 2. due timers, by deadline, equal deadlines in creation order;
+/// 3. signals, in arrival order;
+/// 4. readable fds, in the order epoll reports them.
+/// Work posted, and timers added, while a turn dispatches run on a later turn, never inline.
+///
+/// Nesting: poll `fileDescriptor` for `POLLIN` from a foreign loop (with `nextTimerDeadline` as its
+/// timeout if it likes), then call `dispatchPending()`.
+///
+/// Reentrancy: `run` and `dispatchPending` called from inside one of the loop's callbacks are refused
+/// (`run` throws `.reentrant`, `dispatchPending` returns 0); adding and cancelling sources from
+/// callbacks is fine.
+///
+/// - Important: `[loop-thread]` members trap (`precondition`) when called from another thread unless
+///   they throw, in which case they throw `.notOnLoopThread`.
+public final class MainRunLoop: @unchecked Sendable {
+    // @unchecked: `queue` (under `queueLock`) and `stopRequested` are the only state touched off the
+    // loop thread; every other mutable property is loop-thread only (enforced by `isOnLoopThread`
+    // checks at entry points).
+
+    static let wakeToken: UInt64 = 0
+    static let timerToken: UInt64 = 1
+    static let signalToken: UInt64 = 2
+    /// Source ids start here, so a reader's id is its epoll token and never collides with ours.
+    static let firstSourceID: UInt64 = 16
+    static let maxEvents: Int32 = 64
+    /// A drained batch buffer keeps its storage for the next swap unless it grew past this (items).
+    static let maxSpareCapacity = 1 << 16
+
+    let owner: pthread_t
+    let epollFD: Int32
+    let wakeFD: Int32
+    let timerFD: Int32
+
+    // [thread-safe]
+    /// The cross-thread queue, guarded by `queueLock`.
+    let queue: UnsafeMutablePointer<WorkBuffer>
+    let queueLock = QueueLock()
+    let stopRequested = Atomic<Bool>(false)
+    /// The receivers of `send`, guarded by `queueLock`; `targetsVersion` changes with every change.
+    let targets: UnsafeMutablePointer<TargetTable>
+    let targetsVersion = Atomic<Int>(0)
+
+    // [loop-thread]
+    /// The loop-thread state, behind a pointer: a turn reads and writes it without the dynamic
+    /// exclusivity checks (`swift_beginAccess`, ~75 instructions each) that every access to a class's
+    /// stored `var` pays — a dozen per wake-up. No access to it ever spans a callback (callbacks run
+    /// between accesses), so the checks had nothing to catch. The computed properties below keep
+    /// the code reading as before.
+    let state: UnsafeMutablePointer<LoopState>
+    let eventTokens: UnsafeMutablePointer<UInt64>
+    let eventMasks: UnsafeMutablePointer<UInt32>
+
+    struct LoopState {
+        /// The batch being run (swapped out of the queue); `batch[batchIndex...]` have not run yet.
+        /// Items of a batch interrupted by `stop()` stay here and run before the queue on the next turn.
+        var batch = WorkBuffer()
+        var batchIndex = 0
+        var timers = TimerHeap()
+        /// Heap entries whose source was cancelled (removed lazily).
+        var cancelledTimers = 0
+        /// The deadline the timerfd is armed for (0: disarmed or already expired and read).
+        var armedDeadline: UInt64 = 0
+        var readers: [UInt64: LoopSource] = [:]
+        var signalFD: Int32 = -1
+        var signalSources: [Int32: [LoopSource]] = [:]
+        var nextSourceID = MainRunLoop.firstSourceID
+        var isDispatching = false
+    }
+
+    var batch: WorkBuffer {
+        _read { yield state.pointee.batch }
+        _modify { yield &state.pointee.batch }
+    }
+    var batchIndex: Int {
+        _read { yield state.pointee.batchIndex }
+        _modify { yield &state.pointee.batchIndex }
+    }
+    var timers: TimerHeap {
+        _read { yield state.pointee.timers }
+        _modify { yield &state.pointee.timers }
+    }
+    var cancelledTimers: Int {
+        _read { yield state.pointee.cancelledTimers }
+        _modify { yield &state.pointee.cancelledTimers }
+    }
+    var armedDeadline: UInt64 {
+        _read { yield state.pointee.armedDeadline }
+        _modify { yield &state.pointee.armedDeadline }
+    }
+    var readers: [UInt64: LoopSource] {
+        _read { yield state.pointee.readers }
+        _modify { yield &state.pointee.readers }
+    }
+    var signalFD: Int32 {
+        _read { yield state.pointee.signalFD }
+        _modify { yield &state.pointee.signalFD }
+    }
+    var signalSources: [Int32: [LoopSource]] {
+        _read { yield state.pointee.signalSources }
+        _modify { yield &state.pointee.signalSources }
+    }
+    var nextSourceID: UInt64 {
+        _read { yield state.pointee.nextSourceID }
+        _modify { yield &state.pointee.nextSourceID }
+    }
+    var isDispatching: Bool {
+        _read { yield state.pointee.isDispatching }
+        _modify { yield &state.pointee.isDispatching }
+    }
+
+
+    /// Creates a loop bound to the calling thread.
+    ///
+    /// That thread must run the loop (`run`, `dispatchPending`); every callback runs there.
+    /// - Throws: `RunLoopError` `.system` when a descriptor cannot be created (e.g. `EMFILE`).
+    public init() throws(RunLoopError) {
+        owner = pthread_self()
+        var opened: [Int32] = []
+        // Close what was opened if a later step fails (deinit does not run for a failed init).
+        func fail(_ call: String, _ code: Int32) -> RunLoopError {
+            for fd in opened { _ = close(fd) }
+            return .system(call, errno: code)
+        }
+        let epollFD = lcs_epoll_create()
+        guard epollFD >= 0 else { throw fail("epoll_create1", errno) }
+        opened.append(epollFD)
+        let wakeFD = lcs_eventfd()
+        guard wakeFD >= 0 else { throw fail("eventfd", errno) }
+        opened.append(wakeFD)
+        let timerFD = lcs_timerfd_create(CLOCK_MONOTONIC)
+        guard timerFD >= 0 else { throw fail("timerfd_create", errno) }
+        opened.append(timerFD)
+        // Edge-triggered: every write to the eventfd queues one event, which epoll_wait consumes, so the
+        // loop never reads the eventfd (one syscall less per wake-up). Its counter only grows, by one
+        // per batch; it would take 2^64 batches to fill.
+        let wakeEvents = UInt32(EPOLLIN.rawValue) | UInt32(EPOLLET.rawValue)
+        guard Self.retryingEINTR({ lcs_epoll_add(epollFD, wakeFD, wakeEvents, Self.wakeToken) }) == 0
+        else { throw fail("epoll_ctl(EPOLL_CTL_ADD, eventfd)", errno) }
+        guard Self.retryingEINTR({ lcs_epoll_add(epollFD, timerFD, UInt32(EPOLLIN.rawValue), Self.timerToken) }) == 0
+        else { throw fail("epoll_ctl(EPOLL_CTL_ADD, timerfd)", errno) }
+        self.epollFD = epollFD
+        self.wakeFD = wakeFD
+        self.timerFD = timerFD
+        eventTokens = .allocate(capacity: Int(Self.maxEvents))
+        eventMasks = .allocate(capacity: Int(Self.maxEvents))
+        queue = .allocate(capacity: 1)
+        queue.initialize(to: WorkBuffer())
+        targets = .allocate(capacity: 1)
+        targets.initialize(to: TargetTable())
+        state = .allocate(capacity: 1)
+        state.initialize(to: LoopState())
+    }
+
+    deinit {
+        // Sources may outlive the loop: make them inert and break callback cycles.
+        for entry in timers.entries { entry.source.deactivate() }
+        for source in readers.values { source.deactivate() }
+        for list in signalSources.values { for source in list { source.deactivate() } }
+        if signalFD >= 0 { _ = close(signalFD) }
+        _ = close(timerFD)
+        _ = close(wakeFD)
+        _ = close(epollFD)
+        batch.free(from: batchIndex)
+        queue.pointee.free(from: 0)
+        queue.deinitialize(count: 1)
+        queue.deallocate()
+        targets.deinitialize(count: 1)
+        targets.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
+        eventTokens.deallocate()
+        eventMasks.deallocate()
+    }
+
+    /// Whether the calling thread is the loop's thread. [thread-safe]
+    public var isOnLoopThread: Bool { pthread_equal(pthread_self(), owner) != 0 }
+
+    /// The epoll descriptor. [thread-safe]
+    ///
+    /// It polls readable (`POLLIN`) whenever the loop has something to dispatch: posted work, a due
+    /// timer, a signal, a readable source. Poll it from a foreign loop, then call `dispatchPending()`.
+    /// Owned by the loop and valid until it is deallocated; do not close it or read from it.
+    public var fileDescriptor: Int32 { epollFD }
+
+    // MARK: Cross-thread work
+
+    /// Schedules `work` to run on the loop thread.
+    ///
+    /// [thread-safe] Returns immediately. One FIFO for all threads: work runs in the order the calls
+    /// took the queue lock, so each thread's own order is kept. Called from the loop thread, `work`
+    /// runs on a later turn, never inline.
+    public func perform(_ work: @escaping @Sendable () -> Void) {
+        enqueue(.closure(work))
+    }
+
+    /// Registers a receiver of messages sent with `send`; returns its address.
+    ///
+    /// [loop-thread] `handler` runs on the loop thread for each message addressed to the target, in
+    /// the one FIFO that `perform` uses (so each sending thread's order holds across `perform` and
+    /// `send`). Several targets share one loop without seeing each other's messages.
+    public func addTarget(_ handler: @escaping (LoopMessage) -> Void) -> LoopTarget {
+        precondition(isOnLoopThread, "MainRunLoop.addTarget must be called on the loop thread")
+        queueLock.lock()
+        defer { queueLock.unlock() }
+        return targets.pointee.add(handler, version: targetsVersion)
+    }
+
+    /// Removes a target: messages still queued for it are dropped, never delivered to anyone.
+    ///
+    /// [thread-safe] Once this returns, the handler is never called again (unless it is running right
+    /// now on the loop thread, when it finishes that call). Idempotent.
+    public func removeTarget(_ target: LoopTarget) {
+        queueLock.lock()
+        targets.pointee.remove(target, version: targetsVersion)
+        queueLock.unlock()
+    }
+
+    /// Queues `message` for its target. [thread-safe]
+    ///
+    /// Returns immediately; the target's handler gets it on a later loop turn (never inline), in the
+    /// same FIFO as `perform`. A message for a removed target is dropped.
+    @inline(__always)
+    public func send(_ message: consuming LoopMessage) {
+        enqueue(.message(message))
+    }
+
+    @inline(__always)
+    func enqueue(_ item: consuming LoopWork) {
+        queueLock.lock()
+        queue.pointee.append(item)
+        let wasEmpty = queue.pointee.count == 1
+        queueLock.unlock()
+        // One eventfd write per batch: the loop consumes the wake-up event (epoll_wait, edge-triggered)
+        // before it swaps the queue out, so a post that finds the queue empty is always followed by a
+        // wake-up the loop has not consumed yet. The write cannot fail on a live eventfd.
+        if wasEmpty { _ = lcs_eventfd_signal(wakeFD) }
+    }
+
+    // MARK: Running
+
+    /// Runs the loop until `stop()`.
+    ///
+    /// [loop-thread] Returns after the callback during which `stop()` was called (or at once if a stop
+    /// was requested while the loop was not running); the request is consumed.
+    /// - Throws: `.notOnLoopThread`; `.actionInProgress` from inside a loop callback; `.system` when
+    ///   `epoll_wait` fails.
+    public func run() throws(RunLoopError) {
+        try run(deadline: nil)
+    }
+
+    /// Runs the loop until `deadline` on the monotonic clock, or until `stop()`.
+    ///
+    /// [loop-thread] Returns no earlier than `deadline` unless stopped (the wait rounds up to the next
+    /// millisecond). A deadline already past returns at once without running a turn.
+    /// - Throws: as `run()`.
+    public func run(until deadline: MonotonicInstant) throws(RunLoopError) {
+        try run(deadline: deadline.nanoseconds)
+    }
+
+    /// Runs the loop for `duration` (measured on the monotonic clock), or until `stop()`.
+    ///
+    /// [loop-thread]
+    /// - Throws: as `run()`.
+    public func run(for duration: Duration) throws(RunLoopError) {
+        try run(deadline: Self.instant(after: duration).nanoseconds)
+    }
+
+    /// Makes the running `run` return after the callback in progress (a signal's sources all run).
+    ///
+    /// [thread-safe] Returns immediately. Work not yet dispatched stays queued, in order, for the next
+    /// run. With no `run` in progress, the next one returns at once. `dispatchPending` ignores it.
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        _ = lcs_eventfd_signal(wakeFD)  // wake a blocked epoll_wait
+    }
+
+    /// Runs one loop turn without waiting: everything ready when it is called.
+    ///
+    /// [loop-thread] Never blocks. Work posted and timers added by these callbacks wait for the next
+    /// call (`fileDescriptor` is then readable again). Returns 0 without running anything when called
+    /// from inside a loop callback.
+    /// - Returns: the number of callbacks run.
+    @discardableResult
+    public func dispatchPending() -> Int {
+        precondition(isOnLoopThread, "MainRunLoop.dispatchPending must be called on the loop thread")
+        guard !isDispatching else { return 0 }
+        // Nothing to report: a failing zero-timeout epoll_wait on our own epoll fd means no events.
+        return (try? turn(timeoutMS: 0, honoursStop: false)) ?? 0
+    }
+
+    /// The earliest deadline of an active timer, nil when there is none. [loop-thread]
+    ///
+    /// For a foreign loop nesting this one: wake no later than this (the fd also polls readable then).
+    public var nextTimerDeadline: MonotonicInstant? {
+        precondition(isOnLoopThread, "MainRunLoop.nextTimerDeadline must be read on the loop thread")
+        dropCancelledTimersAtTop()
+        return timers.first.map { MonotonicInstant(nanoseconds: $0.deadline) }
+    }
+
+    func run(deadline: UInt64?) throws(RunLoopError) {
+        guard isOnLoopThread else { throw Self.notOnLoopThread("run") }
+        guard !isDispatching else {
+            throw RunLoopError(.reentrant, "MainRunLoop.run cannot be called from inside one of the loop's callbacks")
+        }
+        while true {
+            if stopRequested.exchange(false, ordering: .acquiringAndReleasing) { return }
+            var timeoutMS: Int32 = -1
+            if let deadline {
+                let now = lcs_monotonic_ns()
+                if now >= deadline { return }
+                // Round up: epoll waits in whole milliseconds and must not return before the deadline.
+                let remaining = deadline - now
+                timeoutMS = Int32(clamping: remaining / 1_000_000 + (remaining % 1_000_000 == 0 ? 0 : 1))
+            }
+            if hasCarriedWork { timeoutMS = 0 }
+            try turn(timeoutMS: timeoutMS, honoursStop: true)
+        }
+    }
+
+    // MARK: One turn
+
+    @discardableResult
+    func turn(timeoutMS: Int32, honoursStop: Bool) throws(RunLoopError) -> Int {
+        let count = lcs_epoll_wait(epollFD, eventTokens, eventMasks, Self.maxEvents, timeoutMS)
+        if count < 0 {
+            // EINTR: the caller loops and waits again with a recomputed timeout.
+            if errno == EINTR { return 0 }
+            throw .system("epoll_wait", errno: errno)
+        }
+        isDispatching = true
+        defer {
+            isDispatching = false
+            rearmTimer()
+        }
+        var wake = hasCarriedWork
+        var signalled = false
+        for index in 0..<Int(count) {
+            switch eventTokens[index] {
+            case Self.wakeToken: wake = true
+            case Self.timerToken:
+                // Consume the expiry; the timerfd is disarmed now, so rearmTimer() must re-arm it.
+                _ = lcs_timerfd_read(timerFD)
+                armedDeadline = 0
+            case Self.signalToken: signalled = true
+            default: break
+            }
+        }
+        // A stop that arrived while waiting: return before running anything (events stay pending).
+        if stopping(honoursStop) {
+            // The edge-triggered wake-up was consumed: raise it again, so that the queued work wakes
+            // the next run (or a foreign poller) instead of waiting for the next post.
+            if wake { _ = lcs_eventfd_signal(wakeFD) }
+            return 0
+        }
+        var ran = 0
+        if wake {
+            ran += dispatchPosted(honoursStop)
+            if stopping(honoursStop) { return ran }
+        }
+        ran += dispatchTimers(honoursStop)
+        if stopping(honoursStop) { return ran }
+        if signalled {
+            ran += dispatchSignals(honoursStop)
+            if stopping(honoursStop) { return ran }
+        }
+        // The token buffer is ours until the turn ends (reentrant turns are refused).
+        for index in 0..<Int(count) where eventTokens[index] >= Self.firstSourceID {
+            // A reader cancelled earlier in this turn is gone from the table: skip its stale event.
+            guard let source = readers[eventTokens[index]], source.isActive, let callback = source.callback else { continue }
+            switch callback {
+            case .plain(let body): body()
+            case .io(let body): body(IOEvents(epollMask: eventMasks[index]))
+            case .signal: continue
+            }
+            ran += 1
+            if stopping(honoursStop) { return ran }
+        }
+        return ran
+    }
+
+    /// Whether the running `run` was asked to stop (checked between callbacks).
+    @inline(__always)
+    func stopping(_ honoursStop: Bool) -> Bool {
+        honoursStop && stopRequested.load(ordering: .relaxed)
+    }
+
+    /// Whether a batch interrupted by `stop()` still has items to run. [loop-thread]
+    var hasCarriedWork: Bool { batchIndex < batch.count }
+
+    func dispatchPosted(_ honoursStop: Bool) -> Int {
+        // The wake-up event was consumed by epoll_wait, before the swap: a post that lands after the
+        // swap finds the queue empty and writes again, so no wake-up is lost.
+        var ran = 0
+        if hasCarriedWork {
+            ran += runBatch(honoursStop)
+            if hasCarriedWork { return ran }
+        }
+        // Every item of the batch has been moved out: trade the empty buffer for the queue's.
+        if batch.capacity > Self.maxSpareCapacity { batch.free(from: batch.count) }
+        batch.count = 0
+        batchIndex = 0
+        queueLock.lock()
+        swap(&queue.pointee, &batch)
+        queueLock.unlock()
+        ran += runBatch(honoursStop)
+        return ran
+    }
+
+    /// Runs `batch` from `batchIndex` in order, moving each item out; on stop, the rest stays for the
+    /// next turn.
+    func runBatch(_ honoursStop: Bool) -> Int {
+        // Locals: callbacks cannot reach the batch (reentrant turns are refused; perform and stop
+        // touch only the queue and the stop flag).
+        guard let base = batch.base else { return 0 }
+        let count = batch.count
+        var index = batchIndex
+        var ran = 0
+        // A message's handler is looked up (under the queue lock, which guards the target table) once
+        // per run of messages to one target, and again only after the table changed.
+        var cachedTarget: LoopTarget?
+        var cachedVersion = 0
+        var handler: ((LoopMessage) -> Void)?
+        while index < count {
+            let item = (base + index).move()
+            index += 1
+            switch consume item {
+            case .closure(let work):
+                work()
+                ran += 1
+            case .message(let message):
+                let version = targetsVersion.load(ordering: .relaxed)
+                if message.target != cachedTarget || version != cachedVersion {
+                    queueLock.lock()
+                    handler = targets.pointee.handler(for: message.target)
+                    cachedVersion = targetsVersion.load(ordering: .relaxed)
+                    queueLock.unlock()
+                    cachedTarget = message.target
+                }
+                if let handler {
+                    handler(message)
+                    ran += 1
+                }
+            }
+            if index < count, stopping(honoursStop) {
+                // Keep the epoll fd readable for a foreign poller while work is carried over.
+                _ = lcs_eventfd_signal(wakeFD)
+                break
+            }
+        }
+        batchIndex = index
+        return ran
+    }
+
+    func dispatchTimers(_ honoursStop: Bool) -> Int {
+        guard !timers.isEmpty else { return 0 }
+        let now = lcs_monotonic_ns()
+        // Timers created by these callbacks wait for the next turn, so a callback adding a zero-delay
+        // timer cannot keep this turn going for ever.
+        let createdBefore = nextSourceID
+        var ran = 0
+        while let top = timers.first, top.deadline <= now, top.id < createdBefore {
+            timers.removeFirst()
+            let source = top.source
+            source.inHeap = false
+            guard source.isActive else {
+                cancelledTimers -= 1
+                continue
+            }
+            guard case .plain(let callback)? = source.callback else { continue }
+            let interval = source.interval
+            if interval == nil { source.deactivate() }  // one-shot: done before its callback runs
+            callback()
+            ran += 1
+            if let interval, source.isActive {
+                var next = source.deadline.addingReportingOverflow(interval)
+                if next.overflow { next.partialValue = .max }
+                // Skip missed ticks instead of replaying them back to back.
+                source.deadline = next.partialValue > now ? next.partialValue : now &+ Swift.min(interval, .max - now)
+                source.inHeap = true
+                timers.push(TimerHeap.Entry(deadline: source.deadline, id: source.id, source: source))
+            }
+            if stopping(honoursStop) { break }
+        }
+        return ran
+    }
+
+    func dispatchSignals(_ honoursStop: Bool) -> Int {
+        guard signalFD >= 0 else { return 0 }
+        var ran = 0
+        while true {
+            var sender: Int32 = 0
+            let signo = lcs_signalfd_read(signalFD, &sender)
+            if signo <= 0 { break }  // 0: none left; -1: nothing readable we can use
+            // A copy: callbacks may add or cancel sources of this signal.
+            for source in signalSources[signo] ?? [] where source.isActive {
+                guard case .signal(let callback)? = source.callback else { continue }
+                callback(sender)
+                ran += 1
+            }
+            if stopping(honoursStop) { break }
+        }
+        return ran
+    }
+
+}

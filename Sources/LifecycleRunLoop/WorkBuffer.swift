@@ -1,0 +1,115 @@
+import Synchronization
+
+/// One item of the loop's cross-thread queue: a closure, or a message addressed to a target (no
+/// closure allocated).
+enum LoopWork: Sendable {
+    case closure(@Sendable () -> Void)
+    case message(LoopMessage)
+}
+
+/// A message for one target of the loop (see `MainRunLoop.addTarget`), queued from any thread and
+/// handed to that target's handler on the loop thread.
+///
+/// Plain data: a message without a payload allocates nothing beyond its queue slot. What the words
+/// mean is the target's business (the notification center puts a name id and a sender there); the
+/// loop only routes by `target`.
+public struct LoopMessage: Sendable {
+    /// Who receives it.
+    public var target: LoopTarget
+    public var word0: UInt64
+    public var word1: UInt
+    /// Anything else the message carries (copied across threads: it must be a value or immutable).
+    public var payload: (any Sendable)?
+
+    @inlinable
+    public init(target: LoopTarget, word0: UInt64 = 0, word1: UInt = 0, payload: (any Sendable)? = nil) {
+        self.target = target
+        self.word0 = word0
+        self.word1 = word1
+        self.payload = payload
+    }
+}
+
+/// The address of a message receiver on one loop: a slot index and the slot's generation.
+///
+/// A target that is removed bumps its slot's generation, so messages still queued for it are dropped
+/// instead of reaching whoever takes the slot next, and never call into a receiver that is gone.
+public struct LoopTarget: Hashable, Sendable {
+    let index: UInt32
+    let generation: UInt32
+}
+
+/// The storage of queued work: a manually managed buffer the loop trades for an empty one under the
+/// queue lock, so that a swap copies three words and both buffers keep their capacity across batches
+/// (no element copies, no reallocation once warmed up, no array uniqueness checks).
+///
+/// Plain value with no ownership semantics of its own: exactly one variable holds each buffer
+/// (the queue, or the loop's `batch`); items in `0..<count` are initialized. Touched only under the
+/// queue lock or, once swapped out, on the loop thread.
+struct WorkBuffer {
+    var base: UnsafeMutablePointer<LoopWork>?
+    var count = 0
+    var capacity = 0
+
+    @inline(__always)
+    mutating func append(_ item: consuming LoopWork) {
+        if count == capacity { grow() }
+        (base.unsafelyUnwrapped + count).initialize(to: item)
+        count += 1
+    }
+
+    @inline(never)
+    private mutating func grow() {
+        let newCapacity = Swift.max(64, capacity * 2)
+        let grown = UnsafeMutablePointer<LoopWork>.allocate(capacity: newCapacity)
+        if let base {
+            grown.moveInitialize(from: base, count: count)
+            base.deallocate()
+        }
+        base = grown
+        capacity = newCapacity
+    }
+
+    /// Destroys the items in `start..<count` (those not moved out yet) and frees the storage.
+    mutating func free(from start: Int) {
+        if let base {
+            if start < count { (base + start).deinitialize(count: count - start) }
+            base.deallocate()
+        }
+        self = WorkBuffer()
+    }
+}
+
+/// The loop's message receivers by slot; freed slots are reused with a new generation. [queue lock]
+struct TargetTable {
+    private var handlers: [((LoopMessage) -> Void)?] = []
+    private var generations: [UInt32] = []
+    private var free: [UInt32] = []
+
+    mutating func add(_ handler: @escaping (LoopMessage) -> Void, version: borrowing Atomic<Int>) -> LoopTarget {
+        version.add(1, ordering: .relaxed)
+        if let index = free.popLast() {
+            handlers[Int(index)] = handler
+            return LoopTarget(index: index, generation: generations[Int(index)])
+        }
+        handlers.append(handler)
+        generations.append(1)
+        return LoopTarget(index: UInt32(handlers.count - 1), generation: 1)
+    }
+
+    mutating func remove(_ target: LoopTarget, version: borrowing Atomic<Int>) {
+        let index = Int(target.index)
+        guard index < handlers.count, generations[index] == target.generation, handlers[index] != nil else { return }
+        version.add(1, ordering: .relaxed)
+        handlers[index] = nil
+        generations[index] &+= 1
+        if generations[index] == 0 { generations[index] = 1 }
+        free.append(target.index)
+    }
+
+    func handler(for target: LoopTarget) -> ((LoopMessage) -> Void)? {
+        let index = Int(target.index)
+        guard index < handlers.count, generations[index] == target.generation else { return nil }
+        return handlers[index]
+    }
+}
