@@ -17,7 +17,7 @@ extension Application {
         let id = BackgroundTaskID(rawValue: nextTaskID)
         nextTaskID += 1
         tasks.append(OpenTask(id: id, name: name, owner: owner, expirationHandler: expirationHandler))
-        trace(.backgroundTask, "begin", observer: owner, detail: name.isEmpty ? "#\(id)" : "#\(id) \(name)")
+        trace(.backgroundTask(id: id, phase: .began, name: name, owner: owner))
         if state == .background, expirationTimer == nil { scheduleBackgroundTimers() }
         return id
     }
@@ -30,7 +30,7 @@ extension Application {
             throw ApplicationError(.unknownBackgroundTask, "no open background task has id \(id)")
         }
         let task = tasks.remove(at: index)
-        trace(.backgroundTask, "end", observer: task.owner, detail: task.name.isEmpty ? "#\(id)" : "#\(id) \(task.name)")
+        trace(.backgroundTask(id: id, phase: .ended, name: task.name, owner: task.owner))
         if tasks.isEmpty { cancelBackgroundTimers() }
         suspendIfIdle()
     }
@@ -84,7 +84,7 @@ extension Application {
             guard let index = tasks.firstIndex(where: { $0.id == id }), !tasks[index].expirationCalled else { continue }
             tasks[index].expirationCalled = true
             let task = tasks[index]
-            trace(.backgroundTask, "expiring", observer: task.owner, detail: task.name.isEmpty ? "#\(id)" : "#\(id) \(task.name)")
+            trace(.backgroundTask(id: id, phase: .expiring, name: task.name, owner: task.owner))
             task.expirationHandler?()
         }
     }
@@ -95,16 +95,17 @@ extension Application {
         let elapsed = MonotonicInstant.now.duration(since: since)
         for task in tasks {
             let report = WatchdogReport(observer: task.owner, event: "background task #\(task.id)" + (task.name.isEmpty ? "" : " '\(task.name)'"),
-                                        budgetName: "backgroundTask", budget: configuration.budgets.backgroundTask,
-                                        elapsed: elapsed, policy: configuration.watchdogPolicy)
-            trace(.watchdog, report.event, observer: task.owner, detail: report.description)
+                                        budget: .backgroundTask, of: configuration.budgets.backgroundTask,
+                                        elapsed: elapsed, policy: configuration.watchdogPolicy,
+                                        subject: .backgroundTask(task.id, name: task.name))
+            trace(.watchdogOverrun(report))
             killSwitch.overrun(report)
         }
         if configuration.watchdogPolicy == .terminate {
-            goNotRunning("killed by the watchdog")
+            goNotRunning(.killedByWatchdog)
         } else {
             for task in tasks {
-                trace(.backgroundTask, "end", observer: task.owner, detail: "#\(task.id) ended by the watchdog")
+                trace(.backgroundTask(id: task.id, phase: .endedByWatchdog, name: task.name, owner: task.owner))
             }
             tasks.removeAll()
             suspendIfIdle()

@@ -4,7 +4,7 @@ import Synchronization
 extension Application {
     /// Calls one delegate method, traced, watched, and checked for a watchdog kill afterwards.
     func call<R>(_ method: DelegateMethod, _ slot: DelegateSlot, _ body: () -> R) throws(Killed) -> R {
-        trace(.delegate, method.selector, observer: slot.id)
+        trace(.delegateCalled(method: method, delegate: slot.id))
         if inBudget { watchdog.setCurrent(event: method.selector, observer: slot.id) }
         let result = body()
         try checkKilled()
@@ -37,10 +37,9 @@ extension Application {
 
     /// Posts a lifecycle notification to observers now (the engine's own posts are never held).
     func postLifecycle(_ name: NotificationName, userInfo: UserInfo? = nil, sender: UInt? = nil,
-                               detail: String? = nil) throws(Killed)
+                               queuedCount: Int? = nil) throws(Killed)
     {
-        let info = userInfo.flatMap { $0.isEmpty ? nil : $0 }
-        trace(.notification, name.rawValue, detail: detail ?? info?.description)
+        trace(.notificationDelivered(name: name, userInfo: userInfo.flatMap { $0.isEmpty ? nil : $0 }, queuedCount: queuedCount))
         if inBudget {
             let watchdog = self.watchdog
             let killed = killSwitch
@@ -57,14 +56,14 @@ extension Application {
         try checkKilled()
     }
 
-    func withBudget(_ name: String, _ budget: Duration, _ body: () throws(Killed) -> Void) throws(Killed) {
+    func withBudget(_ name: WatchdogReport.Budget, _ budget: Duration, _ body: () throws(Killed) -> Void) throws(Killed) {
         watchdog.begin(name, budget: budget)
         inBudget = true
         var failure: Killed?
         do { try body() } catch { failure = error }
         inBudget = false
         if let report = watchdog.end() {
-            trace(.watchdog, report.event, observer: report.observer, detail: report.description)
+            trace(.watchdogOverrun(report))
         }
         try checkKilled()
         if let failure { throw failure }
@@ -82,11 +81,11 @@ extension Application {
 
     // MARK: Trace
 
-    func trace(_ kind: TraceEvent.Kind, _ name: String, observer: String? = nil, detail: String? = nil) {
+    /// Numbers the event and, when someone listens, hands it over with its words rendered.
+    func trace(_ payload: TraceEvent.Payload) {
         sequenceNumber += 1
         guard let handler = traceHandler else { return }
         let time = traceOrigin.map { MonotonicInstant.now.duration(since: $0) } ?? .zero
-        handler(TraceEvent(seq: sequenceNumber, time: time, kind: kind, name: name, state: state,
-                           observer: observer, detail: detail))
+        handler(TraceEvent(seq: sequenceNumber, time: time, payload: payload, state: state))
     }
 }

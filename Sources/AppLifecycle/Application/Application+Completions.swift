@@ -23,16 +23,16 @@ extension Application {
     {
         guard generation == self.generation else { return }  // the application stopped since: nothing waits
         if repeated {
-            trace(.error, "completion handler called again", observer: observer, detail: "\(method.selector): the second call (\(result)) is ignored")
+            trace(.completionCalledAgain(method: method, delegate: observer, result: result))
             return
         }
         guard let index = requests.firstIndex(where: { $0.id == id }) else {
-            trace(.completion, method.selector, observer: observer, detail: "\(result), late: the watchdog had already ended the request")
+            trace(.completion(method: method, delegate: observer, result: result, late: true))
             return
         }
         requests[index].end()
         requests.remove(at: index)
-        trace(.completion, method.selector, observer: observer, detail: result.rawValue)
+        trace(.completion(method: method, delegate: observer, result: result, late: false))
         suspendIfIdle()
     }
 
@@ -40,12 +40,13 @@ extension Application {
         guard let index = requests.firstIndex(where: { $0.id == id }) else { return }
         let request = requests[index]
         let report = WatchdogReport(observer: request.observer, event: "completion handler of \(request.method.selector)",
-                                    budgetName: "completionHandler", budget: configuration.budgets.completionHandler,
-                                    elapsed: configuration.budgets.completionHandler, policy: configuration.watchdogPolicy)
-        trace(.watchdog, report.event, observer: request.observer, detail: report.description)
+                                    budget: .completionHandler, of: configuration.budgets.completionHandler,
+                                    elapsed: configuration.budgets.completionHandler, policy: configuration.watchdogPolicy,
+                                    subject: .completionHandler(request.method))
+        trace(.watchdogOverrun(report))
         killSwitch.overrun(report)
         if configuration.watchdogPolicy == .terminate {
-            goNotRunning("killed by the watchdog")
+            goNotRunning(.killedByWatchdog)
         } else {
             requests[index].end()
             requests.remove(at: index)

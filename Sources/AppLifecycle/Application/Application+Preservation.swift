@@ -11,9 +11,9 @@ extension Application {
             }
             do {
                 try store.save(archive.values, id: slot.id)
-                trace(.archive, "saved", observer: slot.id, detail: "\(archive.values.count) keys")
+                trace(.archive(.saved, delegate: slot.id, keys: archive.values.count))
             } catch {
-                trace(.error, "archive", observer: slot.id, detail: error.message)
+                trace(.archiveFailed(.saved, delegate: slot.id, message: error.message))
             }
         }
     }
@@ -26,11 +26,11 @@ extension Application {
             do {
                 values = try store.load(id: slot.id)
             } catch {
-                trace(.error, "archive", observer: slot.id, detail: "\(error.message); launching without it")
+                trace(.archiveFailed(.read, delegate: slot.id, message: error.message))
                 continue
             }
             guard let values else { continue }
-            trace(.archive, "read", observer: slot.id, detail: "\(values.count) keys")
+            trace(.archive(.read, delegate: slot.id, keys: values.count))
             let archive = StateArchive(values: values)
             guard try call(.shouldRestoreApplicationState, slot, { shouldRestore(self, archive) }) else { continue }
             if let decode = slot.handlers.didDecodeRestorableState {

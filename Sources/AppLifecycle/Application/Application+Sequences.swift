@@ -6,7 +6,7 @@ extension Application {
         setState(inBackground ? .background : .inactive)
         if inBackground { backgroundSince = .now }
         var accepted = true
-        try withBudget("launch", configuration.budgets.launch) { () throws(Killed) in
+        try withBudget(.launch, configuration.budgets.launch) { () throws(Killed) in
             let willFinish = try askAll(.willFinishLaunching, \.willFinishLaunching) { $0(self, options) }
             try restoreState()
             let didFinish = try askAll(.didFinishLaunching, \.didFinishLaunching) { $0(self, options) }
@@ -17,7 +17,7 @@ extension Application {
             if accepted {
                 try openURL(url, options[LaunchOptionsKey.sourceApplication]?.stringValue, options[LaunchOptionsKey.annotation])
             } else {
-                trace(.skipped, DelegateMethod.openURL.selector, detail: "a launch method returned false")
+                trace(.delegateSkipped(method: .openURL, reason: .launchDeclined))
             }
         }
         if inBackground {
@@ -42,7 +42,7 @@ extension Application {
     /// From inactive: to the background, or out altogether when the application exits on suspend.
     func leaveForeground() throws(Killed) {
         if configuration.exitsOnSuspend {
-            try terminateSequence()
+            try terminateSequence(.exitsOnSuspend)
         } else {
             setState(.background)
             backgroundSince = .now
@@ -52,7 +52,7 @@ extension Application {
 
     /// didEnterBackground (budgeted), then state preservation; the state is already background.
     func didEnterBackground() throws(Killed) {
-        try withBudget("didEnterBackground", configuration.budgets.didEnterBackground) { () throws(Killed) in
+        try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
             try callDelegates(.didEnterBackground, \.didEnterBackground)
             try postLifecycle(.didEnterBackground)
         }
@@ -90,15 +90,15 @@ extension Application {
             if state == .active { try resignActive() }
             interrupted = false
             if configuration.exitsOnSuspend {
-                try terminateSequence()
+                try terminateSequence(.exitsOnSuspend)
                 return
             }
             setState(.background)
             backgroundSince = .now
             try didEnterBackground()
-            try deliverProtectedDataWillBecomeUnavailable(detail: nil)
+            try deliverProtectedDataWillBecomeUnavailable(queuedCount: nil)
         case .background:
-            try deliverProtectedDataWillBecomeUnavailable(detail: nil)
+            try deliverProtectedDataWillBecomeUnavailable(queuedCount: nil)
         case .suspended:
             enqueue(.protectedDataWillBecomeUnavailable, sender: sender.rawValue, userInfo: nil)
         case .notRunning:
@@ -114,34 +114,34 @@ extension Application {
             // Delivered first on resume, before willEnterForeground.
             enqueue(.protectedDataDidBecomeAvailable, sender: sender.rawValue, userInfo: nil)
         } else {
-            try deliverProtectedDataDidBecomeAvailable(detail: nil)
+            try deliverProtectedDataDidBecomeAvailable(queuedCount: nil)
         }
         if returnToForeground, state == .background || state == .suspended { try enterForeground() }
     }
 
-    func terminateSequence() throws(Killed) {
+    func terminateSequence(_ reason: TraceEvent.StateChangeReason = .terminated) throws(Killed) {
         try preserveState()
-        try withBudget("willTerminate", configuration.budgets.willTerminate) { () throws(Killed) in
+        try withBudget(.willTerminate, configuration.budgets.willTerminate) { () throws(Killed) in
             try callDelegates(.willTerminate, \.willTerminate)
             try postLifecycle(.willTerminate)
         }
-        goNotRunning(nil)
+        goNotRunning(reason)
     }
 
-    func deliverTimeChange(detail: String?) throws(Killed) {
-        try postLifecycle(.significantTimeChange, detail: detail)  // posted before the delegate method (seed 002)
+    func deliverTimeChange(queuedCount: Int?) throws(Killed) {
+        try postLifecycle(.significantTimeChange, queuedCount: queuedCount)  // posted before the delegate method (seed 002)
         try callDelegates(.significantTimeChange, \.significantTimeChange)
     }
 
-    func deliverProtectedDataWillBecomeUnavailable(detail: String?) throws(Killed) {
+    func deliverProtectedDataWillBecomeUnavailable(queuedCount: Int?) throws(Killed) {
         try callDelegates(.protectedDataWillBecomeUnavailable, \.protectedDataWillBecomeUnavailable)
-        try postLifecycle(.protectedDataWillBecomeUnavailable, detail: detail)
+        try postLifecycle(.protectedDataWillBecomeUnavailable, queuedCount: queuedCount)
         isProtectedDataAvailable = false
     }
 
-    func deliverProtectedDataDidBecomeAvailable(detail: String?) throws(Killed) {
+    func deliverProtectedDataDidBecomeAvailable(queuedCount: Int?) throws(Killed) {
         isProtectedDataAvailable = true
         try callDelegates(.protectedDataDidBecomeAvailable, \.protectedDataDidBecomeAvailable)
-        try postLifecycle(.protectedDataDidBecomeAvailable, detail: detail)
+        try postLifecycle(.protectedDataDidBecomeAvailable, queuedCount: queuedCount)
     }
 }

@@ -8,9 +8,7 @@ extension Application {
         if state == .suspended, name.coalescingKind != nil {
             enqueue(name, sender: sender, userInfo: userInfo)
         } else {
-            trace(.discarded, name.rawValue, detail: state == .suspended
-                ? "suspended: only notifications of the coalescing kinds are queued"
-                : "the application is not running")
+            trace(.notificationDiscarded(name: name, reason: state == .suspended ? .suspendedNotCoalescing : .notRunning))
         }
     }
 
@@ -24,7 +22,7 @@ extension Application {
         } else {
             queued.append(QueuedNotification(kind: kind, name: name, sender: sender, userInfo: userInfo, count: 1))
         }
-        trace(.queued, name.rawValue, detail: "coalescing kind \(kind)")
+        trace(.notificationQueued(name: name, coalescingKind: kind))
     }
 
     /// The notifications waiting for the application to resume: one per kind, the most recent, with
@@ -38,12 +36,12 @@ extension Application {
         let pending = queued
         queued.removeAll()
         for entry in pending {
-            let detail = entry.count > 1 ? "coalesced from \(entry.count)" : nil
+            let count = entry.count
             switch entry.name {
-            case .significantTimeChange: try deliverTimeChange(detail: detail)
-            case .protectedDataWillBecomeUnavailable: try deliverProtectedDataWillBecomeUnavailable(detail: detail)
-            case .protectedDataDidBecomeAvailable: try deliverProtectedDataDidBecomeAvailable(detail: detail)
-            default: try postLifecycle(entry.name, userInfo: entry.userInfo, sender: entry.sender, detail: detail)
+            case .significantTimeChange: try deliverTimeChange(queuedCount: count)
+            case .protectedDataWillBecomeUnavailable: try deliverProtectedDataWillBecomeUnavailable(queuedCount: count)
+            case .protectedDataDidBecomeAvailable: try deliverProtectedDataDidBecomeAvailable(queuedCount: count)
+            default: try postLifecycle(entry.name, userInfo: entry.userInfo, sender: entry.sender, queuedCount: count)
             }
         }
     }
@@ -55,10 +53,10 @@ extension Application {
         setState(.suspended)
     }
 
-    func goNotRunning(_ detail: String?) {
+    func goNotRunning(_ reason: TraceEvent.StateChangeReason) {
         resetRuntime()
         killSwitch.killed.store(false, ordering: .relaxed)
-        setState(.notRunning, detail: detail)
+        setState(.notRunning, reason: reason)
     }
 
     func resetRuntime() {
@@ -75,9 +73,10 @@ extension Application {
         generation &+= 1
     }
 
-    func setState(_ newState: ApplicationState, detail: String? = nil) {
+    func setState(_ newState: ApplicationState, reason: TraceEvent.StateChangeReason? = nil) {
+        let oldState = state
         state = newState
         center.heldDeliveryHandler = newState.isRunning ? nil : heldHandler
-        trace(.state, newState.rawValue, detail: detail)
+        trace(.stateChanged(from: oldState, to: newState, reason: reason))
     }
 }

@@ -117,6 +117,7 @@ public final class Application: @unchecked Sendable {
         watchdog.shutdown()
     }
 
+    /// Receives the posts that arrive while the application runs no code (set by `setState`).
     lazy var heldHandler: (NotificationName, UInt, UserInfo?) -> Void = { [unowned self] name, sender, info in
         self.held(name, sender: sender, userInfo: info)
     }
@@ -206,24 +207,14 @@ public final class Application: @unchecked Sendable {
         try validate(action)
         currentAction = action.name
         if case .launch = action.kind, traceOrigin == nil { traceOrigin = .now }
-        trace(.action, action.name, detail: actionDetail(action))
+        trace(.action(action))
         do {
             try run(action)
         } catch {
-            goNotRunning("killed by the watchdog")
+            goNotRunning(.killedByWatchdog)
         }
         currentAction = nil
         suspendIfIdle()
-    }
-
-    private func actionDetail(_ action: Action) -> String? {
-        switch action.kind {
-        case .launch(let options, _): return options.isEmpty ? nil : options.description
-        case .memoryWarning(let level): return level.rawValue
-        case .openURL(let url, let source, _): return source.map { "\(url) from \($0)" } ?? url
-        case .remoteNotification(let payload): return payload.isEmpty ? nil : payload.description
-        default: return nil
-        }
     }
 
     private func validate(_ action: Action) throws(ApplicationError) {
@@ -314,7 +305,7 @@ public final class Application: @unchecked Sendable {
             if state == .suspended {
                 enqueue(.significantTimeChange, sender: sender.rawValue, userInfo: nil)
             } else {
-                try deliverTimeChange(detail: nil)
+                try deliverTimeChange(queuedCount: nil)
             }
         case .openURL(let url, let source, let annotation):
             switch state {
@@ -350,7 +341,7 @@ public final class Application: @unchecked Sendable {
         case .terminate:
             switch state {
             case .suspended:
-                goNotRunning("terminated while suspended: no callback (seed 001)")
+                goNotRunning(.terminatedWhileSuspended)
             case .active:
                 try resignActive()
                 try terminateSequence()
@@ -358,7 +349,7 @@ public final class Application: @unchecked Sendable {
                 try terminateSequence()
             }
         case .purge:
-            goNotRunning("purged while suspended: no callback (seed 003)")
+            goNotRunning(.purgedWhileSuspended)
         }
     }
 }
