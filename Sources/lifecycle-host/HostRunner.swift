@@ -15,6 +15,43 @@ enum HostExit {
     static let pluginRefused: Int32 = 3
     /// The watchdog killed the application (policy terminate).
     static let watchdogKill: Int32 = 4
+
+    /// Whether `event` is the watchdog killing the application, which makes the run end with
+    /// `watchdogKill`. Read from the event's typed payload, never from its words.
+    static func isWatchdogKill(_ event: TraceEvent) -> Bool {
+        if case .stateChanged(_, .notRunning, .killedByWatchdog) = event.payload { return true }
+        return false
+    }
+}
+
+/// Where a command came from. The host decides from the case (a scenario line may `wait`, its
+/// actions need no `input` line); `description` gives the words of the trace's `input` lines.
+enum CommandOrigin: Equatable, CustomStringConvertible {
+    /// A scenario line, at `FILE:LINE`.
+    case script(location: String)
+    /// A line typed at the prompt.
+    case stdin
+    /// The end of standard input, which terminates a running application.
+    case stdinClosed
+    /// A `send` request on the control socket.
+    case socket
+    /// An OS event, with the origin its source gives (`signal SIGTSTP`, `psi warning`, `clock`).
+    case os(String)
+
+    var description: String {
+        switch self {
+        case .script(let location): return "script \(location)"
+        case .stdin: return "stdin"
+        case .stdinClosed: return "stdin closed"
+        case .socket: return "socket"
+        case .os(let origin): return origin
+        }
+    }
+
+    var isScript: Bool {
+        if case .script = self { return true }
+        return false
+    }
 }
 
 /// What `lifecycle-host run` was asked to do.
@@ -189,13 +226,13 @@ final class HostRunner: @unchecked Sendable {
 
     /// Runs one command; returns the error message if it failed. `origin` nil: the host's own launch.
     @discardableResult
-    func perform(_ command: HostCommand, origin: String?) -> String? {
+    func perform(_ command: HostCommand, origin: CommandOrigin?) -> String? {
         guard let handle else { return "the application is not ready" }
         // Where a command came from, unless the engine's own `action` line already says it all.
         if let origin {
             var fromScriptAction = false
-            if case .action = command, origin.hasPrefix("script") { fromScriptAction = true }
-            if !fromScriptAction { hostLine("input", command.description, detail: origin) }
+            if case .action = command, origin.isScript { fromScriptAction = true }
+            if !fromScriptAction { hostLine("input", command.description, detail: origin.description) }
         }
         var failure: String?
         switch command {
@@ -205,11 +242,11 @@ final class HostRunner: @unchecked Sendable {
             hostLine("post", name.rawValue, detail: info.isEmpty ? nil : info.description)
             handle.app.center.post(name, userInfo: info.isEmpty ? nil : info)
         case .wait:
-            if origin?.hasPrefix("script") != true { failure = "'wait' is for scenario files" }
+            if origin?.isScript != true { failure = "'wait' is for scenario files" }
         case .expectState(let expected):
             if handle.app.state != expected { failure = "expected state \(expected), found \(handle.app.state)" }
         }
-        if let failure, origin?.hasPrefix("script") != true {
+        if let failure, origin?.isScript != true {
             hostLine("error", command.description, detail: failure)
         }
         finishIfDone()
@@ -218,16 +255,17 @@ final class HostRunner: @unchecked Sendable {
 
     /// An OS event. Memory pressure while suspended does what it does on iOS: a critical level
     /// purges the application, a warning reaches no code (a suspended application runs none).
+    /// (`origin` is the words the OS-event sources give; they own that format.)
     private func performOSEvent(_ command: HostCommand, origin: String) {
         if origin.hasPrefix("psi"), handle?.app.state == .suspended {
             if origin == "psi critical" {
-                perform(.action(.purge), origin: origin)
+                perform(.action(.purge), origin: .os(origin))
             } else {
                 hostLine("input", command.description, detail: "\(origin): ignored, the application is suspended")
             }
             return
         }
-        perform(command, origin: origin)
+        perform(command, origin: .os(origin))
     }
 
     private func runScript() {
@@ -239,7 +277,7 @@ final class HostRunner: @unchecked Sendable {
         }
         let line = script[scriptIndex]
         scriptIndex += 1
-        if let failure = perform(line.command, origin: "script \(line.location)") {
+        if let failure = perform(line.command, origin: .script(location: line.location)) {
             hostLine("error", line.text.trimmingWhitespace(), detail: "\(line.location): \(failure)")
             fputs("\(line.location): \(failure)\n", stderr)
             finish(HostExit.scriptError)
@@ -272,10 +310,10 @@ final class HostRunner: @unchecked Sendable {
     private func traced(_ event: TraceEvent) {
         writer.write(event)
         timeline?.record(event)
-        if event.kind == .state {
-            sources?.applicationStateChanged(to: event.state)
-            if event.state == .notRunning, event.detail == "killed by the watchdog" { killed = true }
-            if event.state == .notRunning { handle?.loop.perform { [weak self] in self?.finishIfDone() } }
+        if case .stateChanged(_, let to, _) = event.payload {
+            sources?.applicationStateChanged(to: to)
+            if HostExit.isWatchdogKill(event) { killed = true }
+            if to == .notRunning { handle?.loop.perform { [weak self] in self?.finishIfDone() } }
         }
     }
 
@@ -336,7 +374,7 @@ final class HostRunner: @unchecked Sendable {
         default:
             do {
                 if let command = try ScenarioParser.parse(line: trimmed) {
-                    if let failure = perform(command, origin: "stdin") { fputs("error: \(failure)\n", stderr) }
+                    if let failure = perform(command, origin: .stdin) { fputs("error: \(failure)\n", stderr) }
                 }
             } catch {
                 hostLine("error", trimmed, detail: error.message)
@@ -352,7 +390,7 @@ final class HostRunner: @unchecked Sendable {
         stdinSource?.cancel()
         stdinSource = nil
         if let handle, handle.app.state != .notRunning {
-            perform(.action(.terminate), origin: "stdin closed")
+            perform(.action(.terminate), origin: .stdinClosed)
         }
         finishIfDone()
     }
@@ -368,7 +406,7 @@ final class HostRunner: @unchecked Sendable {
             let line = String(words.dropFirst(4)).trimmingWhitespace()
             do {
                 guard let command = try ScenarioParser.parse(line: line) else { return "error: 'send' needs an action" }
-                if let failure = perform(command, origin: "socket") { return "error: \(failure)" }
+                if let failure = perform(command, origin: .socket) { return "error: \(failure)" }
                 return "ok \(handle?.app.state.rawValue ?? "not-running")"
             } catch {
                 return "error: \(error.message)"

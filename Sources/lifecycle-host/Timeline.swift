@@ -8,7 +8,8 @@ import AppLifecycle
 ///   active green, background blue, suspended purple; one band per interval between state changes.
 /// - **budgets**: the watchdog-budgeted phases (launch, didEnterBackground, willTerminate) as bars from
 ///   the first to the last event of the phase; the part past the budget of a phase that overran it
-///   (a `watchdog` event names that budget) is red.
+///   (a watchdog overrun reports that budget) is red. Phases, overruns and tasks are read from the
+///   events' typed payloads, never from their words.
 /// - **background tasks**: one bar per task from its `begin` to its `end` event (or to the end of the
 ///   run or of the process), stacked when they overlap; an expiration warning is an orange mark, an
 ///   end forced by the watchdog a red one.
@@ -132,14 +133,17 @@ struct TimelineAnalysis {
     /// The last event's time.
     var lastTime: Double = 0
 
-    /// The budgeted phases: name, the delegate selector and notification that belong to it; the
-    /// notification is the phase's last event.
-    static let phaseMembers: [(name: String, selector: String, notification: String)] = [
-        ("didEnterBackground", DelegateMethod.didEnterBackground.selector, NotificationName.didEnterBackground.rawValue),
-        ("willTerminate", DelegateMethod.willTerminate.selector, NotificationName.willTerminate.rawValue),
+    /// The budgeted phases after launch: the budget, and the delegate method and notification that
+    /// belong to it; the notification is the phase's last event.
+    static let phaseMembers: [(budget: WatchdogReport.Budget, method: DelegateMethod, notification: NotificationName)] = [
+        (.didEnterBackground, .didEnterBackground, .didEnterBackground),
+        (.willTerminate, .willTerminate, .willTerminate),
     ]
 
     /// - Parameter finish: the end of the axis (seconds): the last band, and tasks never ended, run to it.
+    ///
+    /// Everything is read from the events' typed payloads (`TraceEvent.payload`), never from their
+    /// words: rewording a trace message changes no phase, overrun or task.
     init(_ events: [TraceEvent], finish: Double) {
         guard let first = events.first else { return }
         lastTime = events.map { $0.time.secondsDouble }.max() ?? 0
@@ -155,35 +159,33 @@ struct TimelineAnalysis {
         intervals.append(current)
 
         // Phases.
-        let launchNotification = NotificationName.didFinishLaunching.rawValue
         var open: BudgetPhase?
         var launchPending = false
-        var previousState = ApplicationState.notRunning
         var lastClosed: Int?
         for event in events {
             let time = event.time.secondsDouble
-            defer { previousState = event.state }
-            if event.kind == .watchdog, let detail = event.detail, let name = Self.overrunBudget(detail),
-               Self.isPhase(name)
-            {
+            if case .watchdogOverrun(let report) = event.payload {
+                guard Self.isPhase(report.budgetKind) else { continue }
+                let name = report.budgetKind.rawValue
+                let budget = report.budget.secondsDouble
                 if var phase = open, phase.name == name {
                     phase.end = time
-                    phase.overrunFrom = Self.budgetSeconds(detail).map { phase.start + $0 } ?? phase.start
-                    phase.overrunDetail = detail
+                    phase.overrunFrom = phase.start + budget
+                    phase.overrunDetail = report.description
                     phases.append(phase)
                     lastClosed = phases.count - 1
                     open = nil
                 } else if let index = lastClosed, phases[index].name == name {
                     // Reported as the phase closed (the usual order: its last event, then the report).
                     phases[index].end = max(phases[index].end, time)
-                    phases[index].overrunFrom = Self.budgetSeconds(detail).map { phases[index].start + $0 } ?? phases[index].start
-                    phases[index].overrunDetail = detail
+                    phases[index].overrunFrom = phases[index].start + budget
+                    phases[index].overrunDetail = report.description
                 }
                 continue
             }
-            if event.kind == .state {
-                if previousState == .notRunning, event.state != .notRunning { launchPending = true }
-                if event.state == .notRunning, var phase = open {
+            if case .stateChanged(let from, let to, _) = event.payload {
+                if from == .notRunning, to != .notRunning { launchPending = true }
+                if to == .notRunning, var phase = open {
                     // Killed or terminated inside the phase.
                     phase.end = time
                     phases.append(phase)
@@ -194,22 +196,18 @@ struct TimelineAnalysis {
             }
             if launchPending, open == nil {
                 launchPending = false
-                open = BudgetPhase(name: "launch", start: time, end: time)
+                open = BudgetPhase(name: WatchdogReport.Budget.launch.rawValue, start: time, end: time)
             }
             if open == nil {
-                for member in Self.phaseMembers
-                    where (event.kind == .delegate && event.name == member.selector)
-                    || (event.kind == .notification && event.name == member.notification)
-                {
-                    open = BudgetPhase(name: member.name, start: time, end: time)
+                for member in Self.phaseMembers where Self.belongs(event, to: member) {
+                    open = BudgetPhase(name: member.budget.rawValue, start: time, end: time)
                 }
             }
             if var phase = open {
                 phase.end = time
-                let closing = event.kind == .notification
-                    && event.name == (phase.name == "launch" ? launchNotification
-                        : Self.phaseMembers.first { $0.name == phase.name }?.notification)
-                if closing {
+                let last = phase.name == WatchdogReport.Budget.launch.rawValue ? NotificationName.didFinishLaunching
+                    : Self.phaseMembers.first { $0.budget.rawValue == phase.name }?.notification
+                if case .notificationDelivered(let name, _, _) = event.payload, name == last {
                     phases.append(phase)
                     lastClosed = phases.count - 1
                     open = nil
@@ -221,39 +219,37 @@ struct TimelineAnalysis {
         if let phase = open { phases.append(phase) }
 
         // Background tasks.
-        var openTasks: [String: Int] = [:]
+        var openTasks: [BackgroundTaskID: Int] = [:]
         for event in events {
             let time = event.time.secondsDouble
-            if event.kind == .state, event.state == .notRunning {
+            switch event.payload {
+            case .stateChanged(_, .notRunning, _):
                 // The process went away: its tasks with it.
                 for index in openTasks.values { tasks[index].end = time }
                 openTasks.removeAll()
-                continue
-            }
-            if event.kind == .watchdog, event.name.hasPrefix("background task #"),
-               let id = Self.taskID(String(event.name.dropFirst("background task ".count))),
-               let index = openTasks[id]
-            {
-                tasks[index].endedByWatchdog = true
-                continue
-            }
-            guard event.kind == .backgroundTask, let detail = event.detail, let id = Self.taskID(detail) else { continue }
-            switch event.name {
-            case "begin":
-                let label = detail
-                tasks.append(TaskBar(id: id, label: label, owner: event.observer ?? "", start: time, end: finish,
-                                     ended: false, expiring: nil))
-                openTasks[id] = tasks.count - 1
-            case "expiring":
-                if let index = openTasks[id] { tasks[index].expiring = time }
-            case "end":
-                if let index = openTasks[id] {
-                    tasks[index].end = time
-                    tasks[index].ended = true
-                    if detail.contains("ended by the watchdog") { tasks[index].endedByWatchdog = true }
-                    openTasks[id] = nil
+            case .watchdogOverrun(let report):
+                if case .backgroundTask(let id, _) = report.subject, let index = openTasks[id] {
+                    tasks[index].endedByWatchdog = true
                 }
-            default: break
+            case .backgroundTask(let id, let step, let name, let owner):
+                switch step {
+                case .began:
+                    let label = name.isEmpty ? "#\(id)" : "#\(id) \(name)"
+                    tasks.append(TaskBar(id: id.description, label: label, owner: owner, start: time, end: finish,
+                                         ended: false, expiring: nil))
+                    openTasks[id] = tasks.count - 1
+                case .expiring:
+                    if let index = openTasks[id] { tasks[index].expiring = time }
+                case .ended, .endedByWatchdog:
+                    if let index = openTasks[id] {
+                        tasks[index].end = time
+                        tasks[index].ended = true
+                        if step == .endedByWatchdog { tasks[index].endedByWatchdog = true }
+                        openTasks[id] = nil
+                    }
+                }
+            default:
+                continue
             }
         }
         // Lanes: the first lane free at the task's start.
@@ -269,30 +265,20 @@ struct TimelineAnalysis {
         }
     }
 
-    static func isPhase(_ name: String) -> Bool {
-        name == "launch" || phaseMembers.contains { $0.name == name }
+    /// Whether the watchdog budget is one of the phases drawn (launch, didEnterBackground, willTerminate).
+    static func isPhase(_ budget: WatchdogReport.Budget) -> Bool {
+        budget == .launch || phaseMembers.contains { $0.budget == budget }
     }
 
-    /// `… overran the launch budget: …` → `launch`.
-    static func overrunBudget(_ detail: String) -> String? {
-        guard let range = detail.firstRange(of: "overran the ") else { return nil }
-        let rest = detail[range.upperBound...]
-        guard let space = rest.firstIndex(of: " ") else { return nil }
-        return String(rest[..<space])
-    }
-
-    /// `…: 1.250 s of 0.100 s (policy: …)` → 0.1.
-    static func budgetSeconds(_ detail: String) -> Double? {
-        guard let range = detail.firstRange(of: " s of ") else { return nil }
-        let number = detail[range.upperBound...].prefix { $0.isNumber || $0 == "." }
-        return Double(number)
-    }
-
-    /// `#12 sync` → `12`.
-    static func taskID(_ text: String) -> String? {
-        guard text.hasPrefix("#") else { return nil }
-        let digits = text.dropFirst().prefix { $0.isNumber }
-        return digits.isEmpty ? nil : String(digits)
+    /// Whether `event` is the delegate call or the notification of a phase's `member`.
+    static func belongs(_ event: TraceEvent,
+                        to member: (budget: WatchdogReport.Budget, method: DelegateMethod, notification: NotificationName)) -> Bool
+    {
+        switch event.payload {
+        case .delegateCalled(let method, _): return method == member.method
+        case .notificationDelivered(let name, _, _): return name == member.notification
+        default: return false
+        }
     }
 }
 

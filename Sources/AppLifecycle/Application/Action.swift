@@ -82,6 +82,17 @@ public struct Action: Sendable, CustomStringConvertible {
         }
     }
 
+    /// The detail of the action's trace event: its options, level, URL or payload.
+    var traceDetail: String? {
+        switch kind {
+        case .launch(let options, _): return options.isEmpty ? nil : options.description
+        case .memoryWarning(let level): return level.rawValue
+        case .openURL(let url, let source, _): return source.map { "\(url) from \($0)" } ?? url
+        case .remoteNotification(let payload): return payload.isEmpty ? nil : payload.description
+        default: return nil
+        }
+    }
+
     public var description: String {
         switch kind {
         case .launch(let options, _): return options.isEmpty ? name : "\(name) \(options)"

@@ -105,12 +105,45 @@ public struct WatchdogReport: Sendable, CustomStringConvertible {
     public let observer: String
     /// The callback or request: a delegate selector, a notification name, a completion handler, a background task.
     public let event: String
-    /// The budget that was exceeded (launch, didEnterBackground, willTerminate, completionHandler, backgroundTask).
-    public let budgetName: String
+    /// The budget that was exceeded.
+    public let budgetKind: Budget
+    /// The budget's name: launch, didEnterBackground, willTerminate, completionHandler, backgroundTask.
+    public var budgetName: String { budgetKind.rawValue }
+    /// How long the budget was.
     public let budget: Duration
     /// Time from the start of the budget until the report.
     public let elapsed: Duration
     public let policy: Configuration.WatchdogPolicy
+    /// What overran, typed.
+    public let subject: Subject
+
+    /// The budgets the watchdog keeps (see `Configuration.Budgets`).
+    public enum Budget: String, Hashable, Sendable {
+        case launch, didEnterBackground, willTerminate, completionHandler, backgroundTask
+    }
+
+    /// What overran a budget.
+    public enum Subject: Hashable, Sendable {
+        /// A delegate method or observer inside a budgeted phase (launch, didEnterBackground,
+        /// willTerminate); `event` names it, or is the budget's name when nothing was running.
+        case callback
+        /// A completion handler of this delegate method that was not called in time.
+        case completionHandler(DelegateMethod)
+        /// A background task still open when the background time ran out.
+        case backgroundTask(BackgroundTaskID, name: String)
+    }
+
+    init(observer: String, event: String, budget budgetKind: Budget, of budget: Duration, elapsed: Duration,
+         policy: Configuration.WatchdogPolicy, subject: Subject = .callback)
+    {
+        self.observer = observer
+        self.event = event
+        self.budgetKind = budgetKind
+        self.budget = budget
+        self.elapsed = elapsed
+        self.policy = policy
+        self.subject = subject
+    }
 
     public var description: String {
         let who = observer.isEmpty ? "" : " by '\(observer)'"

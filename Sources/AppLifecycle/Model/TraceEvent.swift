@@ -1,5 +1,12 @@
 /// One entry of the event trace: every action, state change, delegate call, notification, watchdog
 /// report and error, in the exact order they happened.
+///
+/// Guarantees:
+/// - **Typed.** `payload` says what happened, with typed values (states, reasons, budgets, durations,
+///   task ids). Code that decides something from the trace reads the payload, never the words.
+/// - **Words follow.** `kind`, `name`, `observer` and `detail` are rendered from the payload when the
+///   engine makes the event, in the forms the traces have always had (logs, JSON, the C face and the
+///   golden files compare them); they carry no information the payload lacks.
 public struct TraceEvent: Sendable, CustomStringConvertible {
     /// What sort of event.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
@@ -32,18 +39,120 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         public var description: String { rawValue }
     }
 
+    /// Why the state changed, when the sequence alone does not say.
+    public enum StateChangeReason: Hashable, Sendable {
+        /// The willTerminate sequence ran to its end (a `terminate` action).
+        case terminated
+        /// The application exits on suspend: leaving the foreground ran the willTerminate sequence (seed 003).
+        case exitsOnSuspend
+        /// The watchdog policy `terminate` killed the application after an overrun.
+        case killedByWatchdog
+        /// Terminated while suspended: no callback ran (seed 001).
+        case terminatedWhileSuspended
+        /// Purged by memory pressure while suspended: no callback ran (seed 003).
+        case purgedWhileSuspended
+    }
+
+    /// Why a notification was not delivered.
+    public enum DiscardReason: Hashable, Sendable {
+        /// Suspended, and the notification is not of a coalescing kind.
+        case suspendedNotCoalescing
+        /// The application is not running.
+        case notRunning
+    }
+
+    /// Why a delegate method was not called.
+    public enum SkipReason: Hashable, Sendable {
+        /// A launch method returned false, so the launch URL is not opened.
+        case launchDeclined
+    }
+
+    /// A step in the life of a background task.
+    public enum BackgroundTaskPhase: Hashable, Sendable {
+        case began
+        /// The expiration handler is being called (the budget is about to run out).
+        case expiring
+        /// Ended by `endBackgroundTask` (or by unloading its owner).
+        case ended
+        /// Ended by the watchdog when the background-task budget ran out (policy log).
+        case endedByWatchdog
+    }
+
+    /// What happened to a state archive.
+    public enum ArchiveOperation: Hashable, Sendable {
+        case saved
+        case read
+    }
+
+    /// What happened, typed.
+    public enum Payload: Sendable {
+        /// An action was performed.
+        case action(Action)
+        /// The state changed from `from` to `to`; `reason` is nil for the ordinary steps of a sequence.
+        case stateChanged(from: ApplicationState, to: ApplicationState, reason: StateChangeReason?)
+        /// A delegate method was called on the delegate registered under `delegate`.
+        case delegateCalled(method: DelegateMethod, delegate: String)
+        /// A delegate method was deliberately not called.
+        case delegateSkipped(method: DelegateMethod, reason: SkipReason)
+        /// A lifecycle notification was delivered to observers. `queuedCount`: nil when delivered at
+        /// once; on resume from suspension, how many posts the delivery stands for.
+        case notificationDelivered(name: NotificationName, userInfo: UserInfo?, queuedCount: Int?)
+        /// A notification of a coalescing kind was queued while suspended.
+        case notificationQueued(name: NotificationName, coalescingKind: String)
+        /// A notification was not delivered because the application ran no code.
+        case notificationDiscarded(name: NotificationName, reason: DiscardReason)
+        /// A background task (begun by `owner`, possibly empty) reached `phase`.
+        case backgroundTask(id: BackgroundTaskID, phase: BackgroundTaskPhase, name: String, owner: String)
+        /// A completion handler was called; `late`: after the watchdog had already ended the request.
+        case completion(method: DelegateMethod, delegate: String, result: FetchResult, late: Bool)
+        /// A completion handler was called a second time; the call is ignored.
+        case completionCalledAgain(method: DelegateMethod, delegate: String, result: FetchResult)
+        /// The archive of the delegate registered under `delegate` was saved or read, with `keys` keys.
+        case archive(ArchiveOperation, delegate: String, keys: Int)
+        /// Saving or reading an archive failed; the engine went on (a failed read launches without it).
+        case archiveFailed(ArchiveOperation, delegate: String, message: String)
+        /// A budget was overrun: which budget, how long it was, how long it took, who, and the policy.
+        case watchdogOverrun(WatchdogReport)
+    }
+
     /// Position in the trace, from 1.
     public let seq: UInt64
     /// Monotonic time since the first launch.
     public let time: Duration
-    public let kind: Kind
-    public let name: String
+    /// What happened, typed: read this to decide anything.
+    public let payload: Payload
     /// The application state after the event.
     public let state: ApplicationState
-    /// The delegate or plugin involved, if any.
+    /// The sort of event (rendered from `payload`).
+    public let kind: Kind
+    /// The action, state, selector, notification or task step (rendered from `payload`).
+    public let name: String
+    /// The delegate or plugin involved, if any (rendered from `payload`).
     public let observer: String?
-    /// More words: a userInfo, a result, a reason.
+    /// More words: a userInfo, a result, a reason (rendered from `payload`).
     public let detail: String?
+
+    /// An event whose words are rendered from `payload`.
+    init(seq: UInt64, time: Duration, payload: Payload, state: ApplicationState) {
+        let text = payload.text
+        self.init(seq: seq, time: time, payload: payload, state: state,
+                  kind: text.kind, name: text.name, observer: text.observer, detail: text.detail)
+    }
+
+    /// An event with words of the caller's choosing, whatever the payload says: for tests proving
+    /// that a reader of the trace decides from the payload, not from the words.
+    package init(seq: UInt64, time: Duration, payload: Payload, state: ApplicationState,
+                 kind: Kind, name: String, observer: String?, detail: String?)
+    {
+        self.seq = seq
+        self.time = time
+        self.payload = payload
+        self.state = state
+        self.kind = kind
+        self.name = name
+        self.observer = observer
+        self.detail = detail
+    }
 
     /// `kind name [observer] (detail)` — the compact form tests and logs compare.
     public var description: String {
@@ -51,5 +160,64 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         if let observer, !observer.isEmpty { s += " [\(observer)]" }
         if let detail, !detail.isEmpty { s += " (\(detail))" }
         return s
+    }
+}
+
+extension TraceEvent.Payload {
+    /// The words of the event, in the forms the traces have always had.
+    var text: (kind: TraceEvent.Kind, name: String, observer: String?, detail: String?) {
+        switch self {
+        case .action(let action):
+            return (.action, action.name, nil, action.traceDetail)
+        case .stateChanged(_, let to, let reason):
+            return (.state, to.rawValue, nil, reason?.traceDetail)
+        case .delegateCalled(let method, let delegate):
+            return (.delegate, method.selector, delegate, nil)
+        case .delegateSkipped(let method, .launchDeclined):
+            return (.skipped, method.selector, nil, "a launch method returned false")
+        case .notificationDelivered(let name, let userInfo, let queuedCount):
+            let coalesced = queuedCount.flatMap { $0 > 1 ? "coalesced from \($0)" : nil }
+            return (.notification, name.rawValue, nil, coalesced ?? userInfo.flatMap { $0.isEmpty ? nil : $0.description })
+        case .notificationQueued(let name, let kind):
+            return (.queued, name.rawValue, nil, "coalescing kind \(kind)")
+        case .notificationDiscarded(let name, let reason):
+            let why = switch reason {
+            case .suspendedNotCoalescing: "suspended: only notifications of the coalescing kinds are queued"
+            case .notRunning: "the application is not running"
+            }
+            return (.discarded, name.rawValue, nil, why)
+        case .backgroundTask(let id, let phase, let name, let owner):
+            let label = name.isEmpty ? "#\(id)" : "#\(id) \(name)"
+            switch phase {
+            case .began: return (.backgroundTask, "begin", owner, label)
+            case .expiring: return (.backgroundTask, "expiring", owner, label)
+            case .ended: return (.backgroundTask, "end", owner, label)
+            case .endedByWatchdog: return (.backgroundTask, "end", owner, "#\(id) ended by the watchdog")
+            }
+        case .completion(let method, let delegate, let result, let late):
+            return (.completion, method.selector, delegate,
+                    late ? "\(result), late: the watchdog had already ended the request" : result.rawValue)
+        case .completionCalledAgain(let method, let delegate, let result):
+            return (.error, "completion handler called again", delegate,
+                    "\(method.selector): the second call (\(result)) is ignored")
+        case .archive(let operation, let delegate, let keys):
+            return (.archive, operation == .saved ? "saved" : "read", delegate, "\(keys) keys")
+        case .archiveFailed(let operation, let delegate, let message):
+            return (.error, "archive", delegate, operation == .saved ? message : "\(message); launching without it")
+        case .watchdogOverrun(let report):
+            return (.watchdog, report.event, report.observer, report.description)
+        }
+    }
+}
+
+extension TraceEvent.StateChangeReason {
+    /// The trace detail of a state change for this reason (none for an ordinary termination).
+    var traceDetail: String? {
+        switch self {
+        case .terminated, .exitsOnSuspend: return nil
+        case .killedByWatchdog: return "killed by the watchdog"
+        case .terminatedWhileSuspended: return "terminated while suspended: no callback (seed 001)"
+        case .purgedWhileSuspended: return "purged while suspended: no callback (seed 003)"
+        }
     }
 }

@@ -11,7 +11,7 @@ import Synchronization
 /// eventfd write per phase.
 final class Watchdog: @unchecked Sendable {
     struct Phase {
-        var budgetName: String
+        var budgetKind: WatchdogReport.Budget
         var budget: Duration
         var started: MonotonicInstant
         var deadline: MonotonicInstant
@@ -51,10 +51,10 @@ final class Watchdog: @unchecked Sendable {
     }
 
     /// Opens a budgeted phase. [loop-thread]
-    func begin(_ budgetName: String, budget: Duration) {
+    func begin(_ budgetKind: WatchdogReport.Budget, budget: Duration) {
         let now = MonotonicInstant.now
         let startThread = state.withLock { s -> Bool in
-            s.phase = Phase(budgetName: budgetName, budget: budget, started: now, deadline: now + budget)
+            s.phase = Phase(budgetKind: budgetKind, budget: budget, started: now, deadline: now + budget)
             defer { s.threadStarted = true }
             return !s.threadStarted
         }
@@ -90,8 +90,8 @@ final class Watchdog: @unchecked Sendable {
     }
 
     private static func report(_ p: Phase, elapsed: Duration, policy: Configuration.WatchdogPolicy) -> WatchdogReport {
-        WatchdogReport(observer: p.observer, event: p.event.isEmpty ? p.budgetName : p.event, budgetName: p.budgetName,
-                       budget: p.budget, elapsed: elapsed, policy: policy)
+        WatchdogReport(observer: p.observer, event: p.event.isEmpty ? p.budgetKind.rawValue : p.event, budget: p.budgetKind,
+                       of: p.budget, elapsed: elapsed, policy: policy)
     }
 
     private func spawn() {

@@ -1,0 +1,91 @@
+import Synchronization
+
+/// Calling out: delegate calls and lifecycle posts under the watchdog, budgets, and the trace.
+extension Application {
+    /// Calls one delegate method, traced, watched, and checked for a watchdog kill afterwards.
+    func call<R>(_ method: DelegateMethod, _ slot: DelegateSlot, _ body: () -> R) throws(Killed) -> R {
+        trace(.delegateCalled(method: method, delegate: slot.id))
+        if inBudget { watchdog.setCurrent(event: method.selector, observer: slot.id) }
+        let result = body()
+        try checkKilled()
+        return result
+    }
+
+    /// Calls a void method on every delegate implementing it, in registration order. A delegate
+    /// removed by an earlier one is not called.
+    func callDelegates(_ method: DelegateMethod, _ handler: KeyPath<DelegateHandlers, ((Application) -> Void)?>) throws(Killed) {
+        for slot in slots {
+            guard let body = slot.handlers[keyPath: handler], isRegistered(slot) else { continue }
+            try call(method, slot) { body(self) }
+        }
+    }
+
+    /// Asks every implementing delegate; true only if all answered true; nil when none implements it.
+    func askAll<H>(_ method: DelegateMethod, _ handler: KeyPath<DelegateHandlers, H?>,
+                           _ invoke: (H) -> Bool) throws(Killed) -> Bool?
+    {
+        var answer: Bool?
+        for slot in slots {
+            guard let body = slot.handlers[keyPath: handler], isRegistered(slot) else { continue }
+            let yes = try call(method, slot) { invoke(body) }
+            answer = (answer ?? true) && yes
+        }
+        return answer
+    }
+
+    func isRegistered(_ slot: DelegateSlot) -> Bool { slots.contains { $0.token == slot.token } }
+
+    /// Posts a lifecycle notification to observers now (the engine's own posts are never held).
+    func postLifecycle(_ name: NotificationName, userInfo: UserInfo? = nil, sender: UInt? = nil,
+                               queuedCount: Int? = nil) throws(Killed)
+    {
+        trace(.notificationDelivered(name: name, userInfo: userInfo.flatMap { $0.isEmpty ? nil : $0 }, queuedCount: queuedCount))
+        if inBudget {
+            let watchdog = self.watchdog
+            let killed = killSwitch
+            let event = name.rawValue
+            center.observerWillRun = { owner in
+                // A killed application runs nothing more, not even the rest of this observer list.
+                if killed.killed.load(ordering: .relaxed) { return false }
+                watchdog.setCurrent(event: event, observer: owner)
+                return true
+            }
+        }
+        center.dispatch(name, sender: sender ?? self.sender.rawValue, userInfo: userInfo)
+        center.observerWillRun = nil
+        try checkKilled()
+    }
+
+    func withBudget(_ name: WatchdogReport.Budget, _ budget: Duration, _ body: () throws(Killed) -> Void) throws(Killed) {
+        watchdog.begin(name, budget: budget)
+        inBudget = true
+        var failure: Killed?
+        do { try body() } catch { failure = error }
+        inBudget = false
+        if let report = watchdog.end() {
+            trace(.watchdogOverrun(report))
+        }
+        try checkKilled()
+        if let failure { throw failure }
+    }
+
+    private func checkKilled() throws(Killed) {
+        if killSwitch.killed.load(ordering: .relaxed) { throw Killed() }
+    }
+
+    func requireLoopThread(_ what: String) throws(ApplicationError) {
+        guard loop.isOnLoopThread else {
+            throw ApplicationError(.notOnLoopThread, "\(what) must be called on the thread that runs the application's main run loop")
+        }
+    }
+
+    // MARK: Trace
+
+    /// Numbers the event and, when someone listens, hands it over with its words rendered.
+    func trace(_ payload: TraceEvent.Payload) {
+        sequenceNumber += 1
+        guard let handler = traceHandler else { return }
+        let time = traceOrigin.map { MonotonicInstant.now.duration(since: $0) } ?? .zero
+        handler(TraceEvent(seq: sequenceNumber, time: time, payload: payload, state: state))
+    }
+}

@@ -1,0 +1,41 @@
+/// State preservation and restoration through the archive store.
+extension Application {
+    func preserveState() throws(Killed) {
+        guard let store = archiveStore else { return }
+        for slot in slots {
+            guard let shouldSave = slot.handlers.shouldSaveApplicationState, isRegistered(slot) else { continue }
+            let archive = StateArchive()
+            guard try call(.shouldSaveApplicationState, slot, { shouldSave(self, archive) }) else { continue }
+            if let encode = slot.handlers.willEncodeRestorableState {
+                try call(.willEncodeRestorableState, slot) { encode(self, archive) }
+            }
+            do {
+                try store.save(archive.values, id: slot.id)
+                trace(.archive(.saved, delegate: slot.id, keys: archive.values.count))
+            } catch {
+                trace(.archiveFailed(.saved, delegate: slot.id, message: error.message))
+            }
+        }
+    }
+
+    func restoreState() throws(Killed) {
+        guard let store = archiveStore else { return }
+        for slot in slots {
+            guard let shouldRestore = slot.handlers.shouldRestoreApplicationState, isRegistered(slot) else { continue }
+            let values: UserInfo?
+            do {
+                values = try store.load(id: slot.id)
+            } catch {
+                trace(.archiveFailed(.read, delegate: slot.id, message: error.message))
+                continue
+            }
+            guard let values else { continue }
+            trace(.archive(.read, delegate: slot.id, keys: values.count))
+            let archive = StateArchive(values: values)
+            guard try call(.shouldRestoreApplicationState, slot, { shouldRestore(self, archive) }) else { continue }
+            if let decode = slot.handlers.didDecodeRestorableState {
+                try call(.didDecodeRestorableState, slot) { decode(self, archive) }
+            }
+        }
+    }
+}

@@ -1,0 +1,147 @@
+/// The sequences of the life cycle (seed 002): launch, activation, entering and leaving the
+/// background, locking, termination, and the notifications they post, in iOS order.
+extension Application {
+    func launch(options: UserInfo, inBackground: Bool) throws(Killed) {
+        resetRuntime()
+        setState(inBackground ? .background : .inactive)
+        if inBackground { backgroundSince = .now }
+        var accepted = true
+        try withBudget(.launch, configuration.budgets.launch) { () throws(Killed) in
+            let willFinish = try askAll(.willFinishLaunching, \.willFinishLaunching) { $0(self, options) }
+            try restoreState()
+            let didFinish = try askAll(.didFinishLaunching, \.didFinishLaunching) { $0(self, options) }
+            try postLifecycle(.didFinishLaunching, userInfo: options)
+            accepted = willFinish != false && didFinish != false
+        }
+        if let url = options[LaunchOptionsKey.url]?.stringValue {
+            if accepted {
+                try openURL(url, options[LaunchOptionsKey.sourceApplication]?.stringValue, options[LaunchOptionsKey.annotation])
+            } else {
+                trace(.delegateSkipped(method: .openURL, reason: .launchDeclined))
+            }
+        }
+        if inBackground {
+            try didEnterBackground()
+        } else {
+            try becomeActive()
+        }
+    }
+
+    func resignActive() throws(Killed) {
+        try callDelegates(.willResignActive, \.willResignActive)
+        try postLifecycle(.willResignActive)
+        setState(.inactive)
+    }
+
+    func becomeActive() throws(Killed) {
+        setState(.active)
+        try callDelegates(.didBecomeActive, \.didBecomeActive)
+        try postLifecycle(.didBecomeActive)
+    }
+
+    /// From inactive: to the background, or out altogether when the application exits on suspend.
+    func leaveForeground() throws(Killed) {
+        if configuration.exitsOnSuspend {
+            try terminateSequence(.exitsOnSuspend)
+        } else {
+            setState(.background)
+            backgroundSince = .now
+            try didEnterBackground()
+        }
+    }
+
+    /// didEnterBackground (budgeted), then state preservation; the state is already background.
+    func didEnterBackground() throws(Killed) {
+        try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
+            try callDelegates(.didEnterBackground, \.didEnterBackground)
+            try postLifecycle(.didEnterBackground)
+        }
+        try preserveState()
+        scheduleBackgroundTimers()
+    }
+
+    func enterForeground(openingURL url: (String, String?, UserInfoValue?)? = nil) throws(Killed) {
+        try resumeIfSuspended()
+        cancelBackgroundTimers()
+        backgroundSince = nil
+        for index in tasks.indices { tasks[index].expirationCalled = false }
+        try postLifecycle(.willEnterForeground)  // posted before the delegate method (seed 002)
+        try callDelegates(.willEnterForeground, \.willEnterForeground)
+        setState(.inactive)
+        if let (address, source, annotation) = url { try openURL(address, source, annotation) }
+        try becomeActive()
+    }
+
+    @discardableResult
+    func openURL(_ url: String, _ source: String?, _ annotation: UserInfoValue?) throws(Killed) -> Bool {
+        var handled = false
+        for slot in slots {
+            guard let handler = slot.handlers.openURL, isRegistered(slot) else { continue }
+            handled = try call(.openURL, slot) { handler(self, url, source, annotation) } || handled
+        }
+        return handled
+    }
+
+    func lock() throws(Killed) {
+        isDeviceLocked = true
+        lockedFromForeground = state.isForeground
+        switch state {
+        case .active, .inactive:
+            if state == .active { try resignActive() }
+            interrupted = false
+            if configuration.exitsOnSuspend {
+                try terminateSequence(.exitsOnSuspend)
+                return
+            }
+            setState(.background)
+            backgroundSince = .now
+            try didEnterBackground()
+            try deliverProtectedDataWillBecomeUnavailable(queuedCount: nil)
+        case .background:
+            try deliverProtectedDataWillBecomeUnavailable(queuedCount: nil)
+        case .suspended:
+            enqueue(.protectedDataWillBecomeUnavailable, sender: sender.rawValue, userInfo: nil)
+        case .notRunning:
+            break
+        }
+    }
+
+    func unlock() throws(Killed) {
+        isDeviceLocked = false
+        let returnToForeground = lockedFromForeground
+        lockedFromForeground = false
+        if state == .suspended {
+            // Delivered first on resume, before willEnterForeground.
+            enqueue(.protectedDataDidBecomeAvailable, sender: sender.rawValue, userInfo: nil)
+        } else {
+            try deliverProtectedDataDidBecomeAvailable(queuedCount: nil)
+        }
+        if returnToForeground, state == .background || state == .suspended { try enterForeground() }
+    }
+
+    func terminateSequence(_ reason: TraceEvent.StateChangeReason = .terminated) throws(Killed) {
+        try preserveState()
+        try withBudget(.willTerminate, configuration.budgets.willTerminate) { () throws(Killed) in
+            try callDelegates(.willTerminate, \.willTerminate)
+            try postLifecycle(.willTerminate)
+        }
+        goNotRunning(reason)
+    }
+
+    func deliverTimeChange(queuedCount: Int?) throws(Killed) {
+        try postLifecycle(.significantTimeChange, queuedCount: queuedCount)  // posted before the delegate method (seed 002)
+        try callDelegates(.significantTimeChange, \.significantTimeChange)
+    }
+
+    func deliverProtectedDataWillBecomeUnavailable(queuedCount: Int?) throws(Killed) {
+        try callDelegates(.protectedDataWillBecomeUnavailable, \.protectedDataWillBecomeUnavailable)
+        try postLifecycle(.protectedDataWillBecomeUnavailable, queuedCount: queuedCount)
+        isProtectedDataAvailable = false
+    }
+
+    func deliverProtectedDataDidBecomeAvailable(queuedCount: Int?) throws(Killed) {
+        isProtectedDataAvailable = true
+        try callDelegates(.protectedDataDidBecomeAvailable, \.protectedDataDidBecomeAvailable)
+        try postLifecycle(.protectedDataDidBecomeAvailable, queuedCount: queuedCount)
+    }
+}
