@@ -5,6 +5,8 @@ let package = Package(
     name: "AppLifecycle",
     products: [
         .library(name: "AppLifecycle", targets: ["AppLifecycle"]),
+        // Signals, PSI memory pressure and clock steps as typed events on a MainRunLoop.
+        .library(name: "LifecycleOSEvents", targets: ["LifecycleOSEvents"]),
         // liblifecycle.so: the C ABI of include/lifecycle.h.
         .library(name: "lifecycle", type: .dynamic, targets: ["CLifecycle"]),
         .executable(name: "lifecycle-host", targets: ["lifecycle-host"]),
@@ -24,6 +26,9 @@ let package = Package(
         // The main run loop: epoll, eventfd, timerfd, signalfd; IO sources, timers, signals, cross-thread
         // work addressed to targets. Knows nothing of notifications or applications.
         .target(name: "LifecycleRunLoop", dependencies: ["CLifecycleSystem"]),
+        // OS events on the run loop: signals, PSI memory pressure, clock steps, as typed `OSEvent`s.
+        // Knows nothing of applications; the host maps the events to its commands.
+        .target(name: "LifecycleOSEvents", dependencies: ["LifecycleRunLoop", "CLifecycleSystem"]),
         // The engine: states, sequences, notification center, watchdog, archive. No C ABI type.
         .target(
             name: "AppLifecycle",
@@ -42,7 +47,7 @@ let package = Package(
         .executableTarget(
             name: "lifecycle-host",
             dependencies: [
-                "AppLifecycle", "PluginHost", "CLifecycleABI", "CLifecycleSystem",
+                "AppLifecycle", "LifecycleOSEvents", "PluginHost", "CLifecycleABI", "CLifecycleSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -67,6 +72,7 @@ let package = Package(
             path: "Tests/Helpers/archive-writer-child"
         ),
         .testTarget(name: "LifecycleRunLoopTests", dependencies: ["LifecycleRunLoop"]),
+        .testTarget(name: "LifecycleOSEventsTests", dependencies: ["LifecycleOSEvents", "CLifecycleSystem"]),
         .testTarget(
             name: "AppLifecycleTests",
             dependencies: ["AppLifecycle", "archive-writer-child"]
@@ -75,7 +81,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "HostTests",
-            dependencies: ["lifecycle-host", "AppLifecycle", "PluginHost", "TestSupport"]
+            dependencies: ["lifecycle-host", "AppLifecycle", "LifecycleOSEvents", "PluginHost", "TestSupport"]
         ),
         .testTarget(
             name: "PluginHostTests",

@@ -65,10 +65,13 @@ struct ControlSocketError: Error, Sendable, CustomStringConvertible {
 /// Everything runs on the loop thread, without blocking it: the listening socket and every client
 /// socket are non-blocking, partial lines are buffered until their line feed arrives, and a response
 /// the client does not read yet is buffered and sent when the socket is writable (meanwhile that
-/// client's further requests wait). The server keeps its sockets in an epoll set of its own,
-/// which the loop watches as one reader.
+/// client's further requests wait). Each socket is an IO source of the loop (`MainRunLoop.addIO`):
+/// the listening socket waits for `.readable`; a client waits for `.readable`, or for `.writable`
+/// instead while a response waits to be sent (`LoopSource.setIOEvents`), so a client that does not
+/// read cannot make the server buffer without bound. Hang-up and error are always reported. The
+/// loop dispatches ready sockets in the order epoll reports them, one callback each per turn.
 ///
-/// - Important: create, use and close the server on the loop thread. The loop's source holds the
+/// - Important: create, use and close the server on the loop thread. The loop's sources hold the
 ///   server weakly: keep a reference for as long as it should serve; releasing it closes it.
 final class ControlServer {
     /// The longest request, in bytes before its line feed.
@@ -81,7 +84,7 @@ final class ControlServer {
     private let handler: (String) -> String
     private let ownerUID: uid_t
     private var listenFD: Int32 = -1
-    private var pollFD: Int32 = -1
+    /// The listening socket's IO source.
     private var source: LoopSource?
     /// The socket file's identity, so that `close` never unlinks a file another process put there.
     private var socketDevice: UInt64 = 0
@@ -94,13 +97,9 @@ final class ControlServer {
     private var closeRequested = false
     private var acceptRetry: LoopSource?
 
-    private static let listenToken: UInt64 = 0
-    private static let maxEvents: Int32 = 32
     /// How much one readiness event reads from one client before the others get their turn.
     private static let readChunk = 65536
     private static let readsPerEvent = 4
-    private let eventTokens = UnsafeMutablePointer<UInt64>.allocate(capacity: Int(ControlServer.maxEvents))
-    private let eventMasks = UnsafeMutablePointer<UInt32>.allocate(capacity: Int(ControlServer.maxEvents))
 
     /// The default socket path: `$XDG_RUNTIME_DIR/lifecycle-host.sock`, or
     /// `/tmp/lifecycle-host-<uid>.sock` when `XDG_RUNTIME_DIR` is unset, empty or not a directory.
@@ -146,8 +145,6 @@ final class ControlServer {
 
     deinit {
         shutDown(unlinking: true)
-        eventTokens.deallocate()
-        eventMasks.deallocate()
     }
 
     /// Stops listening, closes every client connection and removes the socket file (unless another
@@ -184,13 +181,12 @@ final class ControlServer {
         // Before listen(): nobody can connect yet, so the mode is 0600 before anyone can use it.
         guard chmod(path, 0o600) == 0 else { throw .system("chmod 0600 \(path)", errno) }
         guard listen(listenFD, 64) == 0 else { throw .system("listen \(path)", errno) }
-        pollFD = lcs_epoll_create()
-        guard pollFD >= 0 else { throw .system("epoll_create1", errno) }
-        guard lcs_epoll_add(pollFD, listenFD, UInt32(EPOLLIN.rawValue), Self.listenToken) == 0 else {
-            throw .system("epoll_ctl(EPOLL_CTL_ADD)", errno)
-        }
         do {
-            source = try loop.addReader(fd: pollFD) { [weak self] in self?.dispatch() }
+            source = try loop.addIO(fd: listenFD, events: .readable) { [weak self] _ in
+                guard let self else { return }
+                acceptAll()
+                finishRequestedClose()
+            }
         } catch {
             throw ControlSocketError("cannot watch the control socket: \(error.message)")
         }
@@ -228,24 +224,26 @@ final class ControlServer {
         isClosed = true
         acceptRetry?.cancel()
         acceptRetry = nil
-        for connection in connections.values { _ = Glibc.close(connection.fd) }
-        connections.removeAll()
-        if listenFD >= 0 { _ = Glibc.close(listenFD) }
-        listenFD = -1
-        if let source {
-            source.cancel()
-            self.source = nil
+        // Sources first: the loop does not own the descriptors and must stop watching them before
+        // they are closed.
+        source?.cancel()
+        source = nil
+        var descriptors: [Int32] = []
+        for connection in connections.values {
+            connection.source?.cancel()
+            connection.source = nil
+            descriptors.append(connection.fd)
         }
-        if pollFD >= 0 {
-            if loop.isOnLoopThread {
-                _ = Glibc.close(pollFD)
-            } else {
-                // The cancel above detaches on the loop's next turn; close after it, so the loop never
-                // touches a descriptor number that has been reused meanwhile.
-                let fd = pollFD
-                loop.perform { _ = Glibc.close(fd) }
-            }
-            pollFD = -1
+        connections.removeAll()
+        if listenFD >= 0 { descriptors.append(listenFD) }
+        listenFD = -1
+        if loop.isOnLoopThread {
+            for fd in descriptors { _ = Glibc.close(fd) }
+        } else {
+            // Off the loop thread (a release elsewhere) the cancels above detach on the loop's next
+            // turn: close after them, so the loop never unwatches a descriptor number reused meanwhile.
+            let closing = descriptors
+            loop.perform { for fd in closing { _ = Glibc.close(fd) } }
         }
         if unlinking, socketInode != 0 {
             var info = stat()
@@ -257,26 +255,14 @@ final class ControlServer {
 
     // MARK: Serving
 
-    private func dispatch() {
-        guard !isClosed else { return }
-        let count = lcs_epoll_wait(pollFD, eventTokens, eventMasks, Self.maxEvents, 0)
-        guard count > 0 else { return }
-        for index in 0..<Int(count) {
-            guard !isClosed, !closeRequested else { break }
-            let token = eventTokens[index]
-            if token == Self.listenToken {
-                acceptAll()
-            } else if let connection = connections[token] {
-                service(connection, events: eventMasks[index])
-            }
+    /// `close()` from the handler: send what is ready (the answer to that request) and go. Called at
+    /// the end of every callback of the server's sources.
+    private func finishRequestedClose() {
+        guard closeRequested, !isClosed else { return }
+        for connection in Array(connections.values) where connection.sent < connection.output.count {
+            _ = flush(connection)
         }
-        if closeRequested, !isClosed {
-            // close() from the handler: send what is ready (the answer to that request) and go.
-            for connection in Array(connections.values) where connection.sent < connection.output.count {
-                _ = flush(connection)
-            }
-            shutDown(unlinking: true)
-        }
+        shutDown(unlinking: true)
     }
 
     private func acceptAll() {
@@ -302,13 +288,19 @@ final class ControlServer {
                 reject(fd, uid: uid)
                 continue
             }
-            let token = nextToken
+            let connection = Connection(fd: fd, token: nextToken)
             nextToken += 1
-            guard lcs_epoll_add(pollFD, fd, UInt32(EPOLLIN.rawValue), token) == 0 else {
+            do {
+                connection.source = try loop.addIO(fd: fd, events: .readable) { [weak self, weak connection] events in
+                    guard let self, let connection, !isClosed, !closeRequested else { return }
+                    service(connection, events: events)
+                    finishRequestedClose()
+                }
+            } catch {
                 _ = Glibc.close(fd)
                 continue
             }
-            connections[token] = Connection(fd: fd, token: token)
+            connections[connection.token] = connection
         }
     }
 
@@ -316,11 +308,11 @@ final class ControlServer {
     /// watching it for a moment instead.
     private func pauseAccepting() {
         guard acceptRetry == nil else { return }
-        _ = lcs_epoll_mod(pollFD, listenFD, 0, Self.listenToken)
+        try? source?.setIOEvents([])
         acceptRetry = loop.addTimer(after: .milliseconds(100)) { [weak self] in
-            guard let self, !self.isClosed else { return }
-            self.acceptRetry = nil
-            _ = lcs_epoll_mod(self.pollFD, self.listenFD, UInt32(EPOLLIN.rawValue), Self.listenToken)
+            guard let self, !isClosed else { return }
+            acceptRetry = nil
+            try? source?.setIOEvents(.readable)
         }
     }
 
@@ -331,12 +323,12 @@ final class ControlServer {
         _ = Glibc.close(fd)
     }
 
-    private func service(_ connection: Connection, events: UInt32) {
-        if events & UInt32(EPOLLOUT.rawValue) != 0 {
+    private func service(_ connection: Connection, events: IOEvents) {
+        if events.contains(.writable) {
             guard flush(connection) else { return }
         }
-        let readable = UInt32(EPOLLIN.rawValue | EPOLLHUP.rawValue | EPOLLERR.rawValue)
-        if connection.isReading, events & readable != 0 {
+        // Hang-up and error count as readable: the read then says what happened (end, reset).
+        if connection.isReading, !events.isDisjoint(with: [.readable, .hangUp, .error]) {
             receive(connection)
         } else {
             updateInterest(connection)
@@ -448,28 +440,28 @@ final class ControlServer {
         return true
     }
 
-    /// Watches for writability while output waits (and stops reading meanwhile), else for input.
+    /// Waits for writability while output waits (and stops reading meanwhile), else for input.
     private func updateInterest(_ connection: Connection) {
-        let wanted: UInt32
+        let wanted: IOEvents
         if connection.sent < connection.output.count {
-            wanted = UInt32(EPOLLOUT.rawValue)
+            wanted = .writable
         } else if connection.isReading {
-            wanted = UInt32(EPOLLIN.rawValue)
+            wanted = .readable
         } else {
             drop(connection)
             return
         }
-        guard wanted != connection.interest else { return }
-        if lcs_epoll_mod(pollFD, connection.fd, wanted, connection.token) == 0 {
-            connection.interest = wanted
-        } else {
+        do {
+            try connection.source?.setIOEvents(wanted)
+        } catch {
             drop(connection)
         }
     }
 
     private func drop(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.token) != nil else { return }
-        _ = lcs_epoll_del(pollFD, connection.fd)
+        connection.source?.cancel()
+        connection.source = nil
         _ = Glibc.close(connection.fd)
     }
 
@@ -546,8 +538,8 @@ private final class Connection {
     /// False once the client ended its stream or a request was too long: no more requests are taken,
     /// and the connection closes when `output` is sent.
     private(set) var isReading = true
-    /// The epoll events currently asked for.
-    var interest = UInt32(EPOLLIN.rawValue)
+    /// The connection's IO source: `.readable`, or `.writable` while output waits.
+    var source: LoopSource?
 
     init(fd: Int32, token: UInt64) {
         self.fd = fd

@@ -67,7 +67,7 @@ struct RunOptions {
     var trace: TraceWriter.Format = .text
     var configuration = Configuration()
     /// Signals, memory pressure, clock steps.
-    var osEvents = OSEventSources.Options()
+    var osEvents = HostOSEvents.Options()
     var socketPath: String?
     var socket = true
     var timeline: String?
@@ -83,7 +83,7 @@ final class HostRunner: @unchecked Sendable {
     private var options: RunOptions
     private let writer: TraceWriter
     private var handle: AppHandle?
-    private var sources: OSEventSources?
+    private var sources: HostOSEvents?
     private var server: ControlServer?
     private let timeline: TimelineRecorder?
     private var script: [ScenarioLine] = []
@@ -142,7 +142,7 @@ final class HostRunner: @unchecked Sendable {
         writer.writeHeader()
 
         // Signals first: they are blocked in this thread, and threads started later inherit the mask.
-        let sources = OSEventSources(
+        let sources = HostOSEvents(
             loop: handle.loop,
             options: options.osEvents,
             perform: { [unowned self] command, origin in self.performOSEvent(command, origin: origin) },

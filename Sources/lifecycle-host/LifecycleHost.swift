@@ -134,6 +134,10 @@ struct Run: ParsableCommand {
     @Option(name: .customLong("pressure-critical"), help: "PSI trigger for a 'critical' memory warning.")
     var pressureCritical: String = RunValues().pressureCritical
 
+    @Option(name: .customLong("pressure-delay"), help: ArgumentHelp(
+        "Arm the PSI triggers this long after start (default 0.25; a shorter run never opens them).", valueName: "SECONDS"))
+    var pressureDelay: Double?
+
     @Flag(name: .customLong("no-clock"), help: "Do not watch for clock steps.")
     var noClock = false
 
@@ -150,7 +154,8 @@ struct Run: ParsableCommand {
         RunValues(
             plugins: plugins, pluginDirs: pluginDirs, script: script, interactive: interactive, launchOptions: launchOptions,
             backgroundLaunch: backgroundLaunch, noSignals: noSignals, noPressure: noPressure, pressureFile: pressureFile,
-            pressureWarning: pressureWarning, pressureCritical: pressureCritical, noClock: noClock, socket: socket,
+            pressureWarning: pressureWarning, pressureCritical: pressureCritical, pressureDelay: pressureDelay,
+            noClock: noClock, socket: socket,
             noSocket: noSocket, engine: engine.values)
     }
 

@@ -19,6 +19,8 @@ struct RunValues: Equatable {
     var pressureFile: String?
     var pressureWarning = "some 150000 2000000"
     var pressureCritical = "full 150000 2000000"
+    /// Seconds after start at which the PSI triggers are armed; nil: the default (0.25).
+    var pressureDelay: Double?
     var noClock = false
     var socket: String?
     var noSocket = false
@@ -44,6 +46,12 @@ struct RunValues: Equatable {
         if let pressureFile { options.osEvents.pressureFile = pressureFile }
         options.osEvents.warningTrigger = pressureWarning
         options.osEvents.criticalTrigger = pressureCritical
+        if let pressureDelay {
+            guard pressureDelay.isFinite, pressureDelay >= 0, pressureDelay <= 86_400 else {
+                throw ValidationError("--pressure-delay: '\(pressureDelay)' is not a number of seconds from 0 to 86400")
+            }
+            options.osEvents.pressureDelay = .nanoseconds(Int64((pressureDelay * 1e9).rounded()))
+        }
         options.socket = !noSocket
         options.socketPath = socket
         return options
@@ -89,6 +97,9 @@ struct RunValues: Equatable {
                 case "--timeline": values.engine.timeline = value
                 case "--pressure-warning": values.pressureWarning = value
                 case "--pressure-critical": values.pressureCritical = value
+                case "--pressure-delay":
+                    guard let seconds = Double(value) else { return nil }
+                    values.pressureDelay = seconds
                 case "--trace": values.engine.trace = value
                 case "--watchdog": values.engine.watchdog = value
                 default: return nil

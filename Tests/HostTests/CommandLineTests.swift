@@ -15,6 +15,8 @@ final class CommandLineTests: XCTestCase {
             ["run", "--no-signals", "--no-pressure", "--no-clock", "--no-socket", "--timeline", "t.svg"],
             ["run", "--socket", "/tmp/s.sock", "--pressure-file", "/proc/pressure/cpu", "--pressure-warning", "some 1 2000000",
              "--pressure-critical", "full 2 2000000"],
+            ["run", "--pressure-delay", "0", "--script", "s.scenario"],
+            ["run", "--pressure-delay", "1.5"],
         ]
         for line in lines {
             let fast = try XCTUnwrap(RunValues.parse(line), "\(line)")
@@ -26,7 +28,7 @@ final class CommandLineTests: XCTestCase {
     func testTheFastPathLeavesEverythingElseToArgumentParser() {
         for line: [String] in [
             ["run", "--trace=json"], ["run", "--help"], ["run", "--interactive", "--interactive"], ["run", "--script", "a", "--script", "b"],
-            ["run", "--plugin"], ["run", "--plugin", "-x"], ["run", "--bogus"], ["run", "extra"], ["demo"], ["check", "x.so"],
+            ["run", "--plugin"], ["run", "--plugin", "-x"], ["run", "--bogus"], ["run", "--pressure-delay", "soon"], ["run", "extra"], ["demo"], ["check", "x.so"],
         ] {
             XCTAssertNil(RunValues.parse(line), "\(line)")
         }

@@ -215,6 +215,29 @@ final class ControlSocketTests: XCTestCase {
         server = nil
     }
 
+    /// The server's sockets are the loop's own IO sources: no epoll descriptor of its own, and every
+    /// client and the listener are gone from the process once it closes.
+    func testServesOnTheLoopsOwnEpollWithoutDescriptorsLeft() throws {
+        func descriptors() -> [String] {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+            return names.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/" + $0) }
+        }
+        let loop = try MainRunLoop()
+        let epolls = descriptors().filter { $0.contains("eventpoll") }.count
+        let sockets = descriptors().filter { $0.hasPrefix("socket:") }.count
+        let server = try echoServer(loop)
+        let path = socketPath
+        let replies = try serve(loop) { () throws -> [String?] in
+            let clients = try (0..<3).map { _ in try RawClient(path: path) }
+            for (index, client) in clients.enumerated() { try client.send("c\(index)\n") }
+            return try clients.map { try $0.readLine() }
+        }
+        XCTAssertEqual(replies, ["ok: c0", "ok: c1", "ok: c2"])
+        XCTAssertEqual(descriptors().filter { $0.contains("eventpoll") }.count, epolls, "no epoll set of its own")
+        server.close()
+        XCTAssertEqual(descriptors().filter { $0.hasPrefix("socket:") }.count, sockets, "listener and clients closed")
+    }
+
     // MARK: The socket file
 
     func testSocketModeIs0600() throws {

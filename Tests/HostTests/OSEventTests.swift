@@ -1,11 +1,13 @@
 @preconcurrency import Glibc
 import AppLifecycle
 import CLifecycleSystem
+import LifecycleOSEvents
 import XCTest
 
 @testable import lifecycle_host
 
-/// OS events → host commands. Signals go to the loop thread itself with `pthread_kill` (a signal sent to
+/// OS events → host commands, and Ctrl-Z job control: the host's policy over the `LifecycleOSEvents`
+/// sources (whose own tests are in LifecycleOSEventsTests). Real signals go to the loop thread itself with `pthread_kill` (a signal sent to
 /// the process could land on one of XCTest's threads, which do not block it, and take its default action).
 final class OSEventTests: XCTestCase {
     /// What the sources asked the host to do, and a stand-in for the application's state.
@@ -20,7 +22,7 @@ final class OSEventTests: XCTestCase {
 
     private var loop: MainRunLoop!
     private var host: Host!
-    private var sources: OSEventSources!
+    private var sources: HostOSEvents!
 
     override func setUp() {
         super.setUp()
@@ -39,17 +41,17 @@ final class OSEventTests: XCTestCase {
 
     /// Makes the loop and the sources (not started), everything recorded in `host`.
     private func makeSources(signals: Bool = false, pressure: Bool = false, clock: Bool = false,
-                             configure: (inout OSEventSources.Options) -> Void = { _ in }) throws -> OSEventSources
+                             configure: (inout HostOSEvents.Options) -> Void = { _ in }) throws -> HostOSEvents
     {
         let loop = try MainRunLoop()
         self.loop = loop
-        var options = OSEventSources.Options()
+        var options = HostOSEvents.Options()
         options.signals = signals
         options.pressure = pressure
         options.clock = clock
         configure(&options)
         let host = host!
-        let sources = OSEventSources(
+        let sources = HostOSEvents(
             loop: loop, options: options,
             perform: { command, origin in
                 host.performed.append("\(command) <- \(origin)")
@@ -223,185 +225,69 @@ final class OSEventTests: XCTestCase {
 
     func testStartOffTheLoopThreadThrowsNotOnLoopThread() throws {
         let sources = try makeSources(signals: true)
-        let code = Mutexed<ApplicationError.Code?>(nil)
+        let code = Mutexed<OSEventError.Code?>(nil)
         Thread {
-            do throws(ApplicationError) { try sources.start() } catch { code.value = error.code }
+            do throws(OSEventError) { try sources.start() } catch { code.value = error.code }
         }.start()
         for _ in 0..<500 where code.value == nil { usleep(10_000) }
         XCTAssertEqual(code.value, .notOnLoopThread)
     }
 
-    // MARK: PSI
+    // MARK: Events → commands
 
-    func testPSITriggersArmOnARealPressureFile() throws {
-        let file = "/proc/pressure/cpu"
-        guard access(file, R_OK | W_OK) == 0 else { throw XCTSkip("\(file) is not available here") }
-        let sources = try makeSources(pressure: true) { $0.pressureFile = file }
-        try sources.start()
-        XCTAssertEqual(host.logs, [])
-        XCTAssertEqual(sources.pressure.triggers.map(\.level), [.warning, .critical])
-        XCTAssertEqual(sources.pressure.triggers.map(\.window), [2_000_000_000, 2_000_000_000])
-        XCTAssertTrue(sources.pressure.triggers.allSatisfy { $0.isWatching && $0.priority })
-        // Registered with this loop: epoll refuses the same descriptor twice.
-        for trigger in sources.pressure.triggers {
-            XCTAssertThrowsError(try loop.addReader(fd: trigger.fd, priority: true) {})
-        }
-        sources.stop()
-        XCTAssertEqual(sources.pressure.triggers.count, 0)
-    }
-
-    func testDefaultPressureFileExistsOrIsProcPressure() {
-        let file = OSEventSources.Options.defaultPressureFile
-        XCTAssertTrue(file == "/proc/pressure/memory" || (file.hasPrefix("/sys/fs/cgroup/") && access(file, F_OK) == 0), file)
-    }
-
-    func testPSIFileThatCannotBeOpenedIsLoggedNotFatal() throws {
-        let sources = try makeSources(pressure: true) { $0.pressureFile = "/nonexistent/memory.pressure" }
-        try sources.start()
-        XCTAssertEqual(sources.pressure.triggers.count, 0)
-        XCTAssertEqual(host.logs.count, 2)
-        XCTAssertTrue(host.logs.allSatisfy { $0.contains("/nonexistent/memory.pressure") && $0.contains("errno 2") }, "\(host.logs)")
-    }
-
-    func testRefusedAndMalformedPSITriggersAreLoggedNotFatal() throws {
-        let file = "/proc/pressure/cpu"
-        guard access(file, R_OK | W_OK) == 0 else { throw XCTSkip("\(file) is not available here") }
-        let sources = try makeSources(pressure: true) {
-            $0.pressureFile = file
-            $0.warningTrigger = "bogus 150000 2000000"  // well-shaped; the kernel says EINVAL
-            $0.criticalTrigger = "full 150000"  // not even shaped
-        }
-        try sources.start()
-        XCTAssertEqual(sources.pressure.triggers.count, 0)
-        XCTAssertEqual(host.logs.count, 2, "\(host.logs)")
-        XCTAssertTrue(host.logs[0].hasPrefix("psi warning:") && host.logs[0].contains("errno \(EINVAL)"), host.logs[0])
-        XCTAssertTrue(host.logs[1].hasPrefix("psi critical:") && host.logs[1].contains("not 'some|full"), host.logs[1])
-    }
-
-    func testTriggerWindowParsing() {
-        XCTAssertEqual(PressureSource.window(ofTrigger: "some 150000 2000000"), 2_000_000_000)
-        XCTAssertEqual(PressureSource.window(ofTrigger: "full  70000\t4000000"), 4_000_000_000)
-        XCTAssertNil(PressureSource.window(ofTrigger: "some 150000"))
-        XCTAssertNil(PressureSource.window(ofTrigger: "some x 2000000"))
-        XCTAssertNil(PressureSource.window(ofTrigger: "some 150000 0"))
-    }
-
-    func testPSIEventsAreRateLimitedToOnePerWindowAndCannotSpin() throws {
+    func testPressureAndClockEventsMapToCommands() throws {
         let sources = try makeSources()
         try sources.start()
-        let eventFD = lcs_eventfd()  // non-blocking; stands in for a PSI descriptor
-        XCTAssertGreaterThanOrEqual(eventFD, 0)
-        let window: UInt64 = 300_000_000
-        try sources.pressure.watch(fd: eventFD, level: .critical, window: window, priority: false, ownsFD: true)
-        let trigger = try XCTUnwrap(sources.pressure.triggers.first)
-
-        XCTAssertEqual(lcs_eventfd_signal(eventFD), 0)
-        loop.dispatchPending()
-        XCTAssertEqual(host.performed, ["memory-warning critical <- psi critical"])
-        XCTAssertFalse(trigger.isWatching, "paused for the window")
-
-        // A second event within the window: no warning, and the descriptor, readable, is not polled.
-        XCTAssertEqual(lcs_eventfd_signal(eventFD), 0)
-        for _ in 0..<100 { XCTAssertEqual(loop.dispatchPending(), 0) }
-        XCTAssertEqual(host.performed.count, 1)
-
-        // After the window the held event is reported once.
-        try loop.run(for: .milliseconds(Int64(window / 1_000_000) + 100))
-        XCTAssertEqual(host.performed, ["memory-warning critical <- psi critical", "memory-warning critical <- psi critical"])
-        let gap = try XCTUnwrap(trigger.lastWarning)
-        // Nothing new: nothing more, and watching again after the second window.
-        try loop.run(for: .milliseconds(Int64(window / 1_000_000) + 100))
-        XCTAssertEqual(host.performed.count, 2)
-        XCTAssertTrue(trigger.isWatching)
-        XCTAssertEqual(trigger.lastWarning, gap)
+        sources.handle(.memoryPressure(level: .warning, source: "/proc/pressure/memory", trigger: "some 150000 2000000"))
+        sources.handle(.memoryPressure(level: .critical, source: "/proc/pressure/memory", trigger: "full 150000 2000000"))
+        sources.handle(.clockChanged)
+        XCTAssertEqual(host.performed, [
+            "memory-warning warning <- psi warning", "memory-warning critical <- psi critical", "time-change <- clock",
+        ])
     }
 
-    func testPSILevelsAreRateLimitedIndependently() throws {
+    func testUnmappedSignalDoesNothing() throws {
         let sources = try makeSources()
         try sources.start()
-        let warningFD = lcs_eventfd(), criticalFD = lcs_eventfd()
-        try sources.pressure.watch(fd: warningFD, level: .warning, window: 10_000_000_000, priority: false, ownsFD: true)
-        try sources.pressure.watch(fd: criticalFD, level: .critical, window: 10_000_000_000, priority: false, ownsFD: true)
-        XCTAssertEqual(lcs_eventfd_signal(warningFD), 0)
-        loop.dispatchPending()
-        XCTAssertEqual(lcs_eventfd_signal(criticalFD), 0)
-        XCTAssertEqual(lcs_eventfd_signal(warningFD), 0)
-        loop.dispatchPending()
-        loop.dispatchPending()
-        XCTAssertEqual(host.performed, ["memory-warning warning <- psi warning", "memory-warning critical <- psi critical"])
-    }
-
-    // MARK: Clock
-
-    func testClockTimerfdArmsRealtimeWithCancelOnSet() throws {
-        let sources = try makeSources(clock: true)
-        try sources.start()
-        XCTAssertEqual(host.logs, [])
-        let fd = sources.clock.fd
-        XCTAssertGreaterThanOrEqual(fd, 0)
-        XCTAssertEqual(sources.clock.armCount, 1)
-        // The kernel's view: clock 0 (CLOCK_REALTIME), flags 3 (TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET).
-        let info = try String(contentsOfFile: "/proc/self/fdinfo/\(fd)", encoding: .utf8)
-        XCTAssertTrue(info.contains("clockid: \(CLOCK_REALTIME)"), info)
-        XCTAssertTrue(info.contains("settime flags: 03"), info)
-        // Armed, and not for soon (years ahead).
-        let value = try XCTUnwrap(info.split(separator: "\n").first { $0.hasPrefix("it_value:") })
-        let seconds = value.split(whereSeparator: { "(,) ".contains($0) }).dropFirst().first.flatMap { Int64($0) }
-        XCTAssertGreaterThan(try XCTUnwrap(seconds), 100 * 365 * 86_400, String(value))
-        // Nothing to read now: a real read does nothing.
-        loop.dispatchPending()
-        XCTAssertEqual(host.performed, [])
-        sources.stop()
-        XCTAssertEqual(sources.clock.fd, -1)
-        XCTAssertEqual(fcntl(fd, F_GETFD), -1, "closed")
-    }
-
-    func testCanceledClockReadPerformsTimeChangeOnceAndRearms() throws {
-        let sources = try makeSources(clock: true)
-        try sources.start()
-        sources.handleClockRead(result: -1, errno: ECANCELED)
-        XCTAssertEqual(host.performed, ["time-change <- clock"])
-        XCTAssertEqual(sources.clock.armCount, 2)
-        XCTAssertGreaterThanOrEqual(sources.clock.fd, 0)
-        loop.dispatchPending()
-        XCTAssertEqual(host.performed.count, 1)
-    }
-
-    func testNothingToReadOnTheClockDoesNothing() throws {
-        let sources = try makeSources(clock: true)
-        try sources.start()
-        sources.handleClockRead(result: -1, errno: EAGAIN)
-        sources.handleClockRead(result: 0, errno: EAGAIN)
-        XCTAssertEqual(host.performed, [])
-        XCTAssertEqual(sources.clock.armCount, 1)
-        XCTAssertEqual(host.logs, [])
-    }
-
-    func testFailingClockReadIsLoggedAndTurnsDetectionOff() throws {
-        let sources = try makeSources(clock: true)
-        try sources.start()
-        sources.handleClockRead(result: -1, errno: EBADF)
-        XCTAssertEqual(host.performed, [])
-        XCTAssertEqual(sources.clock.fd, -1)
-        XCTAssertEqual(host.logs.count, 1)
-        XCTAssertTrue(host.logs[0].hasPrefix("clock:") && host.logs[0].contains("errno \(EBADF)"), host.logs[0])
-        sources.handleClockRead(result: -1, errno: ECANCELED)
+        sources.handle(.signal(SIGUSR2, senderPID: getpid()))
         XCTAssertEqual(host.performed, [])
     }
 
+    /// The host's options reach the library: the five signals, the triggers, the delay.
+    func testHostOptionsBecomeLibraryOptions() {
+        var options = HostOSEvents.Options()
+        XCTAssertEqual(options.library.signals, [SIGTSTP, SIGCONT, SIGTERM, SIGINT, SIGUSR1])
+        XCTAssertNil(options.library.pressureFile)
+        XCTAssertEqual(options.library.warningTrigger, "some 150000 2000000")
+        XCTAssertEqual(options.library.criticalTrigger, "full 150000 2000000")
+        XCTAssertGreaterThan(options.library.pressureDelay, .zero, "the default run does not open PSI triggers at once")
+        options.signals = false
+        options.pressureFile = "/proc/pressure/cpu"
+        XCTAssertEqual(options.library.signals, [])
+        XCTAssertEqual(options.library.pressureFile, "/proc/pressure/cpu")
+    }
+
+    /// Everything on, as `lifecycle-host run` has it by default, with PSI armed at once: a real PSI
+    /// trigger, the real clock timerfd, real signals.
     func testEverythingTogetherStartsAndStops() throws {
-        let sources = try makeSources(signals: true, pressure: true, clock: true) { $0.pressureFile = "/proc/pressure/memory" }
+        let sources = try makeSources(signals: true, pressure: true, clock: true) {
+            $0.pressureFile = "/proc/pressure/memory"
+            $0.pressureDelay = .zero
+        }
         try sources.start()
         try sources.start()  // idempotent
-        XCTAssertGreaterThanOrEqual(sources.clock.fd, 0)
+        XCTAssertGreaterThanOrEqual(sources.sources.clock.fd, 0)
         if access("/proc/pressure/memory", W_OK) == 0 {
             XCTAssertEqual(host.logs, [])
-            XCTAssertEqual(sources.pressure.triggers.count, 2)
+            XCTAssertEqual(sources.sources.pressure.triggers.count, 2)
         }
+        raiseOnLoopThread(SIGUSR1)
+        loop.dispatchPending()
+        XCTAssertEqual(host.performed, ["memory-warning warning <- signal SIGUSR1"])
         sources.stop()
         sources.stop()
-        XCTAssertEqual(sources.clock.fd, -1)
-        XCTAssertEqual(sources.pressure.triggers.count, 0)
+        XCTAssertEqual(sources.sources.clock.fd, -1)
+        XCTAssertEqual(sources.sources.pressure.triggers.count, 0)
     }
 }
 

@@ -1,0 +1,2 @@
+// An embedder of the OS-event sources drives a MainRunLoop: one import gives both.
+@_exported import LifecycleRunLoop

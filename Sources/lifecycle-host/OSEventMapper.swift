@@ -1,0 +1,176 @@
+@preconcurrency import Glibc
+import AppLifecycle
+import LifecycleOSEvents
+
+/// The host's policy for real OS events: the `LifecycleOSEvents` sources, their events mapped to
+/// host commands, and working Ctrl-Z job control. Everything runs on the loop thread.
+///
+/// Mapping (each command is performed with the origin in parentheses):
+///
+/// | OS event | Host command |
+/// | --- | --- |
+/// | `SIGTSTP` (Ctrl-Z) | `home` if the app is in the foreground (`signal SIGTSTP`); then, once the app is suspended, the process really stops: stdout and stderr are flushed and it sends itself `SIGSTOP`, so the shell shows the job as stopped and `fg` resumes it. It stops at once if the app is already suspended (or not running), otherwise on the loop turn after the host reports `suspended` (so that transition's output is complete). An app in the background is not sent `home`; the process stops once it is suspended. A `SIGCONT` before then cancels the pending stop. |
+/// | `SIGCONT` (`fg`, `bg`, `kill -CONT`) | `foreground` if the app is in the background or suspended (`signal SIGCONT`), performed on a later loop turn: whatever arrived while the process was stopped (a clock step, other signals, pressure) is handled first, while the app is still suspended, so the engine coalesces it. Nothing while the app is active, inactive or not running. |
+/// | `SIGTERM`, `SIGINT` (Ctrl-C) | `terminate` (`signal SIGTERM`, `signal SIGINT`). |
+/// | `SIGUSR1` | `memory-warning warning` (`signal SIGUSR1`). |
+/// | PSI warning trigger | `memory-warning warning` (`psi warning`); the library reports at most one per trigger window. |
+/// | PSI critical trigger | `memory-warning critical` (`psi critical`), likewise. |
+/// | `CLOCK_REALTIME` set | `time-change` (`clock`). |
+///
+/// - Important: `start()` blocks the five signals in the calling thread, which must be the loop
+///   thread; call it before spawning threads (see `OSEventSources`).
+final class HostOSEvents: @unchecked Sendable {
+    // @unchecked: every member is [loop-thread]; closures this type posts with `loop.perform` run there.
+
+    /// What to watch. Defaults: everything on.
+    struct Options: Sendable {
+        /// The five signals of the mapping (`--no-signals` turns them off).
+        var signals = true
+        /// PSI memory pressure.
+        var pressure = true
+        /// The PSI file; nil: the own cgroup's `memory.pressure`, else `/proc/pressure/memory`.
+        var pressureFile: String?
+        var warningTrigger = "some 150000 2000000"
+        var criticalTrigger = "full 150000 2000000"
+        /// How long after start the PSI triggers are armed. A run that ends sooner (a script that
+        /// launches and terminates) never opens them, and so does not wait at exit for the kernel to
+        /// destroy them (an RCU grace period per trigger, 10–30 ms). Memory pressure cannot be seen
+        /// sooner than its stall threshold anyway (150 ms with the default triggers).
+        var pressureDelay: Duration = .milliseconds(250)
+        /// Clock steps.
+        var clock = true
+
+        /// The library's options for these.
+        var library: OSEventSources.Options {
+            var options = OSEventSources.Options()
+            options.signals = signals ? HostOSEvents.handled.map(\.signo) : []
+            options.pressure = pressure
+            options.pressureFile = pressureFile
+            options.warningTrigger = warningTrigger
+            options.criticalTrigger = criticalTrigger
+            options.pressureDelay = pressureDelay
+            options.clock = clock
+            return options
+        }
+    }
+
+    /// The signals taken, with the names used in origins (`signal SIGTSTP`).
+    static let handled: [(signo: Int32, name: String)] = [
+        (SIGTSTP, "SIGTSTP"), (SIGCONT, "SIGCONT"), (SIGTERM, "SIGTERM"), (SIGINT, "SIGINT"), (SIGUSR1, "SIGUSR1"),
+    ]
+
+    /// Really stops the process (stdout and stderr are already flushed): `SIGSTOP` to the whole process,
+    /// which the shell's job control reports as stopped; it returns once the process is continued.
+    static func sendStopToProcess() {
+        _ = kill(getpid(), SIGSTOP)
+    }
+
+    let options: Options
+    /// The library's sources (exposed for tests and status).
+    private(set) var sources: OSEventSources!
+    private let loop: MainRunLoop
+    private let perform: (HostCommand, String) -> Void
+    private let state: () -> ApplicationState
+    /// Called to stop the process for Ctrl-Z, after stdout and stderr are flushed (tests replace it).
+    var stopProcess: () -> Void = HostOSEvents.sendStopToProcess
+    /// Whether a Ctrl-Z waits for the application to be suspended.
+    private(set) var stopPending = false
+
+    /// Creates the sources; nothing is installed before `start()`.
+    ///
+    /// - Parameters:
+    ///   - loop: the host's loop; every callback runs on its thread.
+    ///   - perform: runs a command; the second argument is its origin (`signal SIGTSTP`, `psi warning`, `clock`).
+    ///   - state: reads the application's state.
+    ///   - log: reports a problem (a PSI file that cannot be armed, a failing timerfd) in one line.
+    init(loop: MainRunLoop, options: Options, perform: @escaping (HostCommand, String) -> Void,
+         state: @escaping () -> ApplicationState, log: @escaping (String) -> Void)
+    {
+        self.loop = loop
+        self.options = options
+        self.perform = perform
+        self.state = state
+        sources = OSEventSources(loop: loop, options: options.library, problem: { log($0.message) }) { [weak self] event in
+            self?.handle(event)
+        }
+    }
+
+    /// Installs the enabled sources (`OSEventSources.start`). [loop-thread]
+    func start() throws(OSEventError) {
+        try sources.start()
+    }
+
+    /// Removes every source; a pending Ctrl-Z stop is dropped. [loop-thread] Idempotent.
+    func stop() {
+        sources.stop()
+        stopPending = false
+    }
+
+    /// Acts on one event as the mapping says. [loop-thread]
+    func handle(_ event: OSEvent) {
+        switch event.kind {
+        case .signal:
+            if let signo = event.signalNumber { handle(signal: signo) }
+        case .memoryPressure:
+            guard let level = event.memoryPressure?.level else { return }
+            let warning: MemoryWarningLevel = level == .critical ? .critical : .warning
+            perform(.action(.memoryWarning(warning)), "psi \(level)")
+        case .clockChanged:
+            perform(.action(.significantTimeChange), "clock")
+        default:
+            break
+        }
+    }
+
+    private func handle(signal signo: Int32) {
+        let origin = "signal \(OSEvent.signalName(signo))"
+        switch signo {
+        case SIGTSTP:
+            // Pending before `home`: the engine may suspend the app inside it (no background task).
+            stopPending = true
+            if state().isForeground { perform(.action(.home), origin) }
+            stopIfSuspended()
+        case SIGCONT:
+            // Like the kernel, a continue cancels a stop that has not happened yet.
+            stopPending = false
+            guard Self.returnsToForeground(state()) else { return }
+            // A later turn: readers of this turn (a clock step read while stopped) and signals that were
+            // pending with this one are handled first, while the app is still suspended.
+            loop.perform { [weak self] in
+                guard let self, sources.signals.isWatching, Self.returnsToForeground(state()) else { return }
+                perform(.action(.foreground), origin)
+            }
+        case SIGTERM, SIGINT:
+            perform(.action(.terminate), origin)
+        case SIGUSR1:
+            perform(.action(.memoryWarning(.warning)), origin)
+        default:
+            break
+        }
+    }
+
+    /// Tells the job control the application's new state; the host calls it after every state change.
+    ///
+    /// [loop-thread] With a Ctrl-Z pending, `suspended` stops the process on the next loop turn — not
+    /// now: the host calls this from inside the transition, whose remaining output (trace lines)
+    /// should be written before the process stops. The state is read again then.
+    func applicationStateChanged(to state: ApplicationState) {
+        guard stopPending, state == .suspended else { return }
+        loop.perform { [weak self] in self?.stopIfSuspended() }
+    }
+
+    private static func returnsToForeground(_ state: ApplicationState) -> Bool {
+        state == .background || state == .suspended
+    }
+
+    /// Stops the process if a Ctrl-Z is pending and the app runs no code (suspended, or not running).
+    private func stopIfSuspended() {
+        guard stopPending else { return }
+        let state = state()
+        guard state == .suspended || state == .notRunning else { return }
+        stopPending = false
+        // Everything written so far reaches the terminal before the shell prints "Stopped".
+        _ = fflush(nil)
+        stopProcess()
+    }
+}
