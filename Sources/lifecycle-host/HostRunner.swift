@@ -35,8 +35,8 @@ enum CommandOrigin: Equatable, CustomStringConvertible {
     case stdinClosed
     /// A `send` request on the control socket.
     case socket
-    /// An OS event, with the origin its source gives (`signal SIGTSTP`, `psi warning`, `clock`).
-    case os(String)
+    /// An OS event (rendered `signal SIGTSTP`, `psi warning`, `clock`).
+    case os(OSOrigin)
 
     var description: String {
         switch self {
@@ -44,7 +44,7 @@ enum CommandOrigin: Equatable, CustomStringConvertible {
         case .stdin: return "stdin"
         case .stdinClosed: return "stdin closed"
         case .socket: return "socket"
-        case .os(let origin): return origin
+        case .os(let origin): return origin.description
         }
     }
 
@@ -256,9 +256,9 @@ final class HostRunner: @unchecked Sendable {
     /// An OS event. Memory pressure while suspended does what it does on iOS: a critical level
     /// purges the application, a warning reaches no code (a suspended application runs none).
     /// (`origin` is the words the OS-event sources give; they own that format.)
-    private func performOSEvent(_ command: HostCommand, origin: String) {
-        if origin.hasPrefix("psi"), handle?.app.state == .suspended {
-            if origin == "psi critical" {
+    private func performOSEvent(_ command: HostCommand, origin: OSOrigin) {
+        if case .pressure(let level) = origin, handle?.app.state == .suspended {
+            if level == .critical {
                 perform(.action(.purge), origin: .os(origin))
             } else {
                 hostLine("input", command.description, detail: "\(origin): ignored, the application is suspended")

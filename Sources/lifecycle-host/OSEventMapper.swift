@@ -69,7 +69,7 @@ final class HostOSEvents: @unchecked Sendable {
     /// The library's sources (exposed for tests and status).
     private(set) var sources: OSEventSources!
     private let loop: MainRunLoop
-    private let perform: (HostCommand, String) -> Void
+    private let perform: (HostCommand, OSOrigin) -> Void
     private let state: () -> ApplicationState
     /// Called to stop the process for Ctrl-Z, after stdout and stderr are flushed (tests replace it).
     var stopProcess: () -> Void = HostOSEvents.sendStopToProcess
@@ -83,7 +83,7 @@ final class HostOSEvents: @unchecked Sendable {
     ///   - perform: runs a command; the second argument is its origin (`signal SIGTSTP`, `psi warning`, `clock`).
     ///   - state: reads the application's state.
     ///   - log: reports a problem (a PSI file that cannot be armed, a failing timerfd) in one line.
-    init(loop: MainRunLoop, options: Options, perform: @escaping (HostCommand, String) -> Void,
+    init(loop: MainRunLoop, options: Options, perform: @escaping (HostCommand, OSOrigin) -> Void,
          state: @escaping () -> ApplicationState, log: @escaping (String) -> Void)
     {
         self.loop = loop
@@ -114,16 +114,16 @@ final class HostOSEvents: @unchecked Sendable {
         case .memoryPressure:
             guard let level = event.memoryPressure?.level else { return }
             let warning: MemoryWarningLevel = level == .critical ? .critical : .warning
-            perform(.action(.memoryWarning(warning)), "psi \(level)")
+            perform(.action(.memoryWarning(warning)), .pressure(level))
         case .clockChanged:
-            perform(.action(.significantTimeChange), "clock")
+            perform(.action(.significantTimeChange), .clock)
         default:
             break
         }
     }
 
     private func handle(signal signo: Int32) {
-        let origin = "signal \(OSEvent.signalName(signo))"
+        let origin = OSOrigin.signal(signo)
         switch signo {
         case SIGTSTP:
             // Pending before `home`: the engine may suspend the app inside it (no background task).
@@ -172,5 +172,21 @@ final class HostOSEvents: @unchecked Sendable {
         // Everything written so far reaches the terminal before the shell prints "Stopped".
         _ = fflush(nil)
         stopProcess()
+    }
+}
+
+/// Which OS event a command came from: decided on by its fields, rendered in the trace as
+/// `signal SIGTSTP`, `psi warning`, `psi critical` or `clock`.
+enum OSOrigin: Equatable, CustomStringConvertible {
+    case signal(Int32)
+    case pressure(MemoryPressureLevel)
+    case clock
+
+    var description: String {
+        switch self {
+        case .signal(let signo): return "signal \(OSEvent.signalName(signo))"
+        case .pressure(let level): return "psi \(level)"
+        case .clock: return "clock"
+        }
     }
 }
