@@ -53,10 +53,11 @@ let package = Package(
             ]
         ),
         // Benchmarks (not tests): ours beside the anchors, in one run. `swift run -c release lifecycle-bench`.
-        .target(name: "CBenchAnchors", path: "Sources/CBenchAnchors"),
+        .target(name: "CBenchAnchors", path: "Benchmarks/CBenchAnchors"),
         .executableTarget(
             name: "lifecycle-bench",
-            dependencies: ["AppLifecycle", "PluginHost", "CLifecycle", "CLifecycleABI", "CLifecycleSystem", "CFFI", "CBenchAnchors"]
+            dependencies: ["AppLifecycle", "PluginHost", "CLifecycle", "CLifecycleABI", "CLifecycleSystem", "CFFI", "CBenchAnchors"],
+            path: "Benchmarks/lifecycle-bench"
         ),
         // The public header as a module for plugins written in Swift (header only).
         .systemLibrary(name: "CLifecycleABI", path: "Sources/CLifecycleABI"),

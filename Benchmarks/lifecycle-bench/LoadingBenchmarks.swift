@@ -376,7 +376,7 @@ enum LoadingBenchmarks {
     static func includeFolder() -> String {
         let file = #filePath
         var parts = file.split(separator: "/", omittingEmptySubsequences: false)
-        parts.removeLast(3)  // Sources/lifecycle-bench/LoadingBenchmarks.swift
+        parts.removeLast(3)  // Benchmarks/lifecycle-bench/LoadingBenchmarks.swift
         return parts.joined(separator: "/") + "/include"
     }
 

@@ -677,7 +677,7 @@ enum Callgrind {
         return process.terminationReason == .exit ? process.terminationStatus : -1
     }
 
-    /// LC_BENCH_CALLGRIND=report: print the instruction counts only (Sources/lifecycle-bench/callgrind.sh).
+    /// LC_BENCH_CALLGRIND=report: print the instruction counts only (see docs/benchmarks.md).
     static func report() {
         guard let counts = instructionsPerPost() else { exit(1) }
         for (key, _, posts, _) in configurations where posts > 0 {
