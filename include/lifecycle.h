@@ -4,9 +4,11 @@
 //
 // One header for both users of the C ABI:
 //   * observer plugins: shared objects the host opens with dlopen. A plugin exports one entry symbol
-//     (`lc_plugin_entry`) returning its descriptor, receives a host-API table in `init`, and may
-//     export delegate functions named after the UIApplicationDelegate methods (see "Delegate
-//     functions"). Plugins never link against the host: they call it only through the table.
+//     (`lc_plugin_entry`) returning its descriptor, receives its own read-only host-API table in
+//     `init`, and is a delegate either through a delegate table registered from init (ABI 1.1,
+//     lc_plugin_delegate_t: per-plugin state, completion tokens) or by exporting delegate functions
+//     named after the UIApplicationDelegate methods (ABI 1.0, see "Delegate functions"). Plugins
+//     never link against the host: they call it only through the table.
 //   * C programs that link liblifecycle.so and drive the engine themselves (`lc_app_*`).
 //
 // Conventions (every function follows them):
