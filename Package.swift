@@ -15,6 +15,7 @@ let package = Package(
         .library(name: "StateKeeper", type: .dynamic, targets: ["StateKeeper"]),
         .library(name: "Greeter", type: .dynamic, targets: ["Greeter"]),
         .library(name: "CacheTrimmer", type: .dynamic, targets: ["CacheTrimmer"]),
+        .library(name: "Sessions", type: .dynamic, targets: ["Sessions"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -66,6 +67,7 @@ let package = Package(
         .target(name: "StateKeeper", path: "Plugins/StateKeeper", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
         .target(name: "Greeter", path: "Plugins/Greeter", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
         .target(name: "CacheTrimmer", dependencies: ["CLifecycleABI"], path: "Plugins/CacheTrimmer"),
+        .target(name: "Sessions", path: "Plugins/Sessions", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
         // A child process the archive tests kill in the middle of a save.
         .executableTarget(
             name: "archive-writer-child",

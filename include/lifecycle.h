@@ -4,9 +4,11 @@
 //
 // One header for both users of the C ABI:
 //   * observer plugins: shared objects the host opens with dlopen. A plugin exports one entry symbol
-//     (`lc_plugin_entry`) returning its descriptor, receives a host-API table in `init`, and may
-//     export delegate functions named after the UIApplicationDelegate methods (see "Delegate
-//     functions"). Plugins never link against the host: they call it only through the table.
+//     (`lc_plugin_entry`) returning its descriptor, receives its own read-only host-API table in
+//     `init`, and is a delegate either through a delegate table registered from init (ABI 1.1,
+//     lc_plugin_delegate_t: per-plugin state, completion tokens) or by exporting delegate functions
+//     named after the UIApplicationDelegate methods (ABI 1.0, see "Delegate functions"). Plugins
+//     never link against the host: they call it only through the table.
 //   * C programs that link liblifecycle.so and drive the engine themselves (`lc_app_*`).
 //
 // Conventions (every function follows them):
@@ -35,7 +37,7 @@ extern "C" {
 // Version
 
 #define LC_ABI_VERSION_MAJOR 1
-#define LC_ABI_VERSION_MINOR 0
+#define LC_ABI_VERSION_MINOR 1
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -323,8 +325,10 @@ enum {
     LC_ACTION_PURGE = 15,
 };
 
+// A shorter (older or trimmed) struct is accepted as long as it holds struct_size and kind (8 bytes):
+// the fields it lacks count as zero (NULL options, LC_MEMORY_NORMAL, no url), like lc_config_t.
 typedef struct lc_action {
-    uint32_t struct_size;            // sizeof(lc_action_t)
+    uint32_t struct_size;            // sizeof(lc_action_t), or at least offsetof(lc_action_t, options)
     lc_action_kind kind;
     const lc_dict *options;          // launch options, or a remote notification's payload; borrowed
     lc_memory_level memory_level;
@@ -502,9 +506,61 @@ typedef struct lc_dict_api {
     lc_status (*list_get_dict)(const lc_list *list, size_t index, const lc_dict **out);
 } lc_dict_api_t;
 
+// The delegate table (ABI 1.1): what a plugin registers from init with host->set_delegate, instead
+// of exporting delegate functions by name. Each function receives the calling plugin's handle and the
+// state its init stored in *state, so one shared object loaded into two applications keeps two states.
+// Any pointer may be NULL (not implemented); a shorter struct's tail counts as NULL. Dictionaries are
+// owned by the host and valid during the call; `coder` dictionaries are the state archive.
+//
+// Completions: perform_fetch and did_receive_remote_notification_with_completion receive
+// (complete, token). Call `complete(plugin, token, result)` once, from any thread, within the
+// completion budget (30 s). Tokens are 64-bit ids the host never reuses: a late call (after the
+// request ended), a repeated call, another plugin's token, or a token never issued returns
+// LC_ERR_NOT_FOUND, is logged, and completes nothing. LC_OK means this call completed the request.
+typedef uint64_t lc_completion_token; // 0 is never a valid token
+typedef lc_status (*lc_complete_fn)(lc_plugin *plugin, lc_completion_token token, lc_fetch_result result);
+
+typedef struct lc_plugin_delegate {
+    uint32_t struct_size; // sizeof(lc_plugin_delegate_t)
+    bool (*will_finish_launching)(lc_plugin *plugin, void *state, const lc_dict *options);
+    bool (*did_finish_launching)(lc_plugin *plugin, void *state, const lc_dict *options);
+    void (*did_become_active)(lc_plugin *plugin, void *state);
+    void (*will_resign_active)(lc_plugin *plugin, void *state);
+    void (*did_enter_background)(lc_plugin *plugin, void *state);
+    void (*will_enter_foreground)(lc_plugin *plugin, void *state);
+    void (*will_terminate)(lc_plugin *plugin, void *state);
+    void (*did_receive_memory_warning)(lc_plugin *plugin, void *state);
+    void (*significant_time_change)(lc_plugin *plugin, void *state);
+    void (*protected_data_will_become_unavailable)(lc_plugin *plugin, void *state);
+    void (*protected_data_did_become_available)(lc_plugin *plugin, void *state);
+    bool (*open_url)(lc_plugin *plugin, void *state, const char *url, const char *source_application,
+                     const lc_dict *annotation);
+    void (*perform_fetch)(lc_plugin *plugin, void *state, lc_complete_fn complete, lc_completion_token token);
+    void (*did_receive_remote_notification_with_completion)(lc_plugin *plugin, void *state, const lc_dict *user_info,
+                                                            lc_complete_fn complete, lc_completion_token token);
+    // Called only when did_receive_remote_notification_with_completion is NULL, and not at a launch.
+    void (*did_receive_remote_notification)(lc_plugin *plugin, void *state, const lc_dict *user_info);
+    bool (*should_save_application_state)(lc_plugin *plugin, void *state, lc_dict *coder);
+    bool (*should_restore_application_state)(lc_plugin *plugin, void *state, const lc_dict *coder);
+    void (*will_encode_restorable_state)(lc_plugin *plugin, void *state, lc_dict *coder);
+    void (*did_decode_restorable_state)(lc_plugin *plugin, void *state, const lc_dict *coder);
+} lc_plugin_delegate_t;
+
 /// What the host offers a plugin. Owned by the host, valid until the plugin's deinit returns.
 /// Every function takes the `plugin` handle given to init, so the host knows whose observer, task or
 /// timer it is and removes them when the plugin is unloaded.
+///
+/// Ownership rules:
+///   * Each plugin receives its own copy of this table (and of `dict`) in a read-only page: a plugin
+///     that writes to it faults (SIGSEGV) in its own write; no plugin can change another's table.
+///   * Observers, background tasks and timers belong to the plugin that created them. A plugin may
+///     remove, end or cancel only its own: remove_observer, end_background_task and cancel_timer
+///     answer LC_ERR_NOT_FOUND (and lc_last_error_message() names the calling plugin) for a token, task
+///     or timer of another plugin or of the host, exactly as for one that never existed; nothing changes.
+///   * Completion tokens (ABI 1.1, lc_plugin_delegate_t) belong to the plugin whose delegate received
+///     them: completing another plugin's token answers LC_ERR_NOT_FOUND and completes nothing.
+///   * `plugin` must be the handle this plugin's init received; passing another plugin's handle is
+///     outside the contract (the host cannot tell a handle given away from one guessed).
 struct lc_host_api {
     uint32_t struct_size;
     uint32_t abi_major;
@@ -517,7 +573,7 @@ struct lc_host_api {
     /// See lc_app_observe. [main-thread]
     lc_status (*observe)(lc_plugin *plugin, const char *name, const void *sender, lc_observer_fn fn, void *ctx,
                          lc_observer_token *out);
-    /// See lc_app_remove_observer. [main-thread]
+    /// See lc_app_remove_observer; only an observer this plugin registered (else LC_ERR_NOT_FOUND). [main-thread]
     lc_status (*remove_observer)(lc_plugin *plugin, lc_observer_token token);
     /// See lc_app_post. [thread-safe]
     lc_status (*post)(lc_plugin *plugin, const char *name, const void *sender, const lc_dict *user_info);
@@ -526,15 +582,24 @@ struct lc_host_api {
     /// See lc_app_begin_background_task. [main-thread]
     lc_status (*begin_background_task)(lc_plugin *plugin, const char *name, void (*expiration)(void *ctx), void *ctx,
                                        lc_task_id *out);
-    /// See lc_app_end_background_task. [thread-safe]
+    /// See lc_app_end_background_task; only a task this plugin began (else LC_ERR_NOT_FOUND, checked on
+    /// the calling thread). [thread-safe]
     lc_status (*end_background_task)(lc_plugin *plugin, lc_task_id task);
-    /// See lc_app_add_timer / lc_app_cancel_timer. [main-thread]
+    /// See lc_app_add_timer / lc_app_cancel_timer; cancel_timer only a timer this plugin added (else
+    /// LC_ERR_NOT_FOUND). [main-thread]
     lc_status (*add_timer)(lc_plugin *plugin, double seconds, void (*fn)(void *ctx), void *ctx, lc_source_id *out);
     lc_status (*cancel_timer)(lc_plugin *plugin, lc_source_id source);
     /// See lc_app_perform_async. [thread-safe]
     lc_status (*perform_async)(lc_plugin *plugin, void (*fn)(void *ctx), void *ctx);
     /// An optional feature table by versioned id (e.g. "lc.example/1"), or NULL when not supported. [thread-safe]
     const void *(*get_extension)(lc_plugin *plugin, const char *id);
+
+    // ---- ABI 1.1 (a 1.1 plugin is never loaded by a 1.0 host, so it may call these unchecked) ----
+
+    /// Registers the plugin's delegate table (copied). Only from init, at most once; then the host
+    /// ignores exported delegate functions (the 1.0 way) of this plugin. LC_ERR_ILLEGAL_ACTION outside
+    /// init or on a second call; LC_ERR_INVALID_ARGUMENT for NULL or a struct_size below 8. [main-thread]
+    lc_status (*set_delegate)(lc_plugin *plugin, const lc_plugin_delegate_t *delegate);
 };
 
 /// Loads a plugin from an absolute path (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), checks it, and runs
@@ -554,12 +619,18 @@ LC_EXPORT const char *lc_plugin_id(const lc_plugin *plugin);
 // ---------------------------------------------------------------------------------------------
 // Delegate functions
 //
-// A plugin may export any of these plain C functions; the host finds each with dlsym on the plugin
+// ABI 1.0. A plugin that registers a delegate table (lc_plugin_delegate_t, above) has no need of
+// these; one that does not may export any of these plain C functions; the host finds each with dlsym on the plugin
 // (its respondsToSelector:) and calls it through libffi on the main thread. `app` identifies the
 // application (pass it to nothing but comparisons: plugins talk to the host through lc_host_api_t).
 // Dictionaries are owned by the host and valid during the call. A completion function pointer is
-// bound to its one request: call it once, from any thread, within the completion budget (30 s);
-// a second call is reported and ignored.
+// bound to its one request: call it once, from any thread, within the completion budget (30 s).
+// What the host guarantees for these pointers (they carry no token): the code behind one is never
+// freed, so a call at any time lands safely; a pointer whose request ended uncalled (watchdog,
+// application stopped, plugin unloaded) stays bound to that ended request for good, so a late call is
+// reported and completes nothing; a second call is reported and completes nothing for at least 60 s
+// after the request ended (only after that may the pointer serve a new request). Plugins that need
+// the full guarantee use the 1.1 delegate table, whose tokens are never reused.
 //
 // Define LC_DECLARE_DELEGATE_FUNCTIONS before including this header to have the compiler check your
 // definitions against these prototypes.

@@ -15,8 +15,9 @@ package final class AppHandle: @unchecked Sendable {
     package private(set) var plugins: [LoadedPlugin] = []
     /// Unloaded plugins, kept so that a stale `lc_plugin *` is answered, not dereferenced freed.
     var retired: [LoadedPlugin] = []
-    /// The C function pointers handed to plugins' completion-taking delegate functions.
-    package let closures = CompletionClosurePool()
+    /// The C function pointers handed to ABI 1.0 plugins' completion-taking delegate functions (the
+    /// process-wide pool: its closures are never freed).
+    package var closures: CompletionClosurePool { CompletionClosurePool.shared }
     private var timers: [UInt64: LoopSource] = [:]
     private var nextTimerID: UInt64 = 1
     private var traceCallback: (fn: @convention(c) (UnsafePointer<lc_trace_event_t>?, UnsafeMutableRawPointer?) -> Void,

@@ -28,6 +28,14 @@ extension AppHandle {
         return lc_status(LC_OK)
     }
 
+    /// A plugin's removal: only an observer the plugin registered itself.
+    package func removeObserver(_ token: lc_observer_token, owner: LoadedPlugin, function: String) -> lc_status {
+        guard app.center.removeObserver(ObserverToken(rawValue: token), owner: owner.id) else {
+            return lcFail(lc_status(LC_ERR_NOT_FOUND), "\(function): plugin '\(owner.id)' has no observer with token \(token)")
+        }
+        return lc_status(LC_OK)
+    }
+
     package func removeObserver(_ token: lc_observer_token, function: String) -> lc_status {
         guard app.center.removeObserver(ObserverToken(rawValue: token)) else {
             return lcFail(lc_status(LC_ERR_NOT_FOUND), "\(function): no observer has token \(token)")
@@ -171,12 +179,17 @@ package func lc_config_init_defaults(_ config: UnsafeMutablePointer<lc_config_t>
 extension AppHandle {
     package func perform(_ action: UnsafePointer<lc_action_t>?) -> lc_status {
         guard let action else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: action is NULL") }
+        // Append-only growth: any struct that has `kind` is accepted; what it lacks is zero-filled.
         let size = Int(action.pointee.struct_size)
-        guard size >= MemoryLayout<lc_action_t>.size else {
+        let minimum = MemoryLayout<lc_action_t>.offset(of: \lc_action_t.options)!
+        guard size >= minimum else {
             return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT),
-                          "lc_app_perform: action->struct_size is \(size); ABI 1.0 actions are \(MemoryLayout<lc_action_t>.size) bytes")
+                          "lc_app_perform: action->struct_size is \(size); an action has at least struct_size and kind (\(minimum) bytes)")
         }
-        let a = action.pointee
+        var a = lc_action_t()
+        withUnsafeMutableBytes(of: &a) {
+            $0.copyMemory(from: UnsafeRawBufferPointer(start: action, count: min(size, MemoryLayout<lc_action_t>.size)))
+        }
         let options = a.options.map { UserInfoBox.from($0).value } ?? UserInfo()
         let engineAction: Action
         switch Int(a.kind) {
@@ -217,27 +230,6 @@ extension Array {
 
 // MARK: Delegates written in C
 
-/// Completion tokens handed to C delegates: the `void *completion` argument is a number, not a
-/// pointer, so a late or repeated call can never touch freed memory.
-enum CompletionTokens {
-    private static let table = Mutex<(next: UInt, handlers: [UInt: FetchCompletionHandler])>((1, [:]))
-
-    static func register(_ handler: FetchCompletionHandler) -> UnsafeMutableRawPointer? {
-        table.withLock { t in
-            t.handlers = t.handlers.filter { !$0.value.requestEnded }  // ended requests need no token any more
-            let token = t.next
-            t.next += 1
-            t.handlers[token] = handler
-            return UnsafeMutableRawPointer(bitPattern: token)
-        }
-    }
-
-    static let complete: @convention(c) (UnsafeMutableRawPointer?, lc_fetch_result) -> Void = { token, result in
-        let handler = table.withLock { $0.handlers[UInt(bitPattern: token)] }
-        handler?(fetchResult(result))
-    }
-}
-
 package func fetchResult(_ result: lc_fetch_result) -> FetchResult {
     switch Int(result) {
     case LC_FETCH_NEW_DATA: return .newData
@@ -259,57 +251,22 @@ extension AppHandle {
         withUnsafeMutableBytes(of: &d) {
             $0.copyMemory(from: UnsafeRawBufferPointer(start: delegate, count: min(size, MemoryLayout<lc_delegate_t>.size)))
         }
-        let ctx = d.ctx
-        let appPointer = opaque
-        var h = DelegateHandlers()
-        func dict(_ info: UserInfo, _ body: (OpaquePointer) -> Void) {
-            let box = UserInfoBox(info)
-            withExtendedLifetime(box) { body(box.opaque) }
-        }
-        if let f = d.will_finish_launching { h.willFinishLaunching = { _, o in var r = false; dict(o) { r = f(appPointer, $0, ctx) }; return r } }
-        if let f = d.did_finish_launching { h.didFinishLaunching = { _, o in var r = false; dict(o) { r = f(appPointer, $0, ctx) }; return r } }
-        if let f = d.did_become_active { h.didBecomeActive = { _ in f(appPointer, ctx) } }
-        if let f = d.will_resign_active { h.willResignActive = { _ in f(appPointer, ctx) } }
-        if let f = d.did_enter_background { h.didEnterBackground = { _ in f(appPointer, ctx) } }
-        if let f = d.will_enter_foreground { h.willEnterForeground = { _ in f(appPointer, ctx) } }
-        if let f = d.will_terminate { h.willTerminate = { _ in f(appPointer, ctx) } }
-        if let f = d.did_receive_memory_warning { h.didReceiveMemoryWarning = { _ in f(appPointer, ctx) } }
-        if let f = d.significant_time_change { h.significantTimeChange = { _ in f(appPointer, ctx) } }
-        if let f = d.protected_data_will_become_unavailable { h.protectedDataWillBecomeUnavailable = { _ in f(appPointer, ctx) } }
-        if let f = d.protected_data_did_become_available { h.protectedDataDidBecomeAvailable = { _ in f(appPointer, ctx) } }
-        if let f = d.open_url {
-            h.openURL = { _, url, source, annotation in
-                let box = annotation.map { value -> UserInfoBox in
-                    if case .dict(let d) = value { return UserInfoBox(d) }
-                    return UserInfoBox(["value": value])
-                }
-                return withExtendedLifetime(box) {
-                    url.withCString { u in withOptionalCString(source) { s in f(appPointer, u, s, box?.opaque, ctx) } }
-                }
-            }
-        }
-        if let f = d.perform_fetch {
-            h.performFetch = { _, handler in f(appPointer, CompletionTokens.complete, CompletionTokens.register(handler), ctx) }
-        }
-        if let f = d.did_receive_remote_notification {
-            h.didReceiveRemoteNotificationWithCompletion = { _, payload, handler in
-                dict(payload) { f(appPointer, $0, CompletionTokens.complete, CompletionTokens.register(handler), ctx) }
-            }
-        }
-        if let f = d.should_save_application_state {
-            h.shouldSaveApplicationState = { _, coder in Self.withArchive(coder) { f(appPointer, $0, ctx) } }
-        }
-        if let f = d.should_restore_application_state {
-            h.shouldRestoreApplicationState = { _, coder in Self.withArchive(coder) { f(appPointer, $0, ctx) } }
-        }
-        if let f = d.will_encode_restorable_state {
-            h.willEncodeRestorableState = { _, coder in Self.withArchive(coder) { f(appPointer, $0, ctx); return true } }
-        }
-        if let f = d.did_decode_restorable_state {
-            h.didDecodeRestorableState = { _, coder in Self.withArchive(coder) { f(appPointer, $0, ctx); return true } }
+        // The fields in the bridge's row order; lc_delegate_t has no plain didReceiveRemoteNotification.
+        func raw<F>(_ f: F?) -> UnsafeMutableRawPointer? { f.map { unsafeBitCast($0, to: UnsafeMutableRawPointer.self) } }
+        let addresses: [UnsafeMutableRawPointer?] = [
+            raw(d.will_finish_launching), raw(d.did_finish_launching), raw(d.did_become_active), raw(d.will_resign_active),
+            raw(d.did_enter_background), raw(d.will_enter_foreground), raw(d.will_terminate), raw(d.did_receive_memory_warning),
+            raw(d.significant_time_change), raw(d.protected_data_will_become_unavailable), raw(d.protected_data_did_become_available),
+            raw(d.open_url), raw(d.perform_fetch), raw(d.did_receive_remote_notification), nil,
+            raw(d.should_save_application_state), raw(d.should_restore_application_state),
+            raw(d.will_encode_restorable_state), raw(d.did_decode_restorable_state),
+        ]
+        let idString = String(cString: id)
+        let h = addresses.withUnsafeBufferPointer {
+            FFIDelegates.bind(addresses: $0, convention: .delegateStruct(app: UnsafeRawPointer(opaque), ctx: UnsafeRawPointer(d.ctx), id: idString)).handlers
         }
         do {
-            try app.addDelegate(h, id: String(cString: id))
+            try app.addDelegate(h, id: idString)
         } catch {
             return lcFail(error)
         }

@@ -1,133 +1,262 @@
 import AppLifecycle
 import CLifecycleABI
-import CFFI
+// @preconcurrency: libffi's type descriptors are C globals libffi never changes after load.
+@preconcurrency import CFFI
+import Logging
 import Synchronization
 
-/// Makes the completion function pointers (`void (*)(lc_fetch_result)`) handed to a plugin's fetch
-/// and remote-notification delegate functions, and frees them once their request is over.
+/// The one completion mechanism of the C layer: every fetch or remote-notification request handed to
+/// C code gets a **token**, a 64-bit id drawn from one process-wide counter and never reused, looked
+/// up in one table. What C code calls is a static function plus that token:
 ///
-/// Each pointer is a libffi closure (`ffi_closure_alloc` + `ffi_prep_closure_loc`) bound to one
-/// request's `FetchCompletionHandler`: calling it completes that request through the handler, which
-/// reports and ignores a second call itself. A result outside `lc_fetch_result` counts as `.failed`.
+/// - ABI 1.1 plugin delegate tables: `lc_complete_fn complete` + `lc_completion_token token`
+///   (`complete(plugin, token, result)`), checked against the calling plugin;
+/// - `lc_delegate_t` (lc_app_add_delegate): `complete(void *completion, result)` with the token as
+///   the `completion` pointer's bits;
+/// - ABI 1.0 exported delegate functions: a libffi closure (`CompletionClosurePool`) that holds a
+///   token and completes through this table.
 ///
-/// Lifetime: a closure stays valid while its request is open (`FetchCompletionHandler.requestEnded`
-/// is false). After the request ends it goes into a FIFO quarantine of the `quarantineLimit` most
-/// recently ended closures, so that a late second call still lands safely (and is reported); older
-/// ones are freed with `ffi_closure_free`. Ended requests are swept at each new allocation and on
-/// `sweep()`; everything left is freed when the pool is deinitialised. A plugin that calls a pointer
-/// after that many newer requests ended, or after the pool is gone, calls freed code.
+/// Guarantees (ABI 1.1 and `lc_delegate_t`): a token completes its own request at most once. A late
+/// call (the request ended: completed, ended by the watchdog, or the application stopped), a repeated
+/// call, an unknown token, or (1.1) another plugin's token returns `LC_ERR_NOT_FOUND`, is logged
+/// (and, while the request is still known, traced by the engine as "called again" or "late"), and
+/// completes nothing — no other request, ever, since no token is issued twice.
 ///
-/// One pool per application; the bound delegate handlers hold it, so it lives as long as they do.
-///
-/// Threads: [thread-safe]. Allocation and sweeping happen on the loop thread in practice; the
-/// function pointers themselves may be called from any thread (the handler hops to the loop).
-package final class CompletionClosurePool: Sendable {
-    /// How many ended closures are kept valid for late calls.
-    package static let quarantineLimit = 64
+/// Memory: an entry lives while its request is open; ended ones are swept when the table has doubled
+/// since the last sweep (amortised O(1) per request).
+package enum Completions {
+    struct Entry {
+        let handler: FetchCompletionHandler
+        /// The plugin the token was issued to (`ObjectIdentifier` bits), 0 for no plugin.
+        let owner: UInt
+        /// Who receives it (delegate or plugin id) and its method, for messages.
+        let label: String
+        let logger: Logger
+        /// Set by the first call: later calls are repeats.
+        var called = false
+    }
 
-    /// @unchecked: the pointers are owned by the pool and touched only under its lock (or in deinit).
-    private struct Entry: @unchecked Sendable {
-        /// The writable closure (`ffi_closure *`), what `ffi_closure_free` takes.
-        let closure: UnsafeMutableRawPointer
-        /// The executable address handed to the plugin.
-        let code: UnsafeMutableRawPointer
-        /// Retained; the closure's `user_data`.
-        let context: Unmanaged<CompletionContext>
+    struct State {
+        var next: UInt64 = 1
+        var entries: [UInt64: Entry] = [:]
+        var sweepAt = 64
+    }
+
+    private static let state = Mutex(State())
+    /// For messages about tokens nobody knows any more.
+    static let fallbackLogger = Logger(label: "lifecycle.completions")
+
+    /// Issues a new token for `handler`'s request. [thread-safe]
+    /// - Parameters:
+    ///   - owner: the plugin that may complete it (checked by the 1.1 entry point), or nil.
+    ///   - label: e.g. "org.example.plugin application:performFetchWithCompletionHandler:".
+    package static func register(_ handler: FetchCompletionHandler, owner: LoadedPlugin?, label: String,
+                                 logger: Logger?) -> UInt64
+    {
+        let ownerBits = owner.map { UInt(bitPattern: Int(bitPattern: $0.opaque)) } ?? 0
+        return state.withLock { s in
+            if s.entries.count >= s.sweepAt {
+                s.entries = s.entries.filter { !$0.value.handler.requestEnded }
+                s.sweepAt = max(64, s.entries.count * 2)
+            }
+            let token = s.next
+            s.next += 1
+            s.entries[token] = Entry(handler: handler, owner: ownerBits, label: label, logger: logger ?? fallbackLogger)
+            return token
+        }
+    }
+
+    /// Completes the request of `token`, if it is open and (with a `caller`) the caller's. [thread-safe]
+    /// - Parameter caller: the plugin that calls (ABI 1.1); nil where the caller cannot be known.
+    /// - Returns: LC_OK, or LC_ERR_NOT_FOUND (late, repeated, unknown or foreign token), the message set.
+    package static func complete(_ token: UInt64, _ result: lc_fetch_result, caller: LoadedPlugin?, function: String) -> lc_status {
+        enum Outcome { case complete(FetchCompletionHandler), report(FetchCompletionHandler?, String, Logger) }
+        let callerBits = caller.map { UInt(bitPattern: Int(bitPattern: $0.opaque)) }
+        let who = caller.map { "plugin '\($0.id)'" } ?? "a caller"
+        let outcome: Outcome = state.withLock { s in
+            guard var entry = s.entries[token] else {
+                return .report(nil, "\(function): \(who) completed token \(token), which names no open request (completed, ended, or never issued); ignored",
+                               caller?.owner?.app.configuration.logger ?? fallbackLogger)
+            }
+            if let callerBits, entry.owner != callerBits {
+                return .report(nil, "\(function): \(who) completed token \(token), which belongs to another plugin; ignored", entry.logger)
+            }
+            if entry.called {
+                return .report(entry.handler, "\(function): token \(token) (\(entry.label)) was already completed; the repeated call is ignored", entry.logger)
+            }
+            entry.called = true
+            s.entries[token] = entry
+            if entry.handler.requestEnded {
+                return .report(entry.handler, "\(function): token \(token) (\(entry.label)) completed after its request ended; ignored", entry.logger)
+            }
+            return .complete(entry.handler)
+        }
+        switch outcome {
+        case .complete(let handler):
+            handler(fetchResult(result))
+            return lc_status(LC_OK)
+        case .report(let handler, let message, let logger):
+            logger.warning("\(message)")
+            // Still known: the engine traces it ("called again", or "late"), and changes nothing.
+            handler?(fetchResult(result))
+            return lcFail(lc_status(LC_ERR_NOT_FOUND), message)
+        }
+    }
+
+    /// How many requests the table still knows (open ones, and ended ones not swept yet). [thread-safe]
+    package static var entryCount: Int { state.withLock { $0.entries.count } }
+
+    /// `lc_complete_fn`: what ABI 1.1 delegate functions receive as `complete`.
+    static let pluginComplete: @convention(c) (OpaquePointer?, UInt64, lc_fetch_result) -> lc_status = { plugin, token, result in
+        guard let plugin else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "complete: plugin is NULL") }
+        return complete(token, result, caller: LoadedPlugin.from(plugin), function: "complete")
+    }
+
+    /// What `lc_delegate_t` functions receive as `complete`: the token travels as the pointer's bits.
+    static let delegateComplete: @convention(c) (UnsafeMutableRawPointer?, lc_fetch_result) -> Void = { token, result in
+        _ = complete(UInt64(UInt(bitPattern: token)), result, caller: nil, function: "lc_delegate_t completion")
+    }
+}
+
+/// The completion function pointers (`void (*)(lc_fetch_result)`) of ABI 1.0 exported delegate
+/// functions, which carry no token: each is a libffi closure whose slot holds the token of the request
+/// it currently serves, and completes through `Completions`.
+///
+/// What ABI 1.0 can be promised (the pointer is all the plugin calls with, so nothing in a call tells
+/// one request served by an address from the next):
+///
+/// 1. **No freed code, ever.** A closure is never freed (`ffi_closure_free` is never called): a
+///    pointer called at any time, even after its plugin was unloaded or its application destroyed,
+///    lands in valid code.
+/// 2. **A request that ended without its call** (watchdog, application stopped or destroyed, plugin
+///    unloaded) leaves its closure bound to that ended token for good: the closure is never reused,
+///    so calling it later is reported and completes nothing.
+/// 3. **A repeated call** of a closure that did complete its request is reported and completes
+///    nothing as long as the closure has not been reused; it is reused only once its request ended
+///    **and** `reuseDelay` (60 s) has passed since. A repeat arriving after that may complete the
+///    request the address serves by then. (ABI 1.1 tokens are never reused: no such window.)
+///
+/// Memory is bounded by the open requests, plus the closures completed within the last `reuseDelay`,
+/// plus those whose request ended uncalled (each one a plugin bug the watchdog reported).
+///
+/// Threads: [thread-safe]. The function pointers may be called from any thread.
+package final class CompletionClosurePool: Sendable {
+    /// How long a completed closure waits before it serves another request.
+    package static let defaultReuseDelay: Duration = .seconds(60)
+
+    /// One closure: its code address, and the request it serves.
+    final class Slot: Sendable {
+        /// The executable address handed to the plugin (bits: a pointer is not Sendable).
+        let code: UInt
+        /// The token of the request served now (never 0 once made).
+        let token = Atomic<UInt64>(0)
+        /// Whether the closure was called since it was (re)bound.
+        let called = Atomic<Bool>(false)
+
+        init(code: UInt) { self.code = code }
+    }
+
+    private struct Bound {
+        let slot: Slot
+        let handler: FetchCompletionHandler
     }
 
     private struct State {
-        /// Closures whose request may still be open, in allocation order.
-        var open: [Entry] = []
-        /// Closures whose request has ended, oldest end first.
-        var quarantine: [Entry] = []
+        /// Slots whose request may still be open.
+        var open: [Bound] = []
+        /// Completed slots and when their request was seen ended, oldest first: reusable after the delay.
+        var cooling: [(slot: Slot, since: MonotonicInstant)] = []
+        var coolingStart = 0
+        /// Slots whose request ended uncalled: never reused.
+        var dead = 0
+        var made = 0
     }
 
     private let state = Mutex(State())
+    private let reuseDelay: Duration
 
-    package init() {}
+    /// The pool every application shares (closures are never freed, so one pool bounds them all).
+    package static let shared = CompletionClosurePool()
 
-    deinit {
-        state.withLock { state in
-            for entry in state.open + state.quarantine { Self.free(entry) }
-            state.open.removeAll()
-            state.quarantine.removeAll()
-        }
-    }
+    package init(reuseDelay: Duration = defaultReuseDelay) { self.reuseDelay = reuseDelay }
 
-    /// A new C function pointer that completes `handler`'s request when called.
-    ///
-    /// Sweeps ended requests first. [thread-safe]
-    /// - Returns: the code address (a `void (*)(lc_fetch_result)`), owned by the pool; valid until the
-    ///   request has ended and `quarantineLimit` later closures have ended too, or the pool is freed.
-    package func makeCompletion(for handler: FetchCompletionHandler) -> UnsafeRawPointer {
-        sweep()
-        var code: UnsafeMutableRawPointer?
-        guard let closure = ffi_closure_alloc(MemoryLayout<ffi_closure>.stride, &code), let code else {
-            fatalError("ffi_closure_alloc failed: out of executable memory for completion handlers")
-        }
-        let context = Unmanaged.passRetained(CompletionContext(handler))
-        let status = ffi_prep_closure_loc(
-            closure.assumingMemoryBound(to: ffi_closure.self), Self.interface.cif,
-            { _, _, arguments, userData in CompletionClosurePool.complete(arguments, userData) },
-            context.toOpaque(), code)
-        guard status == FFI_OK else {
-            context.release()
-            ffi_closure_free(closure)
-            fatalError("ffi_prep_closure_loc failed (\(status.rawValue))")
-        }
-        state.withLock { $0.open.append(Entry(closure: closure, code: code, context: context)) }
-        return UnsafeRawPointer(code)
-    }
-
-    /// Moves closures whose request has ended into the quarantine and frees those pushed out of it.
-    /// [thread-safe]
-    package func sweep() {
-        state.withLock { state in
-            var stillOpen: [Entry] = []
-            for entry in state.open {
-                if entry.context.takeUnretainedValue().handler.requestEnded {
-                    state.quarantine.append(entry)
-                } else {
-                    stillOpen.append(entry)
+    /// A C function pointer that completes `handler`'s request through a fresh token. [thread-safe]
+    /// - Returns: the code address (a `void (*)(lc_fetch_result)`); valid for the life of the process.
+    package func makeCompletion(for handler: FetchCompletionHandler, owner: LoadedPlugin? = nil, label: String = "",
+                                logger: Logger? = nil) -> UnsafeRawPointer
+    {
+        let token = Completions.register(handler, owner: owner, label: label, logger: logger)
+        let slot: Slot = state.withLock { s in
+            sweep(&s)
+            if s.coolingStart < s.cooling.count, MonotonicInstant.now.duration(since: s.cooling[s.coolingStart].since) >= reuseDelay {
+                let slot = s.cooling[s.coolingStart].slot
+                s.coolingStart += 1
+                if s.coolingStart > 64, s.coolingStart * 2 > s.cooling.count {
+                    s.cooling.removeFirst(s.coolingStart)
+                    s.coolingStart = 0
                 }
+                return slot
             }
-            state.open = stillOpen
-            let excess = state.quarantine.count - Self.quarantineLimit
-            if excess > 0 {
-                for entry in state.quarantine[..<excess] { Self.free(entry) }
-                state.quarantine.removeFirst(excess)
-            }
+            s.made += 1
+            return Self.makeSlot()
         }
+        slot.called.store(false, ordering: .releasing)
+        slot.token.store(token, ordering: .releasing)
+        state.withLock { $0.open.append(Bound(slot: slot, handler: handler)) }
+        return UnsafeRawPointer(bitPattern: slot.code)!
     }
 
-    /// How many closures are allocated: open requests plus the quarantine. [thread-safe]
-    package var liveClosureCount: Int { state.withLock { $0.open.count + $0.quarantine.count } }
+    /// Sorts slots whose request has ended: completed ones start cooling, uncalled ones die. [thread-safe]
+    package func sweep() { state.withLock { sweep(&$0) } }
+
+    private func sweep(_ s: inout State) {
+        guard s.open.contains(where: { $0.handler.requestEnded }) else { return }
+        let now = MonotonicInstant.now
+        var stillOpen: [Bound] = []
+        for bound in s.open {
+            if !bound.handler.requestEnded {
+                stillOpen.append(bound)
+            } else if bound.slot.called.load(ordering: .acquiring) {
+                s.cooling.append((bound.slot, now))
+            } else {
+                s.dead += 1
+            }
+        }
+        s.open = stillOpen
+    }
+
+    /// Closures made so far (never freed). [thread-safe]
+    package var liveClosureCount: Int { state.withLock { $0.made } }
+    /// Closures bound to requests that ended uncalled (never reused). [thread-safe]
+    package var deadClosureCount: Int { state.withLock { $0.dead } }
 
     // MARK: Private
 
     /// `void(uint32_t)`: the completion functions' interface, prepared once.
     private static let interface = FFIDelegates.callInterface(for: .init(returnType: .void, argumentTypes: [.uint32]))
 
-    private static func free(_ entry: Entry) {
-        ffi_closure_free(entry.closure)
-        entry.context.release()
+    private static func makeSlot() -> Slot {
+        var code: UnsafeMutableRawPointer?
+        guard let closure = ffi_closure_alloc(MemoryLayout<ffi_closure>.stride, &code), let code else {
+            fatalError("ffi_closure_alloc failed: out of executable memory for completion handlers")
+        }
+        let slot = Slot(code: UInt(bitPattern: code))
+        // Retained for good: the closure's user_data outlives every pool (a plugin may call any time).
+        let context = Unmanaged.passRetained(slot)
+        let status = ffi_prep_closure_loc(
+            closure.assumingMemoryBound(to: ffi_closure.self), interface.cif,
+            { _, _, arguments, userData in CompletionClosurePool.call(arguments, userData) },
+            context.toOpaque(), code)
+        precondition(status == FFI_OK, "ffi_prep_closure_loc failed (\(status.rawValue))")
+        return slot
     }
 
     /// The closure body: any thread, as the plugin calls it.
-    private static func complete(_ arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ userData: UnsafeMutableRawPointer?) {
+    private static func call(_ arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ userData: UnsafeMutableRawPointer?) {
         guard let userData, let argument = arguments?[0] else { return }
-        let result: FetchResult
-        switch argument.load(as: UInt32.self) {
-        case 0: result = .newData
-        case 1: result = .noData
-        default: result = .failed  // LC_FETCH_FAILED, or a value the ABI does not define
-        }
-        Unmanaged<CompletionContext>.fromOpaque(userData).takeUnretainedValue().handler(result)
+        let slot = Unmanaged<Slot>.fromOpaque(userData).takeUnretainedValue()
+        slot.called.store(true, ordering: .releasing)
+        _ = Completions.complete(slot.token.load(ordering: .acquiring), argument.load(as: UInt32.self), caller: nil,
+                                 function: "completion")
     }
-}
-
-/// What a completion closure's `user_data` points at.
-private final class CompletionContext: Sendable {
-    let handler: FetchCompletionHandler
-    init(_ handler: FetchCompletionHandler) { self.handler = handler }
 }

@@ -28,6 +28,8 @@ package enum FFIDelegates {
         /// C `bool`: one byte (`ffi_type_uint8`); a returned one is read from an `ffi_arg`-sized buffer.
         case bool
         case uint32
+        /// `uint64_t` (an `lc_completion_token`).
+        case uint64
         /// Any data or function pointer (`lc_app *`, `const lc_dict *`, `const char *`, a completion function).
         case pointer
     }
@@ -59,8 +61,8 @@ package enum FFIDelegates {
         /// `void f(lc_app *app, [const] lc_dict *coder)`, as `askArchive`.
         case archive(Setter<(Application, StateArchive) -> Void>, writable: Bool)
 
-        /// What every row of this shape must return, and how many arguments it takes (all pointers);
-        /// checked when a row is bound, never per call.
+        /// What every row of this shape returns, and (below) the arguments it takes; checked against the
+        /// row's declared C types when a 1.0 row is bound, never per call.
         var returnType: CType {
             switch self {
             case .notify, .receiveDict, .fetch, .remoteNotificationWithCompletion, .archive: return .void
@@ -68,12 +70,20 @@ package enum FFIDelegates {
             }
         }
 
-        var argumentCount: Int {
+        /// The method's own arguments (all pointers), between the receiver and the completion.
+        var coreArgumentCount: Int {
             switch self {
-            case .notify: return 1
-            case .askWithDict, .receiveDict, .fetch, .askArchive, .archive: return 2
-            case .remoteNotificationWithCompletion: return 3
-            case .openURL: return 4
+            case .notify, .fetch: return 0
+            case .askWithDict, .receiveDict, .askArchive, .archive, .remoteNotificationWithCompletion: return 1
+            case .openURL: return 3
+            }
+        }
+
+        /// Whether the method hands over a completion (fetch, remote notification with completion).
+        var takesCompletion: Bool {
+            switch self {
+            case .fetch, .remoteNotificationWithCompletion: return true
+            default: return false
             }
         }
     }
@@ -146,10 +156,42 @@ package enum FFIDelegates {
                  [.pointer, .pointer], .archive({ $0.didDecodeRestorableState = $1 }, writable: false)),
     ]
 
-    /// Binds the delegate functions a plugin exports.
+    /// How a delegate's C functions are called: what comes before and after each method's own
+    /// arguments, and how a completion travels. The three ways C code implements delegates.
+    package enum Convention {
+        /// ABI 1.0 exported functions (dlsym): `f(lc_app *app, args…[, void (*completion)(lc_fetch_result)])`,
+        /// the completion a libffi closure from `closures`.
+        case exported(app: UnsafeRawPointer?, closures: CompletionClosurePool, owner: LoadedPlugin?, id: String)
+        /// `lc_delegate_t` (lc_app_add_delegate): `f(lc_app *app, args…[, complete, void *token], void *ctx)`.
+        case delegateStruct(app: UnsafeRawPointer?, ctx: UnsafeRawPointer?, id: String)
+        /// `lc_plugin_delegate_t` (ABI 1.1): `f(lc_plugin *plugin, void *state, args…[, lc_complete_fn, lc_completion_token])`,
+        /// the state read at each call (what the plugin's init stored).
+        case pluginTable(LoadedPlugin)
+
+        /// The C types of a row's function under this convention.
+        func signature(of function: Function) -> Signature {
+            var arguments: [CType]
+            switch self {
+            case .exported, .delegateStruct: arguments = [.pointer]
+            case .pluginTable: arguments = [.pointer, .pointer]
+            }
+            arguments += Array(repeating: .pointer, count: function.shape.coreArgumentCount)
+            if function.shape.takesCompletion {
+                switch self {
+                case .exported: arguments.append(.pointer)
+                case .delegateStruct: arguments += [.pointer, .pointer]
+                case .pluginTable: arguments += [.pointer, .uint64]
+                }
+            }
+            if case .delegateStruct = self { arguments.append(.pointer) }
+            return Signature(returnType: function.shape.returnType, argumentTypes: arguments)
+        }
+    }
+
+    /// Binds the delegate functions a plugin exports (ABI 1.0).
     ///
     /// Looks up every row's symbol with `lookup` and sets the matching handler for each one found.
-    /// Returns immediately; nothing is called. The handlers hold `closures` strongly.
+    /// Returns immediately; nothing is called.
     /// - Parameters:
     ///   - lookup: finds an exported function by name (`dlsym` on the plugin's handle), nil when absent.
     ///   - app: passed unchanged as every function's first argument (`lc_app *`); never dereferenced here.
@@ -157,81 +199,164 @@ package enum FFIDelegates {
     /// - Returns: the handler table (add it with `Application.addDelegate(_:id:)`; call its handlers on
     ///   the loop thread only) and the methods found, in table order.
     package static func bind(lookup: (String) -> UnsafeMutableRawPointer?, app: OpaquePointer?,
-                             closures: CompletionClosurePool) -> (handlers: DelegateHandlers, implemented: [DelegateMethod])
+                             closures: CompletionClosurePool, owner: LoadedPlugin? = nil,
+                             id: String = "") -> (handlers: DelegateHandlers, implemented: [DelegateMethod])
     {
+        // withUnsafeTemporaryAllocation: every symbol first (in table order), so that `implemented`
+        // is allocated once, at its size.
+        withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: functions.count) { addresses in
+            for index in functions.indices { addresses[index] = lookup(functions[index].symbol) }
+            return bind(addresses: UnsafeBufferPointer(addresses),
+                        convention: .exported(app: app.map(UnsafeRawPointer.init), closures: closures, owner: owner, id: id))
+        }
+    }
+
+    /// The one delegate bridge: binds C functions given by address, one per row of `functions` (nil:
+    /// not implemented), called the `convention`'s way. Every way C implements delegates (exported
+    /// symbols, `lc_delegate_t`, `lc_plugin_delegate_t`) goes through here: one marshalling of
+    /// dictionaries, strings, archives and completions, one way to call (libffi).
+    package static func bind(addresses: UnsafeBufferPointer<UnsafeMutableRawPointer?>,
+                             convention: Convention) -> (handlers: DelegateHandlers, implemented: [DelegateMethod])
+    {
+        precondition(addresses.count == functions.count, "one address per row")
         var handlers = DelegateHandlers()
         var implemented: [DelegateMethod] = []
-        // Every symbol first (in table order), so that `implemented` is allocated once, at its size.
-        withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: functions.count) { addresses in
-            var found = 0
-            for index in functions.indices {
-                addresses[index] = lookup(functions[index].symbol)
-                if addresses[index] != nil { found += 1 }
-            }
-            implemented.reserveCapacity(found)
-            for index in functions.indices {
-                guard let address = addresses[index] else { continue }
-                let call = BoundFunction(cif: interface(forRow: index).cif, address: address)
-                install(functions[index].shape, call, app: app.map(UnsafeRawPointer.init), closures: closures, into: &handlers)
-                implemented.append(functions[index].method)
-            }
+        implemented.reserveCapacity(addresses.lazy.filter { $0 != nil }.count)
+        for index in functions.indices {
+            guard let address = addresses[index] else { continue }
+            let function = functions[index]
+            let call = BoundFunction(cif: interface(forRow: index, convention).cif, address: address)
+            install(function, Caller(function: call, convention: convention), into: &handlers)
+            implemented.append(function.method)
         }
         return (handlers, implemented)
     }
 
-    /// The call interface of row `index`, checked against the C signature its shape calls with (the
-    /// calls themselves check nothing).
-    private static func interface(forRow index: Int) -> CallInterface {
+    /// The function addresses of an `lc_plugin_delegate_t` of `size` bytes, one per row: its fields are
+    /// the rows in order (a shorter struct's missing tail is NULL).
+    static func pluginTableAddresses(_ table: UnsafePointer<lc_plugin_delegate_t>, size: Int) -> [UnsafeMutableRawPointer?] {
+        typealias T = lc_plugin_delegate_t
+        let first = MemoryLayout<T>.offset(of: \T.will_finish_launching)!
+        let stride = MemoryLayout<UnsafeMutableRawPointer?>.stride
+        precondition(MemoryLayout<T>.offset(of: \T.did_decode_restorable_state)! == first + stride * (functions.count - 1)
+                         && MemoryLayout<T>.offset(of: \T.perform_fetch)! == first + stride * 12,
+                     "lc_plugin_delegate_t's fields are no longer the rows of `functions`, in order")
+        let raw = UnsafeRawPointer(table)
+        return functions.indices.map { index in
+            let offset = first + stride * index
+            return offset + stride <= min(size, MemoryLayout<T>.size) ? raw.load(fromByteOffset: offset, as: UnsafeMutableRawPointer?.self) : nil
+        }
+    }
+
+    /// The call interface of row `index` under `convention`; for exported functions, checked against
+    /// the row's declared C types (the calls themselves check nothing).
+    private static func interface(forRow index: Int, _ convention: Convention) -> CallInterface {
         let function = functions[index]
-        precondition(function.returnType == function.shape.returnType
-                         && function.argumentTypes.count == function.shape.argumentCount
-                         && function.argumentTypes.allSatisfy { $0 == .pointer },
-                     "\(function.symbol): its C types do not match its shape (\(function.shape))")
-        return callInterface(for: function.signature)
+        let signature = convention.signature(of: function)
+        if case .exported = convention {
+            precondition(signature == function.signature, "\(function.symbol): its C types do not match its shape (\(function.shape))")
+        }
+        return callInterface(for: signature)
     }
 
     // MARK: Marshalling
 
-    private static func install(_ shape: Shape, _ call: BoundFunction, app: UnsafeRawPointer?, closures: CompletionClosurePool,
-                                into handlers: inout DelegateHandlers)
-    {
-        switch shape {
+    /// A bound function and its convention: puts the receiver's arguments around the method's own.
+    struct Caller {
+        let function: BoundFunction
+        let convention: Convention
+
+        /// Calls with the method's own arguments `core` (as many as the row takes) and, for the
+        /// completion-taking methods, the request's handler; returns the raw `ffi_arg` result.
+        @inline(__always)
+        func call(_ method: DelegateMethod, _ a: UnsafeRawPointer? = nil, _ b: UnsafeRawPointer? = nil,
+                  _ c: UnsafeRawPointer? = nil, core: Int, completion: FetchCompletionHandler? = nil) -> ffi_arg
+        {
+            var frame = Frame()
+            switch convention {
+            case .exported(let app, _, _, _), .delegateStruct(let app, _, _):
+                frame.append(app)
+            case .pluginTable(let plugin):
+                frame.append(UnsafeRawPointer(plugin.opaque))
+                frame.append(plugin.state.map(UnsafeRawPointer.init))
+            }
+            if core > 0 { frame.append(a) }
+            if core > 1 { frame.append(b) }
+            if core > 2 { frame.append(c) }
+            if let completion {
+                switch convention {
+                case .exported(_, let closures, let owner, let id):
+                    frame.append(closures.makeCompletion(for: completion, owner: owner, label: "\(id) \(method.selector)",
+                                                         logger: owner?.owner?.app.configuration.logger))
+                case .delegateStruct(_, _, let id):
+                    let token = Completions.register(completion, owner: nil, label: "\(id) \(method.selector)", logger: nil)
+                    frame.append(unsafeBitCast(Completions.delegateComplete, to: UnsafeRawPointer.self))
+                    frame.append(UnsafeRawPointer(bitPattern: UInt(token)))
+                case .pluginTable(let plugin):
+                    let token = Completions.register(completion, owner: plugin, label: "\(plugin.id) \(method.selector)",
+                                                     logger: plugin.owner?.app.configuration.logger)
+                    frame.append(unsafeBitCast(Completions.pluginComplete, to: UnsafeRawPointer.self))
+                    frame.append(UnsafeRawPointer(bitPattern: UInt(token)))  // the uint64 token, in its 8-byte slot
+                }
+            }
+            if case .delegateStruct(_, let ctx, _) = convention { frame.append(ctx) }
+            return function.invoke(frame)
+        }
+
+        @inline(__always)
+        func void(_ method: DelegateMethod, _ a: UnsafeRawPointer? = nil, _ b: UnsafeRawPointer? = nil,
+                  _ c: UnsafeRawPointer? = nil, core: Int, completion: FetchCompletionHandler? = nil)
+        {
+            _ = call(method, a, b, c, core: core, completion: completion)
+        }
+
+        /// A C `bool` result, read as the low byte of the `ffi_arg`.
+        @inline(__always)
+        func bool(_ method: DelegateMethod, _ a: UnsafeRawPointer? = nil, _ b: UnsafeRawPointer? = nil,
+                  _ c: UnsafeRawPointer? = nil, core: Int) -> Bool
+        {
+            UInt8(truncatingIfNeeded: call(method, a, b, c, core: core)) != 0
+        }
+    }
+
+    private static func install(_ function: Function, _ call: Caller, into handlers: inout DelegateHandlers) {
+        let method = function.method
+        switch function.shape {
         case .notify(let set):
-            set(&handlers) { _ in call.void(app) }
+            set(&handlers) { _ in call.void(method, core: 0) }
         case .askWithDict(let set):
             set(&handlers) { _, options in
-                withDict(options) { call.bool(app, $0) }
+                withDict(options) { call.bool(method, $0, core: 1) }
             }
         case .receiveDict(let set):
             set(&handlers) { _, info in
-                withDict(info) { call.void(app, $0) }
+                withDict(info) { call.void(method, $0, core: 1) }
             }
         case .openURL:
             handlers.openURL = { _, url, source, annotation in
                 url.withCString { url in
                     withOptionalCString(source) { source in
                         withDict(annotationDict(annotation)) { annotation in
-                            call.bool(app, url, source, annotation)
+                            call.bool(method, url, source, annotation, core: 3)
                         }
                     }
                 }
             }
         case .fetch:
             handlers.performFetch = { _, handler in
-                call.void(app, closures.makeCompletion(for: handler))
+                call.void(method, core: 0, completion: handler)
             }
         case .remoteNotificationWithCompletion:
             handlers.didReceiveRemoteNotificationWithCompletion = { _, payload, handler in
-                let completion = closures.makeCompletion(for: handler)
-                withDict(payload) { call.void(app, $0, completion) }
+                withDict(payload) { call.void(method, $0, core: 1, completion: handler) }
             }
         case .askArchive(let set, let writable):
             set(&handlers) { _, archive in
-                withArchive(archive, writable: writable) { call.bool(app, $0) }
+                withArchive(archive, writable: writable) { call.bool(method, $0, core: 1) }
             }
         case .archive(let set, let writable):
             set(&handlers) { _, archive in
-                withArchive(archive, writable: writable) { call.void(app, $0) }
+                withArchive(archive, writable: writable) { call.void(method, $0, core: 1) }
             }
         }
     }
@@ -313,17 +438,40 @@ extension FFIDelegates.CType {
         case .void: return withUnsafeMutablePointer(to: &ffi_type_void) { $0 }
         case .bool: return withUnsafeMutablePointer(to: &ffi_type_uint8) { $0 }
         case .uint32: return withUnsafeMutablePointer(to: &ffi_type_uint32) { $0 }
+        case .uint64: return withUnsafeMutablePointer(to: &ffi_type_uint64) { $0 }
         case .pointer: return withUnsafeMutablePointer(to: &ffi_type_pointer) { $0 }
         }
+    }
+}
+
+/// The arguments of one call, each in its own 8-byte slot (pointers, and the 64-bit token): at
+/// most six (a 1.1 remote notification: plugin, state, user_info, complete, token; an `lc_delegate_t`
+/// open_url: app, url, source, annotation, ctx). On the stack; a call allocates nothing.
+struct Frame {
+    var slots: (UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?) =
+        (nil, nil, nil, nil, nil, nil)
+    var count = 0
+
+    @inline(__always)
+    mutating func append(_ value: UnsafeRawPointer?) {
+        switch count {
+        case 0: slots.0 = value
+        case 1: slots.1 = value
+        case 2: slots.2 = value
+        case 3: slots.3 = value
+        case 4: slots.4 = value
+        default: slots.5 = value
+        }
+        count += 1
     }
 }
 
 /// A delegate function found in a plugin, with its prepared call interface. [loop-thread]: called
 /// from the bound handlers only.
 ///
-/// Every argument of a delegate function is a pointer (`Shape`; checked when a row is
-/// bound), so a call stores its arguments in a fixed tuple on the stack: a call
-/// allocates nothing and checks nothing, and costs `ffi_call` plus a few stores.
+/// Every argument is pointer-sized (checked when a row is bound), so a call stores its arguments in
+/// a fixed frame on the stack: a call allocates nothing and checks nothing, and costs `ffi_call`
+/// plus a few stores.
 struct BoundFunction {
     let cif: UnsafeMutablePointer<ffi_cif>
     let entry: @convention(c) () -> Void
@@ -333,31 +481,17 @@ struct BoundFunction {
         entry = unsafeBitCast(address, to: (@convention(c) () -> Void).self)
     }
 
-    /// Calls a function returning `void`; unused trailing arguments are not passed (the cif's count rules).
+    /// `ffi_call` with the frame's slots (the cif's argument count says how many are read); returns
+    /// the raw `ffi_arg` result.
     @inline(__always)
-    func void(_ a0: UnsafeRawPointer?, _ a1: UnsafeRawPointer? = nil, _ a2: UnsafeRawPointer? = nil) {
-        _ = invoke(a0, a1, a2, nil)
-    }
-
-    /// Calls a function returning C `bool` (read as the low byte of an `ffi_arg`).
-    @inline(__always)
-    func bool(_ a0: UnsafeRawPointer?, _ a1: UnsafeRawPointer? = nil, _ a2: UnsafeRawPointer? = nil,
-              _ a3: UnsafeRawPointer? = nil) -> Bool
-    {
-        UInt8(truncatingIfNeeded: invoke(a0, a1, a2, a3)) != 0
-    }
-
-    /// `ffi_call` with every argument in its own 8-byte slot; returns the raw `ffi_arg` result.
-    @inline(__always)
-    private func invoke(_ a0: UnsafeRawPointer?, _ a1: UnsafeRawPointer?, _ a2: UnsafeRawPointer?,
-                        _ a3: UnsafeRawPointer?) -> ffi_arg
-    {
-        var slots = (a0, a1, a2, a3)
+    func invoke(_ frame: Frame) -> ffi_arg {
+        var slots = frame.slots
         var result: ffi_arg = 0
         withUnsafeMutableBytes(of: &slots) { slots in
             let base = slots.baseAddress!
-            var values: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) =
-                (base, base + 8, base + 16, base + 24)
+            var values: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
+                         UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) =
+                (base, base + 8, base + 16, base + 24, base + 32, base + 40)
             withUnsafeMutableBytes(of: &values) { values in
                 ffi_call(cif, entry, &result, values.baseAddress!.assumingMemoryBound(to: UnsafeMutableRawPointer?.self))
             }

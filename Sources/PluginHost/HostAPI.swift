@@ -1,13 +1,46 @@
 import AppLifecycle
 import CLifecycleABI
 import CLifecycleSystem
+import Glibc
 import Logging
 
-/// The host-API table every plugin receives in `init`: one static table; the `lc_plugin *`
-/// argument says which plugin calls. Allocated once, never freed (plugins may keep the pointer).
-nonisolated(unsafe) package let hostAPITable: UnsafePointer<lc_host_api_t> = {
-    let table = UnsafeMutablePointer<lc_host_api_t>.allocate(capacity: 1)
-    table.initialize(to: lc_host_api_t(
+/// The host-API tables handed to plugins in `init`: one private copy per plugin, in a page of its own
+/// that is made read-only (`mprotect(PROT_READ)`) before the plugin sees it, so that a plugin writing
+/// through its `const lc_host_api_t *` faults in that plugin instead of redirecting every other
+/// plugin's calls. The page also holds the plugin's copy of the dictionary table (`host->dict`).
+///
+/// Every function still takes the calling plugin's `lc_plugin *` and checks ownership with it (see
+/// include/lifecycle.h, "Ownership").
+package enum HostAPITable {
+    /// Maps and fills a read-only page for one plugin.
+    /// - Returns: the table (an `lc_host_api_t *` at the start of the page); free it with `free(_:)`.
+    package static func make() -> UnsafePointer<lc_host_api_t> {
+        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let hostSize = MemoryLayout<lc_host_api_t>.size
+        let dictOffset = (hostSize + 15) & ~15
+        precondition(dictOffset + MemoryLayout<lc_dict_api_t>.size <= pageSize, "the host-API tables outgrew a page")
+        guard let page = mmap(nil, pageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), page != MAP_FAILED else {
+            fatalError("mmap of a host-API page failed: \(String(cString: strerror(errno)))")
+        }
+        let dict = (page + dictOffset).bindMemory(to: lc_dict_api_t.self, capacity: 1)
+        dict.initialize(to: lcDictAPI.pointee)
+        let table = page.bindMemory(to: lc_host_api_t.self, capacity: 1)
+        table.initialize(to: template)
+        table.pointee.dict = UnsafePointer(dict)
+        guard mprotect(page, pageSize, PROT_READ) == 0 else {
+            fatalError("mprotect of a host-API page failed: \(String(cString: strerror(errno)))")
+        }
+        return UnsafePointer(table)
+    }
+
+    /// Unmaps a table made by `make()`.
+    package static func free(_ table: UnsafePointer<lc_host_api_t>) {
+        munmap(UnsafeMutableRawPointer(mutating: table), Int(sysconf(Int32(_SC_PAGESIZE))))
+    }
+
+    /// What every copy holds (its `dict` is replaced by the page's own copy).
+    nonisolated(unsafe) private static let template: lc_host_api_t = {
+    lc_host_api_t(
         struct_size: UInt32(MemoryLayout<lc_host_api_t>.size),
         abi_major: UInt32(LC_ABI_VERSION_MAJOR),
         abi_minor: UInt32(LC_ABI_VERSION_MINOR),
@@ -37,8 +70,8 @@ nonisolated(unsafe) package let hostAPITable: UnsafePointer<lc_host_api_t> = {
             }
         },
         remove_observer: { plugin, token in
-            HostCalls.withPlugin(plugin, "remove_observer", mainThread: true) { _, handle in
-                handle.removeObserver(token, function: "remove_observer")
+            HostCalls.withPlugin(plugin, "remove_observer", mainThread: true) { p, handle in
+                handle.removeObserver(token, owner: p, function: "remove_observer")
             }
         },
         post: { plugin, name, sender, userInfo in
@@ -54,13 +87,24 @@ nonisolated(unsafe) package let hostAPITable: UnsafePointer<lc_host_api_t> = {
         },
         begin_background_task: { plugin, name, expiration, ctx, out in
             HostCalls.withPlugin(plugin, "begin_background_task", mainThread: true) { p, handle in
-                handle.beginBackgroundTask(name, expiration: expiration, ctx: ctx, owner: p.id, out: out,
-                                           function: "begin_background_task")
+                var task: lc_task_id = 0
+                let status = handle.beginBackgroundTask(name, expiration: expiration, ctx: ctx, owner: p.id, out: &task,
+                                                        function: "begin_background_task")
+                if status == LC_OK {
+                    p.addTask(task)
+                    out?.pointee = task
+                }
+                return status
             }
         },
         end_background_task: { plugin, task in
-            HostCalls.withPlugin(plugin, "end_background_task", mainThread: false) { _, handle in
-                handle.endBackgroundTask(task, function: "end_background_task")
+            HostCalls.withPlugin(plugin, "end_background_task", mainThread: false) { p, handle in
+                // Checked here, on any thread: the plugin's own open tasks are recorded in it.
+                guard p.removeTask(task) else {
+                    return lcFail(lc_status(LC_ERR_NOT_FOUND),
+                                  "end_background_task: plugin '\(p.id)' has no open background task \(task)")
+                }
+                return handle.endBackgroundTask(task, function: "end_background_task")
             }
         },
         add_timer: { plugin, seconds, fn, ctx, out in
@@ -69,8 +113,12 @@ nonisolated(unsafe) package let hostAPITable: UnsafePointer<lc_host_api_t> = {
             }
         },
         cancel_timer: { plugin, source in
-            HostCalls.withPlugin(plugin, "cancel_timer", mainThread: true) { _, handle in
-                handle.cancelTimer(source, function: "cancel_timer")
+            HostCalls.withPlugin(plugin, "cancel_timer", mainThread: true) { p, handle in
+                guard p.timers.contains(source) else {
+                    return lcFail(lc_status(LC_ERR_NOT_FOUND), "cancel_timer: plugin '\(p.id)' has no timer \(source)")
+                }
+                p.timers.remove(source)
+                return handle.cancelTimer(source, function: "cancel_timer")
             }
         },
         perform_async: { plugin, fn, ctx in
@@ -81,10 +129,27 @@ nonisolated(unsafe) package let hostAPITable: UnsafePointer<lc_host_api_t> = {
         get_extension: { _, _ in
             // ABI 1.0 defines no optional extensions: every id answers NULL ("not supported").
             nil
+        },
+        set_delegate: { plugin, delegate in
+            HostCalls.withPlugin(plugin, "set_delegate", mainThread: true) { p, _ in
+                guard let delegate else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "set_delegate: delegate is NULL") }
+                guard p.inInit else {
+                    return lcFail(lc_status(LC_ERR_ILLEGAL_ACTION), "set_delegate: plugin '\(p.id)' may set its delegate table only from init")
+                }
+                guard p.delegateTable == nil else {
+                    return lcFail(lc_status(LC_ERR_ILLEGAL_ACTION), "set_delegate: plugin '\(p.id)' has set its delegate table already")
+                }
+                let size = Int(delegate.pointee.struct_size)
+                guard size >= 8 else {
+                    return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "set_delegate: delegate->struct_size is \(size)")
+                }
+                p.delegateTable = FFIDelegates.pluginTableAddresses(delegate, size: size)
+                return lc_status(LC_OK)
+            }
         }
-    ))
-    return UnsafePointer(table)
-}()
+    )
+    }()
+}
 
 /// The checks every host-API call starts with.
 enum HostCalls {

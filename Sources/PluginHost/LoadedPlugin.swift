@@ -2,6 +2,7 @@ import AppLifecycle
 import CLifecycleABI
 import CLifecycleSystem
 import Glibc
+import Synchronization
 
 /// A plugin the host has loaded: its descriptor, its image, and what it registered.
 ///
@@ -23,7 +24,17 @@ package final class LoadedPlugin {
     let descriptor: lc_plugin_descriptor_t
     var state: UnsafeMutableRawPointer?
     var delegateToken: Application.DelegateToken?
+    /// Its timers not yet fired or cancelled. [loop-thread]
     var timers: Set<UInt64> = []
+    /// Its background tasks begun and not yet ended through the host API (an id the engine has
+    /// ended meanwhile may linger; the engine answers for it). Read from any thread.
+    private let tasks = Mutex<Set<UInt64>>([])
+    /// Its own read-only copy of the host-API table, unmapped when this object goes.
+    package let hostTable: UnsafePointer<lc_host_api_t> = HostAPITable.make()
+    /// Whether its init is running (`set_delegate` is accepted only then). [loop-thread]
+    var inInit = false
+    /// The delegate table its init registered (ABI 1.1), one address per `FFIDelegates.functions` row.
+    var delegateTable: [UnsafeMutableRawPointer?]?
     /// The message a failing init left with `set_error`.
     var initError: String?
     weak var owner: AppHandle?
@@ -45,7 +56,14 @@ package final class LoadedPlugin {
     /// The id as a C string, for `lc_plugin_id`; lives as long as this object.
     package private(set) lazy var cID: UnsafePointer<CChar> = UnsafePointer(id.withCString { strdup($0) }!)
 
-    deinit { free(UnsafeMutableRawPointer(mutating: cID)) }
+    deinit {
+        free(UnsafeMutableRawPointer(mutating: cID))
+        HostAPITable.free(hostTable)
+    }
+
+    func addTask(_ id: UInt64) { tasks.withLock { _ = $0.insert(id) } }
+    /// Whether `id` was its task; forgets it. [thread-safe]
+    func removeTask(_ id: UInt64) -> Bool { tasks.withLock { $0.remove(id) != nil } }
 
     package var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
 
@@ -64,6 +82,7 @@ package final class LoadedPlugin {
         for timer in timers { handle.cancelTimer(timer) }
         timers.removeAll()
         handle.app.endBackgroundTasks(owner: id)
+        tasks.withLock { $0.removeAll() }
     }
 
     /// Unloading: registrations removed first, then `deinit`. The image stays mapped. [loop-thread]

@@ -60,7 +60,9 @@ extension AppHandle {
                                   summary: descriptor.description.map { String(cString: $0) } ?? "",
                                   path: path, handle: handle, descriptor: descriptor, owner: self)
         var state: UnsafeMutableRawPointer?
-        let status = initialise(hostAPITable, plugin.opaque, &state)
+        plugin.inInit = true
+        let status = initialise(plugin.hostTable, plugin.opaque, &state)
+        plugin.inInit = false
         guard status == LC_OK else {
             plugin.removeRegistrations(in: self)
             plugin.isActive = false
@@ -70,9 +72,12 @@ extension AppHandle {
         }
         plugin.state = state
 
+        // ABI 1.1: the table init registered; else (1.0) the exported functions, found by name.
         // withCString: the table's symbols are literals, NUL-terminated in place, so no C copy is allocated.
-        let (handlers, implemented) = FFIDelegates.bind(lookup: { $0.withCString { dlsym(handle, $0) } }, app: opaque,
-                                                        closures: closures)
+        let (handlers, implemented) = plugin.delegateTable.map { table in
+            table.withUnsafeBufferPointer { FFIDelegates.bind(addresses: $0, convention: .pluginTable(plugin)) }
+        } ?? FFIDelegates.bind(lookup: { $0.withCString { dlsym(handle, $0) } }, app: opaque, closures: closures,
+                               owner: plugin, id: id)
         plugin.implementedMethods = implemented
         if !implemented.isEmpty {
             do {

@@ -1,4 +1,6 @@
 import AppLifecycle
+import CLifecycle
+import CLifecycleABI
 import Foundation
 import Glibc
 import PluginHost
@@ -76,7 +78,8 @@ final class FFIDelegateTests: XCTestCase {
         let prepared = FFIDelegates.preparedInterfaceCount
         let signatures = Set(FFIDelegates.functions.map(\.signature))
         XCTAssertGreaterThanOrEqual(prepared, signatures.count)
-        XCTAssertLessThanOrEqual(prepared, signatures.count + 1, "rows share; plus the completion closures' void(uint32)")
+        XCTAssertLessThanOrEqual(prepared, signatures.count * 3 + 1,
+                                 "rows share, per convention (exported, lc_delegate_t, 1.1 table); plus the completion closures' void(uint32)")
         let first = signatures.map { FFIDelegates.callInterface(for: $0) }
         _ = FFIDelegates.bind(lookup: fixture.symbol, app: nil, closures: CompletionClosurePool())
         let second = signatures.map { FFIDelegates.callInterface(for: $0) }
@@ -370,25 +373,73 @@ final class FFIDelegateTests: XCTestCase {
         ])
     }
 
-    func testEndedClosuresAreFreedBeyondTheQuarantine() throws {
-        let rig = try Rig.background {
-            $0.watchdogPolicy = .report
-        }
+    /// ABI 1.0: a completion pointer called again after 100 later requests is reported and completes
+    /// nothing — its closure was not reused (a completed closure waits `reuseDelay` first) — and one
+    /// whose request the watchdog ended is never reused at all.
+    func testCompletionCalledAfterAHundredLaterRequestsCompletesNothing() throws {
+        let rig = try Rig.background { $0.watchdogPolicy = .report }
+        rig.fixture.setCompletion(.now, result: 0)
+        try rig.perform(.backgroundFetch)
+        let first = try XCTUnwrap(rig.fixture.lastCompletion)
+        // A request left open meanwhile must not be completed by the stale call.
         rig.fixture.setCompletion(.now, result: 0)
         for _ in 0..<100 { try rig.perform(.backgroundFetch) }
-        XCTAssertEqual(rig.traceLines.filter { $0.hasPrefix("completion ") }.count, 100)
-        XCTAssertLessThanOrEqual(rig.pool.liveClosureCount, CompletionClosurePool.quarantineLimit + 1)
-        rig.pool.sweep()
-        XCTAssertEqual(rig.pool.liveClosureCount, CompletionClosurePool.quarantineLimit)
-
-        // Open requests keep their closures; the oldest quarantined ones make room.
+        XCTAssertEqual(rig.traceLines.filter { $0.hasPrefix("completion ") }.count, 101)
+        XCTAssertEqual(Set((0..<5).map { _ in rig.pool.liveClosureCount }).count, 1)
+        XCTAssertLessThanOrEqual(rig.pool.liveClosureCount, 101, "no reuse within the delay")
         rig.fixture.setCompletion(.never, result: 0)
-        for _ in 0..<3 { try rig.perform(.backgroundFetch) }
-        XCTAssertEqual(rig.pool.liveClosureCount, CompletionClosurePool.quarantineLimit + 3)
-        for _ in 0..<3 { rig.fixture.callLastCompletion(0) }  // ends only the last one
-        rig.pool.sweep()
-        XCTAssertEqual(rig.pool.liveClosureCount, CompletionClosurePool.quarantineLimit + 2)
-        XCTAssertTrue(rig.traceLines.contains { $0.hasPrefix("error completion handler called again") })
+        try rig.perform(.backgroundFetch)
+        XCTAssertEqual(rig.app.state, .background, "one request open")
+        let before = rig.traceLines.count
+        first(1)
+        XCTAssertEqual(Array(rig.traceLines[before...]), [], "nothing completed (the table has forgotten the ended request: logged only)")
+        XCTAssertTrue(String(cString: lc_last_error_message()).hasSuffix("which names no open request (completed, ended, or never issued); ignored"),
+                      String(cString: lc_last_error_message()))
+        XCTAssertEqual(rig.app.state, .background, "the open request is still open")
+        rig.fixture.callLastCompletion(0)
+        XCTAssertEqual(rig.app.state, .suspended)
+    }
+
+    /// ABI 1.0: a completed closure serves a new request only after the reuse delay, and a closure
+    /// whose request ended uncalled is never reused; no closure is ever freed.
+    func testClosuresAreReusedOnlyAfterTheirDelayAndNeverWhenUncalled() throws {
+        let rig = try Rig.background { $0.watchdogPolicy = .report; $0.budgets.completionHandler = .milliseconds(50) }
+        let pool = CompletionClosurePool(reuseDelay: .milliseconds(300))
+        var handlers: [FetchCompletionHandler] = []
+        rig.app.removeDelegate(id: "com.example.ffi")
+        var swift = DelegateHandlers()
+        swift.performFetch = { _, handler in handlers.append(handler) }
+        try rig.app.addDelegate(swift, id: "com.example.swift")
+        func completion() throws -> UnsafeRawPointer {
+            try rig.perform(.backgroundFetch)
+            return pool.makeCompletion(for: try XCTUnwrap(handlers.last))
+        }
+        func call(_ pointer: UnsafeRawPointer) { unsafeBitCast(pointer, to: (@convention(c) (UInt32) -> Void).self)(0) }
+        let a = try completion()
+        call(a)
+        XCTAssertEqual(rig.app.state, .suspended)
+        let uncalled = try completion()  // never called: the watchdog ends it
+        try rig.runLoop(until: { rig.app.state == .suspended })
+        let b = try completion()
+        XCTAssertNotEqual(b, a, "too early to reuse")
+        call(b)
+        usleep(350_000)
+        var seen: Set<UnsafeRawPointer> = []
+        for _ in 0..<4 {
+            let next = try completion()
+            seen.insert(next)
+            call(next)
+        }
+        XCTAssertTrue(seen.contains(a), "reused after the delay")
+        XCTAssertFalse(seen.contains(uncalled), "never reused")
+        XCTAssertEqual(pool.deadClosureCount, 1)
+        XCTAssertEqual(pool.liveClosureCount, 6, "a, uncalled, b, then three new while b cools")
+        // The dead one, called late, lands safely and completes nothing.
+        let open = try completion()
+        call(uncalled)
+        XCTAssertEqual(rig.app.state, .background)
+        call(open)
+        XCTAssertEqual(rig.app.state, .suspended)
     }
 }
 
@@ -427,6 +478,7 @@ final class Fixture: @unchecked Sendable {
     private let setReturn_: @convention(c) (UnsafePointer<CChar>?, Bool) -> Int32
     private let setCompletion_: @convention(c) (Int32, UInt32) -> Void
     private let callLastCompletion_: @convention(c) (UInt32) -> Void
+    private let lastCompletion_: @convention(c) () -> (@convention(c) (UInt32) -> Void)?
     let joinThreads: @convention(c) () -> Void
 
     private init() throws {
@@ -456,6 +508,7 @@ final class Fixture: @unchecked Sendable {
         setReturn_ = try function("fixture_set_return", (@convention(c) (UnsafePointer<CChar>?, Bool) -> Int32).self)
         setCompletion_ = try function("fixture_set_completion", (@convention(c) (Int32, UInt32) -> Void).self)
         callLastCompletion_ = try function("fixture_call_last_completion", (@convention(c) (UInt32) -> Void).self)
+        lastCompletion_ = try function("fixture_last_completion", (@convention(c) () -> (@convention(c) (UInt32) -> Void)?).self)
         joinThreads = try function("fixture_join_threads", (@convention(c) () -> Void).self)
     }
 
@@ -478,6 +531,7 @@ final class Fixture: @unchecked Sendable {
     func setReturn(_ symbol: String, _ value: Bool) -> Int32 { setReturn_(symbol, value) }
     func setCompletion(_ mode: CompletionMode, result: UInt32) { setCompletion_(mode.rawValue, result) }
     func callLastCompletion(_ result: UInt32) { callLastCompletion_(result) }
+    var lastCompletion: (@convention(c) (UInt32) -> Void)? { lastCompletion_() }
 }
 
 struct FixtureError: Error, CustomStringConvertible {

@@ -121,6 +121,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         let owner = owner.isEmpty ? 0 : internOwner(owner)
         list.pointee.append(ObserverEntry(function: function, context: context, sender: sender, token: token.rawValue,
                                           owner: owner, boxed: boxed))
+        if owner != 0 { state.pointee.ownerNames[Int(owner)].insert(name.id) }
         return token
     }
 
@@ -128,6 +129,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         if let index = state.pointee.ownerIndex[owner] { return index }
         let index = UInt32(state.pointee.owners.count)
         state.pointee.owners.append(owner)
+        state.pointee.ownerNames.append([])
         state.pointee.ownerIndex[owner] = index
         return index
     }
@@ -146,6 +148,34 @@ public final class AppNotificationCenter: @unchecked Sendable {
     @discardableResult
     public func removeObserver(_ token: ObserverToken) -> Bool {
         guard let list = list(token.nameID), let index = list.pointee.index(of: token.rawValue) else { return false }
+        removeEntry(list, at: index)
+        return true
+    }
+
+    /// Removes an observer only if `owner` registered it. [loop-thread]
+    ///
+    /// What a plugin's `remove_observer` goes through: a plugin can remove its own observers, never
+    /// another plugin's (nor the host's, whose owner is empty), even with a token it guessed.
+    /// - Returns: false when the token names no current observer of `owner` (someone else's, already
+    ///   removed, or never issued); nothing changed then.
+    @discardableResult
+    public func removeObserver(_ token: ObserverToken, owner: String) -> Bool {
+        guard let ownerID = state.pointee.ownerIndex[owner], let list = list(token.nameID),
+              let index = list.pointee.index(of: token.rawValue), list.pointee.entries[index].owner == ownerID
+        else { return false }
+        removeEntry(list, at: index)
+        return true
+    }
+
+    /// Whether `token` names a current observer registered by `owner`. [loop-thread]
+    public func isObserver(_ token: ObserverToken, ownedBy owner: String) -> Bool {
+        guard let ownerID = state.pointee.ownerIndex[owner], let list = list(token.nameID),
+              let index = list.pointee.index(of: token.rawValue)
+        else { return false }
+        return list.pointee.entries[index].owner == ownerID
+    }
+
+    private func removeEntry(_ list: UnsafeMutablePointer<ObserverList>, at index: Int) {
         let entry = list.pointee.entries[index]
         if list.pointee.dispatchDepth > 0 {
             list.pointee.entries[index].token = 0  // a tombstone: skipped by the running dispatch, compacted after it
@@ -158,24 +188,30 @@ public final class AppNotificationCenter: @unchecked Sendable {
             // The closure may be the one running right now: free it only once no dispatch is under way.
             if state.pointee.dispatchDepth > 0 { state.pointee.graveyard.append(box) } else { box.release() }
         }
-        return true
     }
 
     /// Removes every observer registered with `owner`. [loop-thread]
+    ///
+    /// Visits only the names `owner` observes (a per-owner index), each list once: removing 100,000
+    /// observers costs one pass over their lists, not one search and one shift per observer. Safe
+    /// from inside a callback (entries of a list being dispatched become tombstones).
     /// - Returns: how many were removed.
     @discardableResult
     public func removeObservers(owner: String) -> Int {
-        guard let ownerID = state.pointee.ownerIndex[owner] else { return 0 }
-        var tokens: [ObserverToken] = []
-        for list in state.pointee.lists {
-            guard let list else { continue }
-            for i in 0..<list.pointee.count {
-                let entry = list.pointee.entries[i]
-                if entry.token != 0 && entry.owner == ownerID { tokens.append(ObserverToken(rawValue: entry.token)) }
-            }
+        guard !owner.isEmpty, let ownerID = state.pointee.ownerIndex[owner] else { return 0 }
+        let names = state.pointee.ownerNames[Int(ownerID)]
+        state.pointee.ownerNames[Int(ownerID)] = []
+        var removed = 0
+        var boxes: [UnsafeMutableRawPointer] = []
+        for nameID in names {
+            guard let list = list(nameID) else { continue }
+            removed += list.pointee.removeAll(owner: ownerID, boxes: &boxes)
         }
-        for token in tokens { removeObserver(token) }
-        return tokens.count
+        for context in boxes {
+            let box = Unmanaged<ObserverBox>.fromOpaque(context)
+            if state.pointee.dispatchDepth > 0 { state.pointee.graveyard.append(box) } else { box.release() }
+        }
+        return removed
     }
 
     /// The number of live observers of `name`. [loop-thread]
@@ -438,6 +474,9 @@ struct CenterState {
     var serial: UInt32 = 0
     var owners: [String] = [""]
     var ownerIndex: [String: UInt32] = ["": 0]
+    /// By owner id: the name ids it has observed (a superset of those it observes now), so that
+    /// removing an owner's observers visits only those lists. Not kept for the empty owner (0).
+    var ownerNames: [Set<UInt32>] = [[]]
     /// Closure boxes of removed Swift observers, released once no dispatch is under way.
     var graveyard: [Unmanaged<ObserverBox>] = []
     var dispatchDepth = 0
@@ -462,6 +501,10 @@ struct ObserverList {
     private var capacity = 4
     var dispatchDepth = 0
     var hasTombstones = false
+    /// The largest token appended so far, and whether a smaller one came after it (the serial wrapped):
+    /// live tokens are ascending, so `index(of:)` searches by halving unless this is set.
+    private var maxToken: UInt64 = 0
+    private var unsorted = false
     /// The name's C string (static storage), put in every record.
     let cName: UnsafePointer<CChar>
 
@@ -482,11 +525,56 @@ struct ObserverList {
         count += 1
         if entry.boxed { boxedCount += 1 }
         if entry.sender != 0 { filteredCount += 1 }
+        if entry.token <= maxToken { unsorted = true } else { maxToken = entry.token }
     }
 
+    /// Where the live entry with `token` is: by halving (tokens are appended in ascending order and
+    /// removal keeps order), linearly only while tombstones (token 0) are waiting or after a wrap.
     func index(of token: UInt64) -> Int? {
+        guard token != 0 else { return nil }
+        if !hasTombstones, !unsorted {
+            var low = 0
+            var high = count
+            while low < high {
+                let middle = (low + high) / 2
+                if entries[middle].token < token { low = middle + 1 } else { high = middle }
+            }
+            return low < count && entries[low].token == token ? low : nil
+        }
         for i in 0..<count where entries[i].token == token { return i }
         return nil
+    }
+
+    /// Removes every live entry of `owner` in one pass: tombstones them while the list is being
+    /// dispatched, else compacts (keeping order). The contexts of Swift observers go to `boxes`.
+    mutating func removeAll(owner: UInt32, boxes: inout [UnsafeMutableRawPointer]) -> Int {
+        var removed = 0
+        if dispatchDepth > 0 {
+            for i in 0..<count where entries[i].token != 0 && entries[i].owner == owner {
+                if entries[i].boxed, let context = entries[i].context { boxes.append(context) }
+                entries[i].token = 0
+                removed += 1
+            }
+            if removed > 0 { hasTombstones = true }
+            return removed
+        }
+        var kept = 0
+        for i in 0..<count {
+            let entry = entries[i]
+            if entry.token != 0 && entry.owner == owner {
+                if entry.boxed {
+                    boxedCount -= 1
+                    if let context = entry.context { boxes.append(context) }
+                }
+                if entry.sender != 0 { filteredCount -= 1 }
+                removed += 1
+                continue
+            }
+            if kept != i { entries[kept] = entry }
+            kept += 1
+        }
+        count = kept
+        return removed
     }
 
     mutating func remove(at index: Int) {

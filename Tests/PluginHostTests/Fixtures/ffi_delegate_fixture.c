@@ -161,6 +161,13 @@ LC_EXPORT void fixture_call_last_completion(uint32_t result) {
     if (completion) completion(result);
 }
 
+LC_EXPORT completion_fn fixture_last_completion(void) {
+    pthread_mutex_lock(&fixture_lock);
+    completion_fn completion = last_completion;
+    pthread_mutex_unlock(&fixture_lock);
+    return completion;
+}
+
 LC_EXPORT void fixture_join_threads(void) {
     for (size_t i = 0; i < thread_count; i++) pthread_join(threads[i], NULL);
     thread_count = 0;
