@@ -115,7 +115,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         let list: UnsafeMutablePointer<ObserverList>
         if let existing = state.pointee.lists[id] { list = existing } else {
             list = .allocate(capacity: 1)
-            list.initialize(to: ObserverList(cName: NameRegistry.shared.cString(for: name.id)))
+            list.initialize(to: ObserverList(cName: name.cString))
             state.pointee.lists[id] = list
         }
         let owner = owner.isEmpty ? 0 : internOwner(owner)
