@@ -37,9 +37,12 @@ import PluginHost
                                                 _ userInfo: OpaquePointer?) -> lc_status
 {
     guard let app else { return lcNull("lc_app_post_name", "app") }
-    guard let notificationName = NotificationName(internedID: name) else { return lcUnknownNameID(name, "lc_app_post_name") }
-    // The caller's handle is alive for the call (the header's contract): no retain.
-    return Unmanaged<AppHandle>.fromOpaque(UnsafeRawPointer(app))._withUnsafeGuaranteedRef {
-        $0.post(notificationName, sender: sender, userInfo: userInfo)
+    // The caller's handle is alive for the call (the header's contract), and the application owns
+    // its center: neither is retained. The center checks the id (see `post(nameID:)`).
+    let center = Unmanaged<AppHandle>.fromOpaque(UnsafeRawPointer(app))._withUnsafeGuaranteedRef { $0.center }
+    let posted = center._withUnsafeGuaranteedRef { center in
+        guard let userInfo else { return center.post(nameID: name, sender: UInt(bitPattern: sender), userInfo: nil) }
+        return center.post(nameID: name, sender: UInt(bitPattern: sender), userInfo: UserInfoBox.from(userInfo).value)
     }
+    return posted ? lc_status(LC_OK) : lcUnknownNameID(name, "lc_app_post_name")
 }

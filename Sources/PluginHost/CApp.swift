@@ -61,10 +61,11 @@ extension AppHandle {
     /// Posts an interned name. [thread-safe] On the loop thread observers have run when this returns;
     /// from another thread the post is queued (no lock but the loop's queue lock, no `String`).
     /// `userInfo` is copied (its value is read now).
-    @inline(__always)
     package func post(_ name: NotificationName, sender: UnsafeRawPointer?, userInfo: OpaquePointer?) -> lc_status {
-        app.center.post(name, sender: NotificationSender(rawValue: UInt(bitPattern: sender)),
-                        userInfo: userInfo.map { UserInfoBox.from($0).value })
+        center._withUnsafeGuaranteedRef {
+            $0.post(name, sender: NotificationSender(rawValue: UInt(bitPattern: sender)),
+                    userInfo: userInfo.map { UserInfoBox.from($0).value })
+        }
         return lc_status(LC_OK)
     }
 

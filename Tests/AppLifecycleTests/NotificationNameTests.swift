@@ -79,4 +79,23 @@ final class NotificationNameTests: XCTestCase {
         }
         XCTAssertEqual(Set((0..<perThread).map { ids[$0] }).count, perThread)
     }
+
+    /// Every prefix of a long name is its own name: the word-wise hash sees every byte (short names,
+    /// exact multiples of 8, the overlapping last word), and the longest accepted name is 255 bytes.
+    func testPrefixesOfEveryLengthAreDistinctNames() throws {
+        let long = "x." + String(repeating: "abcdefghij", count: 26)  // 262 bytes
+        var ids: [UInt32] = []
+        for length in 2...255 {
+            let spelling = String(long.prefix(length))
+            let name = try NotificationName(spelling)
+            XCTAssertEqual(spelling.withCString { NotificationName(existingCString: $0) }, name, "length \(length)")
+            XCTAssertEqual(name.rawValue, spelling)
+            ids.append(name.id)
+        }
+        XCTAssertEqual(Set(ids).count, ids.count)
+        XCTAssertThrowsError(try NotificationName(String(long.prefix(256)))) {
+            XCTAssertEqual(($0 as! ApplicationError).code, .invalidNotificationName)
+        }
+        XCTAssertNil(String(long.prefix(256)).withCString { NotificationName(existingCString: $0) })
+    }
 }

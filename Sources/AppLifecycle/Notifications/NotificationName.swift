@@ -155,9 +155,10 @@ enum StandardName {
 
 /// The process-wide intern table: spellings to ids, ids to canonical spellings.
 ///
-/// **Deterministic cost.** An open-addressing hash table (linear probing, load ≤ 1/2) on FNV-1a over
-/// the UTF-8 bytes: a lookup costs the same in every process (Swift's `Dictionary` seeds its hash per
-/// process), and a C string is looked up straight from its bytes, without building a Swift `String`.
+/// **Deterministic cost.** An open-addressing hash table (linear probing, load ≤ 1/2) on a fixed
+/// hash of the UTF-8 bytes (FNV-1a's step over 8-byte words, see `hash`): a lookup costs the same
+/// in every process (Swift's `Dictionary` seeds its hash per process), and a C string is looked up
+/// straight from its bytes, without building a Swift `String`.
 /// A C string is scanned at most `maximumLength + 1` bytes.
 ///
 /// **Threads.** Lookups (`id(cString:)`, `lookup(_:)`, `cString(for:)`, `isInterned(_:)`) take no
@@ -217,16 +218,35 @@ final class NameRegistry: @unchecked Sendable {
 
     // MARK: Lookups [thread-safe, lock-free]
 
-    /// FNV-1a (32 bits) over `length` bytes.
+    /// A hash of `length` bytes, the same in every process: FNV-1a's step taken over 8-byte words
+    /// (unaligned loads, the last word overlapping the previous one), then murmur3's 64-bit
+    /// finalizer so that every input bit reaches the low bits the table masks. About 4 instructions
+    /// per 8 bytes plus 15: a 20-byte name costs a tenth of byte-wise FNV-1a.
     @inline(__always)
     static func hash(_ bytes: UnsafeRawPointer, _ length: Int) -> UInt32 {
-        var h: UInt32 = 0x811c_9dc5
-        var i = 0
-        while i < length {
-            h = (h ^ UInt32(bytes.load(fromByteOffset: i, as: UInt8.self))) &* 0x0100_0193
-            i &+= 1
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325 ^ UInt64(truncatingIfNeeded: length)
+        if length >= 8 {
+            var i = 0
+            while i &+ 8 < length {
+                h = (h ^ bytes.loadUnaligned(fromByteOffset: i, as: UInt64.self)) &* 0x0000_0100_0000_01b3
+                i &+= 8
+            }
+            h = (h ^ bytes.loadUnaligned(fromByteOffset: length &- 8, as: UInt64.self)) &* 0x0000_0100_0000_01b3
+        } else {
+            var tail: UInt64 = 0
+            var i = 0
+            while i < length {
+                tail |= UInt64(bytes.load(fromByteOffset: i, as: UInt8.self)) << (UInt64(i) &* 8)
+                i &+= 1
+            }
+            h = (h ^ tail) &* 0x0000_0100_0000_01b3
         }
-        return h
+        h ^= h >> 33
+        h &*= 0xff51_afd7_ed55_8ccd
+        h ^= h >> 33
+        h &*= 0xc4ce_b9fe_1a85_ec53
+        h ^= h >> 33
+        return UInt32(truncatingIfNeeded: h)
     }
 
     /// The id of the spelling `bytes[0..<length]`, or 0.
@@ -250,17 +270,9 @@ final class NameRegistry: @unchecked Sendable {
     /// The id of an interned spelling given as a NUL-terminated C string, or 0. Builds no `String`;
     /// reads at most `maximumLength + 1` bytes.
     func id(cString: UnsafePointer<CChar>) -> UInt32 {
-        let bytes = UnsafeRawPointer(cString)
-        var h: UInt32 = 0x811c_9dc5
-        var n = 0
-        while true {
-            let byte = bytes.load(fromByteOffset: n, as: UInt8.self)
-            if byte == 0 { break }
-            if n == Self.maximumLength { return 0 }  // longer than any name
-            h = (h ^ UInt32(byte)) &* 0x0100_0193
-            n &+= 1
-        }
-        return n == 0 ? 0 : find(bytes, n, h)
+        let length = strnlen(cString, Self.maximumLength + 1)  // libc's vectorised scan
+        guard length != 0, length <= Self.maximumLength else { return 0 }  // longer than any name
+        return find(cString, length, Self.hash(cString, length))
     }
 
     /// The id of an interned spelling, or 0.
@@ -379,7 +391,7 @@ final class NameRegistry: @unchecked Sendable {
         return string.withUTF8 { utf8 in
             let raw = UnsafeMutableRawPointer.allocate(byteCount: Entry.textOffset + utf8.count + 1,
                                                        alignment: MemoryLayout<Entry>.alignment)
-            let hash = utf8.baseAddress.map { Self.hash($0, utf8.count) } ?? 0x811c_9dc5
+            let hash = Self.hash(utf8.baseAddress.map { UnsafeRawPointer($0) } ?? UnsafeRawPointer(raw), utf8.count)
             raw.initializeMemory(as: Entry.self, to: Entry(hash: hash, id: id, length: utf8.count))
             let text = raw + Entry.textOffset
             if let base = utf8.baseAddress { text.copyMemory(from: base, byteCount: utf8.count) }
