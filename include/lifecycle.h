@@ -37,7 +37,7 @@ extern "C" {
 // Version
 
 #define LC_ABI_VERSION_MAJOR 1
-#define LC_ABI_VERSION_MINOR 1
+#define LC_ABI_VERSION_MINOR 1 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -227,6 +227,50 @@ typedef struct lc_notification {
 /// An observer: called on the main thread, in registration order among the name's observers.
 typedef void (*lc_observer_fn)(const lc_notification_t *notification, void *ctx);
 
+// Interned names (ABI 1.1). A name interned once is a small integer: posting and observing by id
+// skip the string lookup. Ids are process-wide (every lc_app shares them) and stable for the life of
+// the process; the standard names have the fixed ids below (never interned: they are there from the
+// start), equal to `name_id` in the notifications observers receive. A UIKit alias has the id of its
+// short name.
+
+/// An interned notification name; 0 is never valid.
+typedef uint32_t lc_name;
+enum {
+    LC_NAME_DID_FINISH_LAUNCHING = 1,
+    LC_NAME_DID_BECOME_ACTIVE = 2,
+    LC_NAME_WILL_RESIGN_ACTIVE = 3,
+    LC_NAME_DID_ENTER_BACKGROUND = 4,
+    LC_NAME_WILL_ENTER_FOREGROUND = 5,
+    LC_NAME_WILL_TERMINATE = 6,
+    LC_NAME_DID_RECEIVE_MEMORY_WARNING = 7,
+    LC_NAME_SIGNIFICANT_TIME_CHANGE = 8,
+    LC_NAME_PROTECTED_DATA_WILL_BECOME_UNAVAILABLE = 9,
+    LC_NAME_PROTECTED_DATA_DID_BECOME_AVAILABLE = 10,
+    LC_NAME_CURRENT_LOCALE_DID_CHANGE = 11,
+    LC_NAME_USER_DEFAULTS_DID_CHANGE = 12,
+    LC_NAME_BATTERY_LEVEL_DID_CHANGE = 13,
+    LC_NAME_BATTERY_STATE_DID_CHANGE = 14,
+    LC_NAME_ORIENTATION_DID_CHANGE = 15,
+    LC_NAME_PROXIMITY_STATE_DID_CHANGE = 16,
+    LC_NAME_ACCESSORY_DID_CONNECT = 17,
+    LC_NAME_ACCESSORY_DID_DISCONNECT = 18,
+    LC_NAME_SCREEN_DID_CONNECT = 19,
+    LC_NAME_SCREEN_DID_DISCONNECT = 20,
+    LC_NAME_SCREEN_MODE_DID_CHANGE = 21,
+    LC_NAME_UBIQUITY_IDENTITY_DID_CHANGE = 22,
+};
+
+/// Interns `name` (a standard short name, a UIKit alias, or a custom dotted name) and writes its id
+/// to `*out`. `name` is read during the call only. Errors as lc_app_observe: LC_ERR_UNKNOWN_NAME for
+/// an undotted name that is not standard (the last error message suggests the closest standard
+/// name), LC_ERR_INVALID_NAME for an empty, over-long (> 255 bytes), non-UTF-8 or white-space-
+/// containing name, LC_ERR_INVALID_ARGUMENT for a NULL argument; `*out` is untouched on error.
+/// An already-interned name takes no lock. [thread-safe]
+LC_EXPORT lc_status lc_name_intern(const char *name, lc_name *out);
+/// The canonical spelling of an interned name (the short name for a standard one, never the alias).
+/// Static storage owned by the library, never freed; NULL for 0 or an id never issued. [thread-safe]
+LC_EXPORT const char *lc_name_string(lc_name name);
+
 // ---------------------------------------------------------------------------------------------
 // Configuration
 
@@ -353,6 +397,16 @@ LC_EXPORT lc_status lc_app_remove_observer(lc_app *app, lc_observer_token token)
 /// it is delivered on the main run loop, in this thread's post order. `user_info` is copied (may be
 /// NULL). [thread-safe]
 LC_EXPORT lc_status lc_app_post(lc_app *app, const char *name, const void *sender, const lc_dict *user_info);
+/// lc_app_observe by interned id (see lc_name_intern). LC_ERR_UNKNOWN_NAME for 0 or an id never
+/// issued (the message names the id). Writes the token to `*out` (may be NULL). [main-thread]
+LC_EXPORT lc_status lc_app_observe_name(lc_app *app, lc_name name, const void *sender, lc_observer_fn fn, void *ctx,
+                                        lc_observer_token *out);
+/// lc_app_post by interned id: the fast path, no string lookup and no allocation without
+/// `user_info`. On the main thread observers have run when it returns; from another thread it is
+/// queued and delivered on the main run loop in this thread's post order (with lc_app_post's and
+/// lc_app_perform_async's). `user_info` is copied (may be NULL); `sender` is never dereferenced.
+/// LC_ERR_UNKNOWN_NAME for 0 or an id never issued (the message names the id). [thread-safe]
+LC_EXPORT lc_status lc_app_post_name(lc_app *app, lc_name name, const void *sender, const lc_dict *user_info);
 
 // Delegates implemented in C. Any function pointer may be NULL (not implemented). Dictionaries are
 // owned by the host and valid during the call; `coder` dictionaries are the state archive.

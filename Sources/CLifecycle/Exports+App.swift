@@ -81,7 +81,18 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
 @c @implementation public func lc_app_post(_ app: OpaquePointer?, _ name: UnsafePointer<CChar>?, _ sender: UnsafeRawPointer?,
                            _ userInfo: OpaquePointer?) -> lc_status
 {
-    withApp(app, "lc_app_post", mainThread: false) { $0.post(name, sender: sender, userInfo: userInfo, function: "lc_app_post") }
+    // The fast path: a name already interned is found from its bytes (no String, no lock) and posted
+    // by id as lc_app_post_name posts it, without retaining the handle or the center.
+    if let app, let name, let existing = NotificationName(existingCString: name) {
+        let center = Unmanaged<AppHandle>.fromOpaque(UnsafeRawPointer(app))._withUnsafeGuaranteedRef { $0.center }
+        _ = center._withUnsafeGuaranteedRef { center in
+            guard let userInfo else { return center.post(nameID: existing.id, sender: UInt(bitPattern: sender), userInfo: nil) }
+            return center.post(nameID: existing.id, sender: UInt(bitPattern: sender), userInfo: UserInfoBox.from(userInfo).value)
+        }
+        return lc_status(LC_OK)
+    }
+    // New names are interned here; NULLs and bad names are refused with their messages.
+    return withApp(app, "lc_app_post", mainThread: false) { $0.post(name, sender: sender, userInfo: userInfo, function: "lc_app_post") }
 }
 
 @c @implementation public func lc_app_add_delegate(_ app: OpaquePointer?, _ id: UnsafePointer<CChar>?,

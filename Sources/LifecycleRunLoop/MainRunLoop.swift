@@ -38,7 +38,9 @@ public final class MainRunLoop: @unchecked Sendable {
     /// A drained batch buffer keeps its storage for the next swap unless it grew past this (items).
     static let maxSpareCapacity = 1 << 16
 
-    let owner: pthread_t
+    /// The loop's thread. Immutable. Usable from inline code: `isOnLoopThread` is inlined into the
+    /// callers in other modules (the posting paths check it on every post).
+    @usableFromInline let owner: pthread_t
     let epollFD: Int32
     let wakeFD: Int32
     let timerFD: Int32
@@ -185,7 +187,11 @@ public final class MainRunLoop: @unchecked Sendable {
     }
 
     /// Whether the calling thread is the loop's thread. [thread-safe]
-    public var isOnLoopThread: Bool { pthread_equal(pthread_self(), owner) != 0 }
+    ///
+    /// Inlinable and without `pthread_equal`: on Linux a `pthread_t` is the thread's address and
+    /// `pthread_equal` is `==` (glibc's definition), so the check is one `pthread_self()` and a compare.
+    @inlinable
+    public var isOnLoopThread: Bool { pthread_self() == owner }
 
     /// The epoll descriptor. [thread-safe]
     ///

@@ -11,6 +11,9 @@ import Logging
 package final class AppHandle: @unchecked Sendable {
     package let loop: MainRunLoop
     package let app: Application
+    /// `app.center`, unretained (the application owns it for as long as this handle lives): the
+    /// posting fast path calls it without a retain/release pair.
+    package let center: Unmanaged<AppNotificationCenter>
     /// Loaded plugins in load order.
     package private(set) var plugins: [LoadedPlugin] = []
     /// Unloaded plugins, kept so that a stale `lc_plugin *` is answered, not dereferenced freed.
@@ -27,6 +30,7 @@ package final class AppHandle: @unchecked Sendable {
     package init(configuration: Configuration) throws(ApplicationError) {
         do { loop = try MainRunLoop() } catch { throw ApplicationError(error) }
         app = Application(configuration: configuration, loop: loop)
+        center = Unmanaged.passUnretained(app.center)
         app.traceHandler = { [unowned self] event in self.forwardTrace(event) }
         precondition(Self.recordLayoutMatches, "the engine's NotificationRecord no longer has lc_notification_t's layout")
         // C observers read a notification's userInfo through lc_dict accessors: a box per post owns

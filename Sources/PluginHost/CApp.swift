@@ -21,7 +21,23 @@ extension AppHandle {
         guard let name else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): name is NULL") }
         guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
         let notificationName: NotificationName
-        do { notificationName = try NotificationName(String(cString: name)) } catch { return lcFail(error) }
+        do { notificationName = try NotificationName(cString: name) } catch { return lcFail(error) }
+        return observe(notificationName, sender: sender, fn: fn, ctx: ctx, owner: owner, out: out)
+    }
+
+    /// `observe` by interned id: 0 or an id never issued is LC_ERR_UNKNOWN_NAME naming the id.
+    /// [loop-thread] (the caller checks).
+    package func observe(nameID: UInt32, sender: UnsafeRawPointer?, fn: lc_observer_fn?, ctx: UnsafeMutableRawPointer?,
+                         owner: String, out: UnsafeMutablePointer<lc_observer_token>?, function: String) -> lc_status
+    {
+        guard let name = NotificationName(internedID: nameID) else { return lcUnknownNameID(nameID, function) }
+        guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
+        return observe(name, sender: sender, fn: fn, ctx: ctx, owner: owner, out: out)
+    }
+
+    private func observe(_ notificationName: NotificationName, sender: UnsafeRawPointer?, fn: lc_observer_fn,
+                         ctx: UnsafeMutableRawPointer?, owner: String, out: UnsafeMutablePointer<lc_observer_token>?) -> lc_status
+    {
         let token = app.center.observeRaw(notificationName, sender: UInt(bitPattern: sender), owner: owner,
                                           function: unsafeBitCast(fn, to: RawObserverFunction.self), context: ctx)
         out?.pointee = token.rawValue
@@ -46,9 +62,18 @@ extension AppHandle {
     package func post(_ name: UnsafePointer<CChar>?, sender: UnsafeRawPointer?, userInfo: OpaquePointer?, function: String) -> lc_status {
         guard let name else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): name is NULL") }
         let notificationName: NotificationName
-        do { notificationName = try NotificationName(String(cString: name)) } catch { return lcFail(error) }
-        app.center.post(notificationName, sender: NotificationSender(rawValue: UInt(bitPattern: sender)),
-                        userInfo: userInfo.map { UserInfoBox.from($0).value })
+        do { notificationName = try NotificationName(cString: name) } catch { return lcFail(error) }
+        return post(notificationName, sender: sender, userInfo: userInfo)
+    }
+
+    /// Posts an interned name. [thread-safe] On the loop thread observers have run when this returns;
+    /// from another thread the post is queued (no lock but the loop's queue lock, no `String`).
+    /// `userInfo` is copied (its value is read now).
+    package func post(_ name: NotificationName, sender: UnsafeRawPointer?, userInfo: OpaquePointer?) -> lc_status {
+        center._withUnsafeGuaranteedRef {
+            $0.post(name, sender: NotificationSender(rawValue: UInt(bitPattern: sender)),
+                    userInfo: userInfo.map { UserInfoBox.from($0).value })
+        }
         return lc_status(LC_OK)
     }
 

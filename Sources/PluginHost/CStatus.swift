@@ -58,6 +58,13 @@ package func lcNull(_ function: String, _ argument: String) -> lc_status {
     lcFail(LC_ERR_INVALID_ARGUMENT, "\(function): \(argument) is NULL")
 }
 
+/// Records "`function`: no notification name has id `id`" and returns `LC_ERR_UNKNOWN_NAME`. Kept
+/// out of line: the fast paths that check ids only branch to it. [thread-safe]
+@inline(never)
+package func lcUnknownNameID(_ id: UInt32, _ function: String) -> lc_status {
+    lcFail(LC_ERR_UNKNOWN_NAME, "\(function): no notification name has id \(id) (ids come from lc_name_intern; 0 is never valid)")
+}
+
 /// Decodes a C string from the caller as UTF-8; on invalid UTF-8 records
 /// "`function`: `argument` is not valid UTF-8" (LC_ERR_INVALID_ARGUMENT) and returns nil. [thread-safe]
 package func lcString(_ pointer: UnsafePointer<CChar>, _ function: String, _ argument: String) -> String? {

@@ -115,7 +115,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         let list: UnsafeMutablePointer<ObserverList>
         if let existing = state.pointee.lists[id] { list = existing } else {
             list = .allocate(capacity: 1)
-            list.initialize(to: ObserverList(cName: NameRegistry.shared.cString(for: name.id)))
+            list.initialize(to: ObserverList(cName: name.cString))
             state.pointee.lists[id] = list
         }
         let owner = owner.isEmpty ? 0 : internOwner(owner)
@@ -251,6 +251,35 @@ public final class AppNotificationCenter: @unchecked Sendable {
         } else {
             loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(name.id), word1: sender.rawValue, payload: userInfo))
         }
+    }
+
+    /// Posts the name whose interned id is `id`, checking the id: the C ABI's fast path
+    /// (`lc_app_post_name`). [thread-safe]
+    ///
+    /// Behaves as `post(_:sender:userInfo:)`. On the loop thread, a post without userInfo to a name
+    /// that has (or had) observers is dispatched right here: having an observer list proves the id
+    /// was interned (lists are only made for interned names), so the intern table is not consulted;
+    /// nothing is retained, allocated or locked. From another thread the post is queued (the loop's
+    /// queue lock, nothing else).
+    /// - Returns: false, posting nothing, when `id` is 0 or was never interned.
+    package func post(nameID id: UInt32, sender: UInt, userInfo: UserInfo?) -> Bool {
+        guard loop.isOnLoopThread, userInfo == nil, state.pointee.heldDeliveryHandler == nil, let list = list(id) else {
+            return postChecked(nameID: id, sender: sender, userInfo: userInfo)
+        }
+        if list.pointee.count > 0 { run(list, NotificationName(id: id), sender, nil) }
+        return true
+    }
+
+    /// `post(nameID:)` off its fast path: checks the id in the intern table, then posts.
+    @inline(never)
+    private func postChecked(nameID id: UInt32, sender: UInt, userInfo: UserInfo?) -> Bool {
+        guard let name = NotificationName(internedID: id) else { return false }
+        if loop.isOnLoopThread {
+            deliver(name, sender: sender, userInfo: userInfo)
+        } else {
+            loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(id), word1: sender, payload: userInfo))
+        }
+        return true
     }
 
     /// Delivers on the loop thread, or hands the post to the application while delivery is held.
