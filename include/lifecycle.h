@@ -654,6 +654,14 @@ struct lc_host_api {
     /// ignores exported delegate functions (the 1.0 way) of this plugin. LC_ERR_ILLEGAL_ACTION outside
     /// init or on a second call; LC_ERR_INVALID_ARGUMENT for NULL or a struct_size below 8. [main-thread]
     lc_status (*set_delegate)(lc_plugin *plugin, const lc_plugin_delegate_t *delegate);
+    /// See lc_name_intern (ABI 1.1). [thread-safe]
+    lc_status (*name_intern)(lc_plugin *plugin, const char *name, lc_name *out);
+    /// See lc_app_observe_name (ABI 1.1); the observer is the calling plugin's. [main-thread]
+    lc_status (*observe_name)(lc_plugin *plugin, lc_name name, const void *sender, lc_observer_fn fn, void *ctx,
+                              lc_observer_token *out);
+    /// See lc_app_post_name (ABI 1.1): on the main thread observers have run when it returns; from
+    /// another thread it is queued in this thread's order. [thread-safe]
+    lc_status (*post_name)(lc_plugin *plugin, lc_name name, const void *sender, const lc_dict *user_info);
 };
 
 /// Loads a plugin from an absolute path (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), checks it, and runs

@@ -146,6 +146,29 @@ package enum HostAPITable {
                 p.delegateTable = FFIDelegates.pluginTableAddresses(delegate, size: size)
                 return lc_status(LC_OK)
             }
+        },
+        name_intern: { plugin, name, out in
+            HostCalls.withPlugin(plugin, "name_intern", mainThread: false) { _, _ in
+                guard let name else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "name_intern: name is NULL") }
+                guard let out else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "name_intern: out is NULL") }
+                do throws(ApplicationError) {
+                    out.pointee = try NotificationName(cString: name).id
+                    return lc_status(LC_OK)
+                } catch {
+                    return lcFail(error)
+                }
+            }
+        },
+        observe_name: { plugin, name, sender, fn, ctx, out in
+            HostCalls.withPlugin(plugin, "observe_name", mainThread: true) { p, handle in
+                handle.observe(nameID: name, sender: sender, fn: fn, ctx: ctx, owner: p.id, out: out, function: "observe_name")
+            }
+        },
+        post_name: { plugin, name, sender, userInfo in
+            HostCalls.withPlugin(plugin, "post_name", mainThread: false) { _, handle in
+                guard let known = NotificationName(internedID: name) else { return lcUnknownNameID(name, "post_name") }
+                return handle.post(known, sender: sender, userInfo: userInfo)
+            }
         }
     )
     }()

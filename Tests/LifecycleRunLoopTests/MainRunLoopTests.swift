@@ -90,16 +90,22 @@ final class MainRunLoopTests: XCTestCase {
     func testTwoTargetsOnOneLoopEachReceiveOnlyTheirOwnMessages() throws {
         let loop = try MainRunLoop()
         let log = LoopConfined<[String]>([])
-        let a = loop.addTarget { message in log.value.append("a\(message.word0)") }
+        final class Text: Sendable {
+            let value: String
+            init(_ value: String) { self.value = value }
+        }
+        let a = loop.addTarget { message in
+            log.value.append("a\(message.word0)" + ((message.payload as? Text).map { " " + $0.value } ?? ""))
+        }
         let b = loop.addTarget { message in log.value.append("b\(message.word0)") }
         onAnotherThread {
             loop.send(LoopMessage(target: a, word0: 1))
             loop.send(LoopMessage(target: b, word0: 2))
-            loop.send(LoopMessage(target: a, word0: 3, payload: "text"))
+            loop.send(LoopMessage(target: a, word0: 3, payload: Text("text")))
             loop.perform { loop.stop() }
         }
         try loop.run(for: .seconds(10))
-        XCTAssertEqual(log.value, ["a1", "b2", "a3"])
+        XCTAssertEqual(log.value, ["a1", "b2", "a3 text"])
         loop.removeTarget(a)
         loop.removeTarget(b)
     }

@@ -35,6 +35,20 @@ final class OwnershipTests: XCTestCase {
         LC_EXPORT int own_cancel_timer(uint64_t t) { return host->cancel_timer(me, t); }
         LC_EXPORT const lc_host_api_t *own_table(void) { return host; }
         LC_EXPORT void own_write_table(void) { ((lc_host_api_t *)host)->remove_observer = NULL; }
+        static int pings;
+        static void on_ping(const lc_notification_t *n, void *c) { (void)c; if (n->name_id != 0) pings++; }
+        LC_EXPORT int own_names(void) {
+            lc_name name = 0, alias = 0, bad = 0;
+            if (host->name_intern(me, "com.example.named", &name) != LC_OK) return -1;
+            if (host->name_intern(me, "UIApplicationDidBecomeActiveNotification", &alias) != LC_OK || alias != LC_NAME_DID_BECOME_ACTIVE) return -2;
+            if (host->name_intern(me, "didBecomeActiv", &bad) != LC_ERR_UNKNOWN_NAME) return -3;
+            lc_observer_token t = 0;
+            if (host->observe_name(me, name, NULL, on_ping, NULL, &t) != LC_OK) return -4;
+            if (host->post_name(me, name, NULL, NULL) != LC_OK) return -5;
+            if (host->post_name(me, 4000000000u, NULL, NULL) != LC_ERR_UNKNOWN_NAME) return -6;
+            if (host->remove_observer(me, t) != LC_OK) return -7;
+            return pings;
+        }
         """
 
     final class Image: @unchecked Sendable {
@@ -49,6 +63,7 @@ final class OwnershipTests: XCTestCase {
         func cancelTimer(_ t: UInt64) -> Int32 { fn("own_cancel_timer", (@convention(c) (UInt64) -> Int32).self)(t) }
         var table: UnsafeRawPointer { fn("own_table", (@convention(c) () -> UnsafeRawPointer).self)() }
         var writeTable: @convention(c) () -> Void { fn("own_write_table", (@convention(c) () -> Void).self) }
+        var names: Int32 { fn("own_names", (@convention(c) () -> Int32).self)() }
     }
 
     var folder = ""
@@ -91,6 +106,13 @@ final class OwnershipTests: XCTestCase {
         XCTAssertEqual(a.removeObserver(token), lc_status(LC_OK), "the owner can")
         XCTAssertEqual(a.removeObserver(token), lc_status(LC_ERR_NOT_FOUND), "once")
         XCTAssertEqual(handle.app.center.observerCount(for: try NotificationName("com.example.ping")), 1)
+    }
+
+    func testPluginsInternObserveAndPostByNameThroughTheirTable() throws {
+        // Interns, aliases and misspellings behave as lc_name_intern; the post reaches the observer
+        // synchronously on the main thread; an unknown id is refused; the observer is the plugin's own.
+        XCTAssertEqual(a.names, 1)
+        XCTAssertEqual(handle.app.center.observerCount(for: try NotificationName("com.example.named")), 0)
     }
 
     func testAPluginCannotEndAnotherPluginsBackgroundTask() throws {

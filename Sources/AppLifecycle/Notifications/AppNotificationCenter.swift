@@ -54,7 +54,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         state.initialize(to: CenterState())
         // Unowned: deinit removes the target first, and the loop never calls a removed target.
         state.pointee.target = loop.addTarget { [unowned self] message in
-            let userInfo = message.payload.map { $0 as? UserInfo } ?? nil
+            let userInfo = message.payload.map { unsafeDowncast($0, to: UserInfoCarrier.self).value }
             self.deliver(NotificationName(id: UInt32(truncatingIfNeeded: message.word0)), sender: message.word1,
                          userInfo: userInfo)
         }
@@ -249,7 +249,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         if loop.isOnLoopThread {
             deliver(name, sender: sender.rawValue, userInfo: userInfo)
         } else {
-            loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(name.id), word1: sender.rawValue, payload: userInfo))
+            loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(name.id), word1: sender.rawValue, payload: userInfo.map(UserInfoCarrier.init)))
         }
     }
 
@@ -277,7 +277,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         if loop.isOnLoopThread {
             deliver(name, sender: sender, userInfo: userInfo)
         } else {
-            loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(id), word1: sender, payload: userInfo))
+            loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(id), word1: sender, payload: userInfo.map(UserInfoCarrier.init)))
         }
         return true
     }
@@ -647,4 +647,10 @@ final class ObserverBox {
     /// The entry's function for a Swift observer: never called (the dispatch loops call the closure
     /// directly, with one `AppNotification` per post); there so that every entry has a function.
     static let unused: RawObserverFunction = { _, _ in }
+}
+
+/// A userInfo on its way to the loop thread inside a `LoopMessage` (a message carries one reference).
+final class UserInfoCarrier: Sendable {
+    let value: UserInfo
+    init(_ value: UserInfo) { self.value = value }
 }
