@@ -1,3 +1,4 @@
+// The lc_dict functions of the C ABI, and the value helpers shared with lists and the rest of the host.
 import AppLifecycle
 import CLifecycleABI
 import CLifecycleSystem
@@ -48,7 +49,7 @@ package func lcValueType(of value: UserInfoValue) -> lc_value_type {
 
 extension UserInfoValue {
     /// "a string", "an int", ...: for type-mismatch messages.
-    fileprivate var kindPhrase: String {
+    var kindPhrase: String {
         switch self {
         case .string: "a string"
         case .int: "an int"
@@ -61,7 +62,8 @@ extension UserInfoValue {
     }
 }
 
-private let ok = lc_status(LC_OK)
+/// `LC_OK`: the status the lc_dict and lc_list functions return on success.
+let ok = lc_status(LC_OK)
 
 // MARK: - Dictionaries: life cycle and inspection
 
@@ -346,200 +348,3 @@ package func lcDictRemove(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?) 
     box.value[name] = nil
     return ok
 }
-
-// MARK: - Lists
-
-/// A new, empty list, owned by the caller (`lcListDestroy`). [thread-safe]
-package func lcListCreate() -> OpaquePointer? {
-    makeList([])
-}
-
-/// Releases a list made by create; NULL is ignored. Passing a list read out of a dictionary is a
-/// caller bug. [thread-safe]
-package func lcListDestroy(_ list: OpaquePointer?) {
-    guard let list else { return }
-    Unmanaged<ListBox>.fromOpaque(UnsafeRawPointer(list)).release()
-}
-
-/// The number of items; 0 for NULL. [thread-safe]
-package func lcListCount(_ list: OpaquePointer?) -> Int {
-    guard let list else {
-        lcNull("lc_list_count", "list")
-        return 0
-    }
-    return ListBox.from(list).value.count
-}
-
-/// The type of the item at `index`; `LC_VALUE_NONE` when out of range or for NULL. [thread-safe]
-package func lcListTypeAt(_ list: OpaquePointer?, _ index: Int) -> lc_value_type {
-    guard let list else {
-        lcNull("lc_list_type_at", "list")
-        return lc_value_type(LC_VALUE_NONE)
-    }
-    let items = ListBox.from(list).value
-    guard index >= 0, index < items.count else { return lc_value_type(LC_VALUE_NONE) }
-    return lcValueType(of: items[index])
-}
-
-/// Hands the item at `index` to `write` (see `dictGet`). Records NOT_FOUND / TYPE_MISMATCH messages.
-private func listGet(
-    _ function: String, _ list: OpaquePointer, _ index: Int, wanted: String,
-    _ write: (ListBox, UserInfoValue) -> Bool
-) -> lc_status {
-    let box = ListBox.from(list)
-    guard index >= 0, index < box.value.count else {
-        return lcFail(LC_ERR_NOT_FOUND,
-                      "\(function): index \(UInt(bitPattern: index)) out of range (count \(box.value.count))")
-    }
-    let value = box.value[index]
-    guard write(box, value) else {
-        return lcFail(LC_ERR_TYPE_MISMATCH, "\(function): item \(index) holds \(value.kindPhrase), not \(wanted)")
-    }
-    return ok
-}
-
-/// The string at `index`, owned by the list. [thread-safe]
-package func lcListGetString(_ list: OpaquePointer?, _ index: Int, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?)
-    -> lc_status
-{
-    let function = "lc_list_get_string"
-    guard let list else { return lcNull(function, "list") }
-    guard let out else { return lcNull(function, "out") }
-    return listGet(function, list, index, wanted: "a string") { box, value in
-        guard case .string(let string) = value else { return false }
-        out.pointee = box.keep(string, as: .item(index))
-        return true
-    }
-}
-
-/// The integer at `index`. [thread-safe]
-package func lcListGetInt(_ list: OpaquePointer?, _ index: Int, _ out: UnsafeMutablePointer<Int64>?) -> lc_status {
-    let function = "lc_list_get_int"
-    guard let list else { return lcNull(function, "list") }
-    guard let out else { return lcNull(function, "out") }
-    return listGet(function, list, index, wanted: "an int") { _, value in
-        guard case .int(let int) = value else { return false }
-        out.pointee = int
-        return true
-    }
-}
-
-/// The number at `index` (an integer converts). [thread-safe]
-package func lcListGetDouble(_ list: OpaquePointer?, _ index: Int, _ out: UnsafeMutablePointer<Double>?) -> lc_status {
-    let function = "lc_list_get_double"
-    guard let list else { return lcNull(function, "list") }
-    guard let out else { return lcNull(function, "out") }
-    return listGet(function, list, index, wanted: "a double") { _, value in
-        guard let double = value.doubleValue else { return false }
-        out.pointee = double
-        return true
-    }
-}
-
-/// The boolean at `index`. [thread-safe]
-package func lcListGetBool(_ list: OpaquePointer?, _ index: Int, _ out: UnsafeMutablePointer<Bool>?) -> lc_status {
-    let function = "lc_list_get_bool"
-    guard let list else { return lcNull(function, "list") }
-    guard let out else { return lcNull(function, "out") }
-    return listGet(function, list, index, wanted: "a bool") { _, value in
-        guard case .bool(let bool) = value else { return false }
-        out.pointee = bool
-        return true
-    }
-}
-
-/// The dictionary at `index`, owned by the list; do not change or destroy it. [thread-safe]
-package func lcListGetDict(_ list: OpaquePointer?, _ index: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?)
-    -> lc_status
-{
-    let function = "lc_list_get_dict"
-    guard let list else { return lcNull(function, "list") }
-    guard let out else { return lcNull(function, "out") }
-    return listGet(function, list, index, wanted: "a dict") { box, _ in
-        guard let child = box.child(index) else { return false }
-        out.pointee = child.opaque
-        return true
-    }
-}
-
-/// Appends a copy of `value` (UTF-8). [thread-safe]
-package func lcListAppendString(_ list: OpaquePointer?, _ value: UnsafePointer<CChar>?) -> lc_status {
-    let function = "lc_list_append_string"
-    guard let list else { return lcNull(function, "list") }
-    guard let value else { return lcNull(function, "value") }
-    guard let string = lcString(value, function, "value") else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
-    ListBox.from(list).value.append(.string(string))
-    return ok
-}
-
-/// Appends an integer. [thread-safe]
-package func lcListAppendInt(_ list: OpaquePointer?, _ value: Int64) -> lc_status {
-    guard let list else { return lcNull("lc_list_append_int", "list") }
-    ListBox.from(list).value.append(.int(value))
-    return ok
-}
-
-/// Appends a double. [thread-safe]
-package func lcListAppendDouble(_ list: OpaquePointer?, _ value: Double) -> lc_status {
-    guard let list else { return lcNull("lc_list_append_double", "list") }
-    ListBox.from(list).value.append(.double(value))
-    return ok
-}
-
-/// Appends a boolean. [thread-safe]
-package func lcListAppendBool(_ list: OpaquePointer?, _ value: Bool) -> lc_status {
-    guard let list else { return lcNull("lc_list_append_bool", "list") }
-    ListBox.from(list).value.append(.bool(value))
-    return ok
-}
-
-/// Appends a copy of the dictionary `value`. [thread-safe]
-package func lcListAppendDict(_ list: OpaquePointer?, _ value: OpaquePointer?) -> lc_status {
-    let function = "lc_list_append_dict"
-    guard let list else { return lcNull(function, "list") }
-    guard let value else { return lcNull(function, "value") }
-    let dict = UserInfoBox.from(value).value
-    ListBox.from(list).value.append(.dict(dict))
-    return ok
-}
-
-// MARK: - The plugin table
-
-/// The dictionary functions for plugins (`lc_host_api_t.dict`): allocated once, never freed,
-/// never changed. [thread-safe]
-nonisolated(unsafe) package let lcDictAPI: UnsafePointer<lc_dict_api_t> = {
-    let table = UnsafeMutablePointer<lc_dict_api_t>.allocate(capacity: 1)
-    table.initialize(
-        to: lc_dict_api_t(
-            struct_size: UInt32(MemoryLayout<lc_dict_api_t>.size),
-            create: { lcDictCreate() },
-            copy: { lcDictCopy($0) },
-            destroy: { lcDictDestroy($0) },
-            count: { lcDictCount($0) },
-            key_at: { lcDictKeyAt($0, $1) },
-            type: { lcDictType($0, $1) },
-            json: { lcDictJSON($0) },
-            get_string: { lcDictGetString($0, $1, $2) },
-            get_int: { lcDictGetInt($0, $1, $2) },
-            get_double: { lcDictGetDouble($0, $1, $2) },
-            get_bool: { lcDictGetBool($0, $1, $2) },
-            get_bytes: { lcDictGetBytes($0, $1, $2, $3) },
-            get_dict: { lcDictGetDict($0, $1, $2) },
-            set_string: { lcDictSetString($0, $1, $2) },
-            set_int: { lcDictSetInt($0, $1, $2) },
-            set_double: { lcDictSetDouble($0, $1, $2) },
-            set_bool: { lcDictSetBool($0, $1, $2) },
-            set_bytes: { lcDictSetBytes($0, $1, $2, $3) },
-            set_dict: { lcDictSetDict($0, $1, $2) },
-            remove: { lcDictRemove($0, $1) },
-            get_list: { lcDictGetList($0, $1, $2) },
-            list_count: { lcListCount($0) },
-            list_type_at: { lcListTypeAt($0, $1) },
-            list_get_string: { lcListGetString($0, $1, $2) },
-            list_get_int: { lcListGetInt($0, $1, $2) },
-            list_get_double: { lcListGetDouble($0, $1, $2) },
-            list_get_bool: { lcListGetBool($0, $1, $2) },
-            list_get_dict: { lcListGetDict($0, $1, $2) }
-        ))
-    return UnsafePointer(table)
-}()

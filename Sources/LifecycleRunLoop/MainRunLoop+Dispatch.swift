@@ -1,0 +1,191 @@
+// One turn of the run loop: wait, then dispatch posted work, timers, signals and readable fds.
+import CLifecycleSystem
+import Glibc
+import Synchronization
+
+extension MainRunLoop {
+    // MARK: One turn
+
+    @discardableResult
+    func turn(timeoutMS: Int32, honoursStop: Bool) throws(RunLoopError) -> Int {
+        let count = lcs_epoll_wait(epollFD, eventTokens, eventMasks, Self.maxEvents, timeoutMS)
+        if count < 0 {
+            // EINTR: the caller loops and waits again with a recomputed timeout.
+            if errno == EINTR { return 0 }
+            throw .system("epoll_wait", errno: errno)
+        }
+        isDispatching = true
+        defer {
+            isDispatching = false
+            rearmTimer()
+        }
+        var wake = hasCarriedWork
+        var signalled = false
+        for index in 0..<Int(count) {
+            switch eventTokens[index] {
+            case Self.wakeToken: wake = true
+            case Self.timerToken:
+                // Consume the expiry; the timerfd is disarmed now, so rearmTimer() must re-arm it.
+                _ = lcs_timerfd_read(timerFD)
+                armedDeadline = 0
+            case Self.signalToken: signalled = true
+            default: break
+            }
+        }
+        // A stop that arrived while waiting: return before running anything (events stay pending).
+        if stopping(honoursStop) {
+            // The edge-triggered wake-up was consumed: raise it again, so that the queued work wakes
+            // the next run (or a foreign poller) instead of waiting for the next post.
+            if wake { _ = lcs_eventfd_signal(wakeFD) }
+            return 0
+        }
+        var ran = 0
+        if wake {
+            ran += dispatchPosted(honoursStop)
+            if stopping(honoursStop) { return ran }
+        }
+        ran += dispatchTimers(honoursStop)
+        if stopping(honoursStop) { return ran }
+        if signalled {
+            ran += dispatchSignals(honoursStop)
+            if stopping(honoursStop) { return ran }
+        }
+        // The token buffer is ours until the turn ends (reentrant turns are refused).
+        for index in 0..<Int(count) where eventTokens[index] >= Self.firstSourceID {
+            // A reader cancelled earlier in this turn is gone from the table: skip its stale event.
+            guard let source = readers[eventTokens[index]], source.isActive, let callback = source.callback else { continue }
+            switch callback {
+            case .plain(let body): body()
+            case .io(let body): body(IOEvents(epollMask: eventMasks[index]))
+            case .signal: continue
+            }
+            ran += 1
+            if stopping(honoursStop) { return ran }
+        }
+        return ran
+    }
+
+    /// Whether the running `run` was asked to stop (checked between callbacks).
+    @inline(__always)
+    func stopping(_ honoursStop: Bool) -> Bool {
+        honoursStop && stopRequested.load(ordering: .relaxed)
+    }
+
+    /// Whether a batch interrupted by `stop()` still has items to run. [loop-thread]
+    var hasCarriedWork: Bool { batchIndex < batch.count }
+
+    func dispatchPosted(_ honoursStop: Bool) -> Int {
+        // The wake-up event was consumed by epoll_wait, before the swap: a post that lands after the
+        // swap finds the queue empty and writes again, so no wake-up is lost.
+        var ran = 0
+        if hasCarriedWork {
+            ran += runBatch(honoursStop)
+            if hasCarriedWork { return ran }
+        }
+        // Every item of the batch has been moved out: trade the empty buffer for the queue's.
+        if batch.capacity > Self.maxSpareCapacity { batch.free(from: batch.count) }
+        batch.count = 0
+        batchIndex = 0
+        queueLock.lock()
+        swap(&queue.pointee, &batch)
+        queueLock.unlock()
+        ran += runBatch(honoursStop)
+        return ran
+    }
+
+    /// Runs `batch` from `batchIndex` in order, moving each item out; on stop, the rest stays for the
+    /// next turn.
+    func runBatch(_ honoursStop: Bool) -> Int {
+        // Locals: callbacks cannot reach the batch (reentrant turns are refused; perform and stop
+        // touch only the queue and the stop flag).
+        guard let base = batch.base else { return 0 }
+        let count = batch.count
+        var index = batchIndex
+        var ran = 0
+        // A message's handler is looked up (under the queue lock, which guards the target table) once
+        // per run of messages to one target, and again only after the table changed.
+        var cachedTarget: LoopTarget?
+        var cachedVersion = 0
+        var handler: ((LoopMessage) -> Void)?
+        while index < count {
+            let item = (base + index).move()
+            index += 1
+            switch consume item {
+            case .closure(let work):
+                work()
+                ran += 1
+            case .message(let message):
+                let version = targetsVersion.load(ordering: .relaxed)
+                if message.target != cachedTarget || version != cachedVersion {
+                    queueLock.lock()
+                    handler = targets.pointee.handler(for: message.target)
+                    cachedVersion = targetsVersion.load(ordering: .relaxed)
+                    queueLock.unlock()
+                    cachedTarget = message.target
+                }
+                if let handler {
+                    handler(message)
+                    ran += 1
+                }
+            }
+            if index < count, stopping(honoursStop) {
+                // Keep the epoll fd readable for a foreign poller while work is carried over.
+                _ = lcs_eventfd_signal(wakeFD)
+                break
+            }
+        }
+        batchIndex = index
+        return ran
+    }
+
+    func dispatchTimers(_ honoursStop: Bool) -> Int {
+        guard !timers.isEmpty else { return 0 }
+        let now = lcs_monotonic_ns()
+        // Timers created by these callbacks wait for the next turn, so a callback adding a zero-delay
+        // timer cannot keep this turn going for ever.
+        let createdBefore = nextSourceID
+        var ran = 0
+        while let top = timers.first, top.deadline <= now, top.id < createdBefore {
+            timers.removeFirst()
+            let source = top.source
+            source.inHeap = false
+            guard source.isActive else {
+                cancelledTimers -= 1
+                continue
+            }
+            guard case .plain(let callback)? = source.callback else { continue }
+            let interval = source.interval
+            if interval == nil { source.deactivate() }  // one-shot: done before its callback runs
+            callback()
+            ran += 1
+            if let interval, source.isActive {
+                var next = source.deadline.addingReportingOverflow(interval)
+                if next.overflow { next.partialValue = .max }
+                // Skip missed ticks instead of replaying them back to back.
+                source.deadline = next.partialValue > now ? next.partialValue : now &+ Swift.min(interval, .max - now)
+                source.inHeap = true
+                timers.push(TimerHeap.Entry(deadline: source.deadline, id: source.id, source: source))
+            }
+            if stopping(honoursStop) { break }
+        }
+        return ran
+    }
+
+    func dispatchSignals(_ honoursStop: Bool) -> Int {
+        guard signalFD >= 0 else { return 0 }
+        var ran = 0
+        while true {
+            var sender: Int32 = 0
+            let signo = lcs_signalfd_read(signalFD, &sender)
+            if signo <= 0 { break }  // 0: none left; -1: nothing readable we can use
+            // A copy: callbacks may add or cancel sources of this signal.
+            for source in signalSources[signo] ?? [] where source.isActive {
+                guard case .signal(let callback)? = source.callback else { continue }
+                callback(sender)
+                ran += 1
+            }
+            if stopping(honoursStop) { break }
+        }
+        return ran
+    }
+}

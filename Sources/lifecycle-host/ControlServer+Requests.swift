@@ -1,0 +1,175 @@
+// The control socket's request protocol: reading lines, answering them, sending the replies.
+import AppLifecycle
+import CLifecycleSystem
+@preconcurrency import Glibc
+
+extension ControlServer {
+    /// How much one readiness event reads from one client before the others get their turn.
+    private static let readChunk = 65536
+    private static let readsPerEvent = 4
+
+    func service(_ connection: Connection, events: IOEvents) {
+        if events.contains(.writable) {
+            guard flush(connection) else { return }
+        }
+        // Hang-up and error count as readable: the read then says what happened (end, reset).
+        if connection.isReading, !events.isDisjoint(with: [.readable, .hangUp, .error]) {
+            receive(connection)
+        } else {
+            updateInterest(connection)
+        }
+    }
+
+    /// Reads what is there, answers every complete line, and sends what it can.
+    private func receive(_ connection: Connection) {
+        var buffer = [UInt8](repeating: 0, count: Self.readChunk)
+        var reachedEnd = false
+        reading: for _ in 0..<Self.readsPerEvent {
+            let count = buffer.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, $0.count, 0) }
+            if count > 0 {
+                connection.input.append(contentsOf: buffer[0..<count])
+                if count < Self.readChunk { break }
+            } else if count == 0 {
+                reachedEnd = true
+                break
+            } else {
+                switch errno {
+                case EINTR: continue reading
+                case EAGAIN, EWOULDBLOCK: break reading
+                default:
+                    drop(connection)  // ECONNRESET and the like: nobody to answer.
+                    return
+                }
+            }
+        }
+        answerLines(connection, atEnd: reachedEnd)
+        if reachedEnd { connection.stopReading() }
+        guard flush(connection) else { return }
+        updateInterest(connection)
+    }
+
+    /// Answers each complete line of the input in order (and, at the end of the stream, the last
+    /// unterminated one); enforces the length limit.
+    private func answerLines(_ connection: Connection, atEnd: Bool) {
+        var start = 0
+        let input = connection.input
+        while connection.isReading, !closeRequested {
+            guard let newline = input[start...].firstIndex(of: 10) else { break }
+            guard newline - start <= Self.maxRequestLength else {
+                tooLong(connection)
+                return
+            }
+            answer(connection, input[start..<newline])
+            start = newline + 1
+        }
+        guard connection.isReading, !closeRequested else { return }
+        let rest = input.count - start
+        if rest > Self.maxRequestLength {
+            tooLong(connection)
+            return
+        }
+        if atEnd, rest > 0 {
+            answer(connection, input[start...])
+            start = input.count
+        }
+        connection.input.removeFirst(start)
+    }
+
+    private func answer(_ connection: Connection, _ raw: ArraySlice<UInt8>) {
+        var line = raw
+        if line.last == 13 { line = line.dropLast() }
+        if line.allSatisfy({ $0 == 32 || $0 == 9 }) { return }
+        let response: String
+        if let text = String(validating: line, as: UTF8.self) {
+            isHandling = true
+            response = handler(text)
+            isHandling = false
+        } else {
+            response = "error: request is not UTF-8"
+        }
+        connection.output.append(contentsOf: response.utf8.map { $0 == 10 || $0 == 13 ? 32 : $0 })
+        connection.output.append(10)
+    }
+
+    private func tooLong(_ connection: Connection) {
+        connection.output.append(contentsOf: "error: request too long\n".utf8)
+        connection.input.removeAll()
+        connection.stopReading()
+        Self.discardInput(connection.fd)
+    }
+
+    /// Sends buffered output until done or the socket is full. Returns false if the connection is gone.
+    func flush(_ connection: Connection) -> Bool {
+        while connection.sent < connection.output.count {
+            let sent = connection.output.withUnsafeBytes { bytes in
+                send(connection.fd, bytes.baseAddress! + connection.sent, bytes.count - connection.sent,
+                     Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            }
+            if sent > 0 {
+                connection.sent += sent
+            } else if sent < 0, errno == EINTR {
+                continue
+            } else if sent < 0, errno == EAGAIN || errno == EWOULDBLOCK {
+                return true
+            } else {
+                drop(connection)  // EPIPE, ECONNRESET: the client has gone.
+                return false
+            }
+        }
+        connection.output.removeAll(keepingCapacity: connection.output.capacity <= 1 << 16)
+        connection.sent = 0
+        if !connection.isReading {
+            drop(connection)  // Everything said; the client ended or is being turned away.
+            return false
+        }
+        return true
+    }
+
+    /// Waits for writability while output waits (and stops reading meanwhile), else for input.
+    private func updateInterest(_ connection: Connection) {
+        let wanted: IOEvents
+        if connection.sent < connection.output.count {
+            wanted = .writable
+        } else if connection.isReading {
+            wanted = .readable
+        } else {
+            drop(connection)
+            return
+        }
+        do {
+            try connection.source?.setIOEvents(wanted)
+        } catch {
+            drop(connection)
+        }
+    }
+
+    private func drop(_ connection: Connection) {
+        guard connections.removeValue(forKey: connection.token) != nil else { return }
+        connection.source?.cancel()
+        connection.source = nil
+        _ = Glibc.close(connection.fd)
+    }
+}
+
+/// One client connection of a `ControlServer`. [loop-thread]
+final class Connection {
+    let fd: Int32
+    let token: UInt64
+    /// Bytes received and not yet answered (at most one partial line between events).
+    var input: [UInt8] = []
+    /// Response bytes not yet sent, from `sent` on.
+    var output: [UInt8] = []
+    var sent = 0
+    /// False once the client ended its stream or a request was too long: no more requests are taken,
+    /// and the connection closes when `output` is sent.
+    private(set) var isReading = true
+    /// The connection's IO source: `.readable`, or `.writable` while output waits.
+    var source: LoopSource?
+
+    init(fd: Int32, token: UInt64) {
+        self.fd = fd
+        self.token = token
+    }
+
+    func stopReading() { isReading = false }
+}

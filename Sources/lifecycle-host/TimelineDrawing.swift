@@ -1,0 +1,272 @@
+// Lays out a timeline and renders it as SVG 1.1.
+import AppLifecycle
+@preconcurrency import Glibc
+
+/// Lays out one trace and writes its SVG (internal for the tests of its axis).
+struct TimelineDrawing {
+    let events: [TraceEvent]
+    let width: Int
+
+    private let left = 150.0
+    private let right = 24.0
+    private let top = 34.0
+    private let rowGap = 10.0
+    private let stateHeight = 28.0
+    private let phaseHeight = 18.0
+    private let taskHeight = 16.0
+    private let laneHeight = 16.0
+
+    /// The axis: from 0 to `end` seconds, labelled every `step`.
+    private let end: Double
+    private let step: Double
+    private let decimals: Int
+    private let analysis: TimelineAnalysis
+    private let lanes: [TraceEvent.Kind]
+
+    init(events: [TraceEvent], width: Int) {
+        self.events = events
+        self.width = width
+        let last = events.map { $0.time.secondsDouble }.max() ?? 0
+        let (end, step) = Self.axis(for: last)
+        self.end = end
+        self.step = step
+        decimals = Self.decimals(for: step)
+        analysis = TimelineAnalysis(events, finish: end)
+        var kinds = TimelineStyle.kinds.map(\.0).filter { kind in events.contains { $0.kind == kind } }
+        for event in events where !kinds.contains(event.kind) { kinds.append(event.kind) }
+        lanes = kinds
+    }
+
+    /// A round axis end a little past `last`, and a step giving 5–10 labels.
+    static func axis(for last: Double) -> (end: Double, step: Double) {
+        let span = max(last * 1.02, 0.01)
+        let rough = span / 8
+        let magnitude = pow(10, (log10(rough)).rounded(.down))
+        let step = [1.0, 2.0, 2.5, 5.0, 10.0].map { $0 * magnitude }.first { $0 >= rough } ?? 10 * magnitude
+        return ((span / step).rounded(.up) * step, step)
+    }
+
+    static func decimals(for step: Double) -> Int {
+        for digits in 0...6 {
+            let scaled = step * pow(10, Double(digits))
+            if abs(scaled - scaled.rounded()) < 1e-6 { return digits }
+        }
+        return 6
+    }
+
+    private var plotWidth: Double { Double(width) - left - right }
+
+    private func x(_ seconds: Double) -> Double {
+        left + min(max(seconds, 0), end) / end * plotWidth
+    }
+
+    private func seconds(_ value: Double) -> String { number(value, decimals: 3) + " s" }
+
+    func render() -> String {
+        var body = ""
+        var y = top
+
+        // Rows.
+        let stateTop = y
+        y += stateHeight + rowGap
+        let phaseTop = y
+        y += phaseHeight + rowGap
+        let taskLanes = (analysis.tasks.map(\.lane).max() ?? -1) + 1
+        let taskTop = y
+        y += Double(max(taskLanes, 1)) * (taskHeight + 4) - 4 + rowGap
+        let eventsTop = y
+        y += Double(max(lanes.count, 1)) * laneHeight + rowGap
+        let axisY = y
+        y += 36
+        let legendTop = y
+
+        // Grid and axis.
+        body += "<g id=\"axis\" font-size=\"10\" fill=\"#424242\">\n"
+        var tick = 0.0
+        var index = 0
+        while tick <= end + step / 1000 {
+            let position = x(tick)
+            body += "<line class=\"grid\" x1=\"\(f(position))\" y1=\"\(f(stateTop))\" x2=\"\(f(position))\" y2=\"\(f(axisY))\" stroke=\"#eeeeee\" stroke-width=\"1\"/>\n"
+            body += "<line x1=\"\(f(position))\" y1=\"\(f(axisY))\" x2=\"\(f(position))\" y2=\"\(f(axisY + 5))\" stroke=\"#424242\"/>\n"
+            body += "<text class=\"axis-label\" x=\"\(f(position))\" y=\"\(f(axisY + 17))\" text-anchor=\"middle\">\(number(tick, decimals: decimals)) s</text>\n"
+            index += 1
+            tick = Double(index) * step
+        }
+        body += "<line x1=\"\(f(left))\" y1=\"\(f(axisY))\" x2=\"\(f(left + plotWidth))\" y2=\"\(f(axisY))\" stroke=\"#424242\"/>\n"
+        body += "<text x=\"\(f(left + plotWidth))\" y=\"\(f(axisY + 30))\" text-anchor=\"end\">time since launch (s)</text>\n"
+        body += "</g>\n"
+
+        // Row labels.
+        body += "<g id=\"row-labels\" font-size=\"11\" fill=\"#212121\" text-anchor=\"end\">\n"
+        body += label("state", left - 8, stateTop + stateHeight / 2)
+        body += label("budgets", left - 8, phaseTop + phaseHeight / 2)
+        body += label("background tasks", left - 8, taskTop + taskHeight / 2)
+        for (lane, kind) in lanes.enumerated() {
+            body += label(kind.rawValue, left - 8, eventsTop + Double(lane) * laneHeight + laneHeight / 2,
+                          colour: TimelineStyle.colour(of: kind))
+        }
+        body += "</g>\n"
+
+        // State bands.
+        body += "<g id=\"states\">\n"
+        var slivers = ""
+        var sliverEnd = -Double.infinity
+        for interval in analysis.intervals {
+            let x0 = x(interval.start), x1 = x(interval.end)
+            body += "<rect class=\"band\" data-state=\"\(interval.state.rawValue)\" x=\"\(f(x0))\" y=\"\(f(stateTop))\" width=\"\(f(x1 - x0))\" height=\"\(f(stateHeight))\" fill=\"\(TimelineStyle.colour(of: interval.state))\">"
+            let title = TimelineRecorder.xmlEscape("\(interval.state) \(seconds(interval.start)) – \(seconds(interval.end))")
+            body += "<title>\(title)</title></rect>\n"
+            if x1 - x0 < 2 {
+                // Too brief to see at this scale (inactive between two actions): a 2 px sliver drawn over
+                // the next band, side by side when several fall on one spot.
+                let sx = max(x0, sliverEnd)
+                sliverEnd = sx + 2
+                slivers += "<rect class=\"brief\" data-state=\"\(interval.state.rawValue)\" x=\"\(f(sx))\" y=\"\(f(stateTop))\" width=\"2\" height=\"\(f(stateHeight))\" fill=\"\(TimelineStyle.colour(of: interval.state))\"><title>\(title)</title></rect>\n"
+            }
+            if x1 - x0 > Double(interval.state.rawValue.count) * 6.5 + 8 {
+                body += "<text x=\"\(f((x0 + x1) / 2))\" y=\"\(f(stateTop + stateHeight / 2 + 4))\" font-size=\"11\" text-anchor=\"middle\" fill=\"\(interval.state == .inactive ? "#212121" : "#ffffff")\" pointer-events=\"none\">\(interval.state.rawValue)</text>\n"
+            }
+        }
+        body += slivers
+        body += "</g>\n"
+
+        // Budgeted phases.
+        body += "<g id=\"budgets\">\n"
+        for phase in analysis.phases {
+            let x0 = x(phase.start)
+            // At least 2 px, so that a phase of a few microseconds still shows.
+            let x1 = max(x(phase.end), x0 + 2)
+            var title = "\(phase.name) budget: \(seconds(phase.start)) – \(seconds(phase.end))"
+            if let detail = phase.overrunDetail { title += " — overrun: \(detail)" }
+            body += "<rect class=\"phase\" data-phase=\"\(TimelineRecorder.xmlEscape(phase.name))\" x=\"\(f(x0))\" y=\"\(f(phaseTop))\" width=\"\(f(x1 - x0))\" height=\"\(f(phaseHeight))\" fill=\"\(TimelineStyle.phaseColour)\" rx=\"2\"><title>\(TimelineRecorder.xmlEscape(title))</title></rect>\n"
+            if let from = phase.overrunFrom {
+                let r0 = min(max(x(from), x0), x1)
+                body += "<rect class=\"overrun\" data-phase=\"\(TimelineRecorder.xmlEscape(phase.name))\" x=\"\(f(r0))\" y=\"\(f(phaseTop))\" width=\"\(f(max(x1 - r0, 2)))\" height=\"\(f(phaseHeight))\" fill=\"\(TimelineStyle.overrunColour)\" rx=\"2\"><title>\(TimelineRecorder.xmlEscape(title))</title></rect>\n"
+            }
+            // The name after the bar, or before it near the right edge.
+            let fits = x1 + 3 + Double(phase.name.count) * 6 < Double(width) - 4
+            let anchor = fits ? "start" : "end"
+            body += "<text x=\"\(f(fits ? x1 + 3 : x0 - 3))\" y=\"\(f(phaseTop + phaseHeight / 2 + 4))\" font-size=\"10\" text-anchor=\"\(anchor)\" fill=\"#455a64\" pointer-events=\"none\">\(TimelineRecorder.xmlEscape(phase.name))</text>\n"
+        }
+        body += "</g>\n"
+
+        // Background tasks.
+        body += "<g id=\"background-tasks\">\n"
+        for task in analysis.tasks {
+            let x0 = x(task.start)
+            let x1 = max(x(task.end), x0 + 2)
+            let rowY = taskTop + Double(task.lane) * (taskHeight + 4)
+            var title = "background task \(task.label)"
+            if !task.owner.isEmpty { title += " [\(task.owner)]" }
+            title += ": \(seconds(task.start)) – " + (task.ended ? seconds(task.end) : "not ended")
+            if let expiring = task.expiring { title += "; expiring at \(seconds(expiring))" }
+            if task.endedByWatchdog { title += "; ended by the watchdog" }
+            let stroke = task.endedByWatchdog ? TimelineStyle.overrunColour : TimelineStyle.taskStroke
+            let dash = task.ended ? "" : " stroke-dasharray=\"4 2\""
+            body += "<rect class=\"task\" data-task=\"\(TimelineRecorder.xmlEscape(task.id))\" x=\"\(f(x0))\" y=\"\(f(rowY))\" width=\"\(f(x1 - x0))\" height=\"\(f(taskHeight))\" fill=\"\(TimelineStyle.taskColour)\" stroke=\"\(stroke)\"\(dash) rx=\"3\"><title>\(TimelineRecorder.xmlEscape(title))</title></rect>\n"
+            if let expiring = task.expiring {
+                let ex = x(expiring)
+                body += "<line class=\"expiring\" x1=\"\(f(ex))\" y1=\"\(f(rowY))\" x2=\"\(f(ex))\" y2=\"\(f(rowY + taskHeight))\" stroke=\"\(TimelineStyle.expiringColour)\" stroke-width=\"3\"><title>\(TimelineRecorder.xmlEscape(title))</title></line>\n"
+            }
+            if x1 - x0 > 40 {
+                body += "<text x=\"\(f(x0 + 4))\" y=\"\(f(rowY + taskHeight / 2 + 4))\" font-size=\"10\" fill=\"#0d47a1\" pointer-events=\"none\">\(TimelineRecorder.xmlEscape(clip(task.label, to: Int((x1 - x0 - 8) / 6))))</text>\n"
+            }
+        }
+        body += "</g>\n"
+
+        // Event ticks.
+        body += "<g id=\"events\" stroke-width=\"2\">\n"
+        for (lane, _) in lanes.enumerated() where lane % 2 == 1 {
+            body += "<rect x=\"\(f(left))\" y=\"\(f(eventsTop + Double(lane) * laneHeight))\" width=\"\(f(plotWidth))\" height=\"\(f(laneHeight))\" fill=\"#000000\" fill-opacity=\"0.03\"/>\n"
+        }
+        for event in events {
+            let lane = Double(lanes.firstIndex(of: event.kind) ?? 0)
+            let position = x(event.time.secondsDouble)
+            let y0 = eventsTop + lane * laneHeight + 2
+            body += "<line class=\"tick\" data-seq=\"\(event.seq)\" x1=\"\(f(position))\" y1=\"\(f(y0))\" x2=\"\(f(position))\" y2=\"\(f(y0 + laneHeight - 4))\" stroke=\"\(TimelineStyle.colour(of: event.kind))\"><title>\(TimelineRecorder.xmlEscape(tickTitle(event)))</title></line>\n"
+        }
+        body += "</g>\n"
+
+        // Legend.
+        let (legend, legendHeight) = self.legend(top: legendTop)
+        body += legend
+        let height = Int((legendTop + legendHeight + 12).rounded(.up))
+
+        var svg = "<?xml version=\"1.0\" encoding=\"UTF-8\" standalone=\"no\"?>\n"
+        svg += "<svg xmlns=\"http://www.w3.org/2000/svg\" version=\"1.1\" width=\"\(width)\" height=\"\(height)\" viewBox=\"0 0 \(width) \(height)\" font-family=\"DejaVu Sans, Helvetica, Arial, sans-serif\">\n"
+        let span = analysis.lastTime
+        svg += "<title>AppLifecycle timeline</title>\n"
+        svg += "<desc>\(events.count) trace events over \(seconds(span))</desc>\n"
+        svg += "<rect x=\"0\" y=\"0\" width=\"\(width)\" height=\"\(height)\" fill=\"#ffffff\"/>\n"
+        svg += "<text x=\"12\" y=\"20\" font-size=\"14\" font-weight=\"bold\" fill=\"#212121\">AppLifecycle timeline</text>\n"
+        svg += "<text x=\"\(width - 12)\" y=\"20\" font-size=\"11\" text-anchor=\"end\" fill=\"#616161\">\(events.count) events, \(seconds(span))</text>\n"
+        svg += body
+        svg += "</svg>\n"
+        return svg
+    }
+
+    private func tickTitle(_ event: TraceEvent) -> String {
+        var text = "#\(event.seq) \(seconds(event.time.secondsDouble)) \(event.kind) \(event.name)"
+        if let observer = event.observer, !observer.isEmpty { text += " [\(observer)]" }
+        if let detail = event.detail, !detail.isEmpty { text += " (\(detail))" }
+        return text + " → \(event.state)"
+    }
+
+    private func label(_ text: String, _ x: Double, _ y: Double, colour: String? = nil) -> String {
+        let fill = colour.map { " fill=\"\($0)\"" } ?? ""
+        return "<text x=\"\(f(x))\" y=\"\(f(y + 4))\"\(fill)>\(TimelineRecorder.xmlEscape(text))</text>\n"
+    }
+
+    /// The legend, wrapped to the width; returns its markup and height.
+    private func legend(top: Double) -> (String, Double) {
+        enum Swatch { case box, bar, tick }
+        var items: [(String, String, Swatch)] = ApplicationState.allCases.map { ($0.rawValue, TimelineStyle.colour(of: $0), .box) }
+        items += [("budgeted phase", TimelineStyle.phaseColour, .bar), ("over budget", TimelineStyle.overrunColour, .bar),
+                  ("background task", TimelineStyle.taskColour, .bar), ("expiration warning", TimelineStyle.expiringColour, .tick)]
+        items += lanes.map { ($0.rawValue, TimelineStyle.colour(of: $0), .tick) }
+        var out = "<g id=\"legend\" font-size=\"11\" fill=\"#212121\">\n"
+        out += "<text x=\"12\" y=\"\(f(top + 12))\" font-weight=\"bold\">legend</text>\n"
+        var x = left
+        var y = top
+        for (name, colour, swatch) in items {
+            let itemWidth = 22 + Double(name.count) * 6.5 + 16
+            if x + itemWidth > Double(width) - right, x > left {
+                x = left
+                y += 18
+            }
+            switch swatch {
+            case .box:
+                out += "<rect x=\"\(f(x))\" y=\"\(f(y + 2))\" width=\"16\" height=\"12\" fill=\"\(colour)\"/>\n"
+            case .bar:
+                let stroke = name == "background task" ? " stroke=\"\(TimelineStyle.taskStroke)\"" : ""
+                out += "<rect x=\"\(f(x))\" y=\"\(f(y + 4))\" width=\"16\" height=\"8\" fill=\"\(colour)\"\(stroke) rx=\"2\"/>\n"
+            case .tick:
+                out += "<line x1=\"\(f(x + 8))\" y1=\"\(f(y + 1))\" x2=\"\(f(x + 8))\" y2=\"\(f(y + 15))\" stroke=\"\(colour)\" stroke-width=\"2.5\"/>\n"
+            }
+            out += "<text x=\"\(f(x + 22))\" y=\"\(f(y + 12))\">\(TimelineRecorder.xmlEscape(name))</text>\n"
+            x += itemWidth
+        }
+        out += "</g>\n"
+        return (out, y - top + 18)
+    }
+
+    private func clip(_ text: String, to count: Int) -> String {
+        text.count <= count ? text : String(text.prefix(max(count - 1, 0))) + "…"
+    }
+}
+
+/// A coordinate with at most two decimals, without trailing zeros.
+private func f(_ value: Double) -> String { number(value, decimals: 2, trim: true) }
+
+/// `value` with `decimals` digits after the point (Foundation-free).
+private func number(_ value: Double, decimals: Int, trim: Bool = false) -> String {
+    guard value.isFinite else { return "0" }
+    let scale = pow(10, Double(decimals))
+    let scaled = (abs(value) * scale).rounded()
+    let whole = Int64(scaled / scale)
+    var fraction = String(Int64(scaled - Double(whole) * scale))
+    fraction = String(repeating: "0", count: max(decimals - fraction.count, 0)) + fraction
+    if trim { while fraction.last == "0" { fraction.removeLast() } }
+    let sign = value < 0 && scaled != 0 ? "-" : ""
+    return fraction.isEmpty ? "\(sign)\(whole)" : "\(sign)\(whole).\(fraction)"
+}
