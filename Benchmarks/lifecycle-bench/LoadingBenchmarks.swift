@@ -89,11 +89,11 @@ enum LoadingBenchmarks {
         blackHole(anchor_ffi_counter())
 
         return [
-            Row(group: group, name: "delegate call through libffi: applicationDidBecomeActive (bound DelegateHandlers closure)",
+            Row(group: group, name: "Swift API (engine): delegate call through libffi: applicationDidBecomeActive (bound DelegateHandlers closure, -c release)",
                 ours: ours, anchors: [("raw ffi_call, cif prepared once (C)", raw), ("direct call through a function pointer (C)", direct)],
                 target: "≤ 1.5× raw ffi_call", met: ours.median <= 1.5 * raw.median,
                 ratios: "\(ratio(ours.median, raw.median)) raw ffi_call, \(ratio(ours.median, direct.median)) direct call"),
-            Row(group: group, name: "delegate call through libffi: didFinishLaunchingWithOptions (bool, 3-key dict argument)",
+            Row(group: group, name: "Swift API (engine): delegate call through libffi: didFinishLaunchingWithOptions (bool, 3-key dict argument, -c release)",
                 ours: oursLaunch, anchors: [("raw ffi_call with a ready lc_dict (C)", rawLaunch)],
                 target: "information", met: nil,
                 ratios: "\(ratio(oursLaunch.median, rawLaunch.median)) raw ffi_call (ours builds the lc_dict from the UserInfo on every call)"),
@@ -126,7 +126,7 @@ enum LoadingBenchmarks {
             let ours = summarize(oursSamples, unit: "ms", note: "fresh process per run")
             let raw = summarize(rawSamples, unit: "ms", note: "fresh process per run")
             let perPlugin = "\(Figure.format(ours.median * 1000 / Double(count))) µs vs \(Figure.format(raw.median * 1000 / Double(count))) µs a plugin"
-            rows.append(Row(group: group, name: "load + init \(count) plugin\(count == 1 ? "" : "s") (AppHandle.loadPlugin each)",
+            rows.append(Row(group: group, name: "Swift API: load + init \(count) plugin\(count == 1 ? "" : "s") (AppHandle.loadPlugin each, -c release)",
                             ours: ours, anchors: [("raw dlopen + dlsym(lc_plugin_entry) + entry() (C)", raw)],
                             target: "≤ 2× raw", met: ours.median <= 2 * raw.median,
                             ratios: "\(ratio(ours.median, raw.median)) raw; \(perPlugin)"))
@@ -308,7 +308,7 @@ enum LoadingBenchmarks {
         }
         let oursHeap = summarize(heap, unit: "B a plugin", note: "mallinfo2 uordblks growth / \(plugins.count)")
         return [
-            Row(group: group, name: "memory per loaded plugin (\(plugins.count) loaded in one process)",
+            Row(group: group, name: "Swift API: memory per loaded plugin (\(plugins.count) loaded in one process, AppHandle.loadPlugin)",
                 ours: oursHeap,
                 anchors: [("ours, RSS growth (/proc/self/statm)", summarize(rss, unit: "B a plugin")),
                           ("raw dlopen + entry (C), heap", summarize(rawHeap, unit: "B a plugin")),

@@ -89,15 +89,15 @@ enum PostingBenchmarks {
                     anchors.append(("plain Swift loop over \(n) closure\(n == 1 ? "" : "s")", swiftLoop))
                     text += ", \(ratio(ours.median, swiftLoop.median)) plain Swift loop"
                 }
-                return Row(group: "posting", name: "post, \(n) observer\(n == 1 ? "" : "s"): \(label)", ours: ours,
+                return Row(group: "posting", name: "\(label), \(n) observer\(n == 1 ? "" : "s") (-c release)", ours: ours,
                            anchors: anchors,
                            target: strictTarget ? target : "– (informative: \(target))", met: strictTarget ? met : nil,
                            ratios: text,
                            instructions: instructions?[instructionsKey])
             }
-            rows.append(row("C observers, center.post(interned name)", cPath, instructionsKey: "c\(n)"))
-            rows.append(row("C observers, lc_app_post(name string)", cABI, instructionsKey: "abi\(n)", strictTarget: false))
-            rows.append(row("Swift closures, center.post", swift, instructionsKey: "swift\(n)", swiftAnchor: true))
+            rows.append(row("Swift API: center.post(interned name) to C observers", cPath, instructionsKey: "c\(n)"))
+            rows.append(row("C ABI: lc_app_post(name string) to C observers", cABI, instructionsKey: "abi\(n)", strictTarget: false))
+            rows.append(row("Swift API: center.post to Swift closures", swift, instructionsKey: "swift\(n)", swiftAnchor: true))
 
             // Case 2: the same names, in centers that also hold 1,000 observers of 1,000 other names.
             let delta = cPathOthers.median - cPath.median
@@ -116,7 +116,7 @@ enum PostingBenchmarks {
                 }
             }
             withOthers.append(Row(
-                group: "posting", name: "post, \(n) observer\(n == 1 ? "" : "s") + \(otherNames) observers of other names: C observers",
+                group: "posting", name: "Swift API: center.post to \(n) C observer\(n == 1 ? "" : "s") + \(otherNames) observers of other names (-c release)",
                 ours: cPathOthers,
                 anchors: [("ours without the others", cPath), ("Foundation with the others", foundationOthers),
                           ("Foundation without", foundation)],
@@ -160,17 +160,17 @@ enum PostingBenchmarks {
             if let mine = instructions?[key], let theirs = instructions?[anchorKey] {
                 text += "; instructions/post \(Figure.format(mine)) vs \(Figure.format(theirs)) (\(ratio(theirs, mine)))"
             }
-            return Row(group: "posting", name: "post with a 3-entry userInfo, 1 observer reading one key: \(label)", ours: ours,
+            return Row(group: "posting", name: "\(label): post with a 3-entry userInfo, 1 observer reading one key (-c release)", ours: ours,
                        anchors: [(anchorLabel, anchor)],
                        target: informative ? "– (informative: ≥ 10× faster than Foundation)" : "≥ 10× faster than Foundation",
                        met: informative ? nil : r >= 10, ratios: text, instructions: instructions?[key])
         }
         return [
-            row("Swift closure", ready, "Foundation, [AnyHashable: Any]", foundationReady, key: "info-swift1",
+            row("Swift API, Swift closure", ready, "Foundation, [AnyHashable: Any]", foundationReady, key: "info-swift1",
                 anchorKey: "info-foundation1"),
-            row("Swift closure, UserInfo built at each post", built, "Foundation, dictionary built at each post", foundationBuilt,
+            row("Swift API, Swift closure, UserInfo built at each post", built, "Foundation, dictionary built at each post", foundationBuilt,
                 key: "info-built-swift1", anchorKey: "info-built-foundation1", informative: true),
-            row("C observer (lc_dict_get_int)", cReady, "Foundation, [AnyHashable: Any]", foundationReady, key: "info-c1",
+            row("Swift API post (center.post, prebuilt UserInfo), C observer (lc_dict_get_int)", cReady, "Foundation, [AnyHashable: Any]", foundationReady, key: "info-c1",
                 anchorKey: "info-foundation1", informative: true),
         ]
     }
@@ -212,14 +212,14 @@ enum PostingBenchmarks {
             if let key, let mine = instructions?[key], let theirs = instructions?["addremove-foundation"] {
                 text += "; instructions \(Figure.format(mine)) vs \(Figure.format(theirs)) (\(ratio(theirs, mine)))"
             }
-            return Row(group: "posting", name: "add + remove an observer: \(label)", ours: ours,
+            return Row(group: "posting", name: "add + remove an observer: \(label) (-c release)", ours: ours,
                        anchors: [("Foundation addObserver(forName:…) + removeObserver", reference)],
                        target: informative ? "– (informative: ≥ 5× faster than Foundation)" : "≥ 5× faster than Foundation",
                        met: informative ? nil : reference.median / ours.median >= 5, ratios: text,
                        instructions: key.flatMap { instructions?[$0] })
         }
-        return [row("Swift closure (observe / removeObserver)", swift, key: "addremove-swift"),
-                row("raw C function (observeRaw / removeObserver)", raw, key: "addremove-raw"),
+        return [row("Swift API, Swift closure (observe / removeObserver)", swift, key: "addremove-swift"),
+                row("Swift API, raw C function (observeRaw / removeObserver)", raw, key: "addremove-raw"),
                 row("C ABI (lc_app_observe / lc_app_remove_observer, name string)", cABI, key: nil, informative: true)]
     }
 
@@ -260,7 +260,7 @@ enum PostingBenchmarks {
         let perFoundation = Double(reference) / Double(count)
         let anchor = Figure.single(perFoundation, "B", note: "Foundation addObserver(forName:…)")
         func row(_ label: String, _ ours: Double) -> Row {
-            Row(group: "posting", name: "memory per observer (\(count) observers of one name): \(label)", ours: .single(ours, "B"),
+            Row(group: "posting", name: "memory per observer (\(count) observers of one name): Swift API, \(label)", ours: .single(ours, "B"),
                 anchors: [("Foundation", anchor)], target: "≤ Foundation", met: ours <= perFoundation,
                 ratios: "\(ratio(ours, perFoundation)) Foundation (malloc in use, mallinfo2)")
         }
@@ -287,7 +287,7 @@ enum PostingBenchmarks {
             if let loop = instructions["swiftloop\(n)"] { anchors.append(("plain Swift loop over closures", .single(loop, "instr"))) }
             if let abi = instructions["abi\(n)"] { anchors.append(("ours, lc_app_post(name string)", .single(abi, "instr"))) }
             if let foundation = instructions["foundation\(n)"] { anchors.append(("Foundation NotificationCenter", .single(foundation, "instr"))) }
-            rows.append(Row(group: "posting", name: "instructions per post, \(n) observer\(n == 1 ? "" : "s"): C observers, center.post",
+            rows.append(Row(group: "posting", name: "instructions per post, \(n) observer\(n == 1 ? "" : "s"): Swift API center.post to C observers (callgrind, -c release)",
                             ours: .single(ours, "instr"), anchors: anchors, target: "–", met: nil,
                             ratios: "\(ratio(ours, cLoop)) C loop, \(Figure.format(ours / Double(n))) per observer",
                             instructions: ours))
