@@ -173,8 +173,10 @@ extension PostingBenchmarks {
                 if let mine {
                     met = met! && mine <= 150
                     if let again = repeatInstructions?["abiname1"] {
-                        let same = again == mine
-                        text += "; a second process: \(Figure.format(again)) (\(same ? "identical" : "DIFFERENT"))"
+                        // Per post, to the instruction: the process's marks and loop set-up may add a
+                        // handful of instructions to a part of 20,050 posts, never one per post.
+                        let same = again.rounded() == mine.rounded()
+                        text += "; a second process: \(String(format: "%.2f", again)) vs \(String(format: "%.2f", mine)) (\(same ? "identical per post" : "DIFFERENT"))"
                         met = met! && same
                     } else {
                         met = nil  // cannot be judged without the second process
