@@ -55,9 +55,26 @@ let package = Package(
         ),
         // Benchmarks (not tests): ours beside the anchors, in one run. `swift run -c release lifecycle-bench`.
         .target(name: "CBenchAnchors", path: "Benchmarks/CBenchAnchors"),
+        // The peers a C developer would pick instead of us (GLib signals, libsigc++, libuv, sd-event),
+        // installed from Debian; the system-library targets only carry their pkg-config flags.
+        .systemLibrary(name: "CPeerGObject", path: "Benchmarks/CBenchPeers/system/CPeerGObject", pkgConfig: "gobject-2.0",
+                       providers: [.apt(["libglib2.0-dev"])]),
+        .systemLibrary(name: "CPeerSigc", path: "Benchmarks/CBenchPeers/system/CPeerSigc", pkgConfig: "sigc++-3.0",
+                       providers: [.apt(["libsigc++-3.0-dev"])]),
+        .systemLibrary(name: "CPeerUV", path: "Benchmarks/CBenchPeers/system/CPeerUV", pkgConfig: "libuv",
+                       providers: [.apt(["libuv1-dev"])]),
+        .systemLibrary(name: "CPeerSystemd", path: "Benchmarks/CBenchPeers/system/CPeerSystemd", pkgConfig: "libsystemd",
+                       providers: [.apt(["libsystemd-dev"])]),
+        .target(
+            name: "CBenchPeers",
+            dependencies: ["CPeerGObject", "CPeerSigc", "CPeerUV", "CPeerSystemd"],
+            path: "Benchmarks/CBenchPeers",
+            exclude: ["system"]
+        ),
         .executableTarget(
             name: "lifecycle-bench",
-            dependencies: ["AppLifecycle", "PluginHost", "CLifecycle", "CLifecycleABI", "CLifecycleSystem", "CFFI", "CBenchAnchors"],
+            dependencies: ["AppLifecycle", "PluginHost", "CLifecycle", "CLifecycleABI", "CLifecycleSystem", "CFFI", "CBenchAnchors",
+                           "CBenchPeers"],
             path: "Benchmarks/lifecycle-bench"
         ),
         // The public header as a module for plugins written in Swift (header only).
@@ -92,5 +109,7 @@ let package = Package(
             // C sources the tests compile with cc at test time.
             exclude: ["Fixtures"]
         ),
-    ]
+    ],
+    // libsigc++ 3 (the CBenchPeers peer) needs C++17.
+    cxxLanguageStandard: .cxx17
 )

@@ -1,5 +1,7 @@
 import AppLifecycle
 import CBenchAnchors
+import CBenchPeers
+import CLifecycleABI
 import Dispatch
 import Foundation
 @preconcurrency import Glibc
@@ -25,6 +27,8 @@ enum CrossThreadBenchmarks {
     static func run(_ settings: Settings) -> [Row] {
         if let role = getenv(childVariable) { Child.run(String(cString: role)) }
         var rows: [Row] = []
+        rows.append(abiThroughputRow(settings, producers: 1))
+        rows.append(abiThroughputRow(settings, producers: 4))
         rows.append(throughputRow(settings, producers: 1))
         rows.append(throughputRow(settings, producers: 4))
         rows += latencyRows(settings, sameCPU: true)
@@ -65,7 +69,7 @@ enum CrossThreadBenchmarks {
         var ratios = ["\(ratio(ours.median, ring.median)) C ring"]
         if let dispatch { ratios.append("\(ratio(ours.median, dispatch.median)) Dispatch") }
         if let runLoop { ratios.append("\(ratio(ours.median, runLoop.median)) RunLoop.perform") }
-        return Row(group: group, name: "post from \(producers) thread\(producers > 1 ? "s" : "") to the main loop: throughput",
+        return Row(group: group, name: "Swift API: center.post from \(producers) thread\(producers > 1 ? "s" : "") to the main loop, Swift closure observer: throughput (-c release)",
                    ours: ours, anchors: anchors, target: "≥ 10 M posts/s", met: ours.median >= 10,
                    ratios: ratios.joined(separator: ", "))
     }
@@ -132,16 +136,29 @@ enum CrossThreadBenchmarks {
         // Ours and the C ring alternate run by run, so that both see the same background load.
         var ours: [[Double]] = []
         var ring: [[Double]] = []
+        var abi: [[Double]] = [], uv: [[Double]] = [], sdevent: [[Double]] = []
         var buffer = [Double](repeating: 0, count: samples)
+        var uvBuffer = buffer, sdBuffer = buffer
+        let abiRunner = ABILatency()
         for index in 0..<(warmup + runs) {
             let oursRun = oursLatency(senderCPU: senderCPU, loopCPU: loopCPU, samples: samples, runs: 1, warmup: 0,
                                       pauseNs: pause)
             let status = buffer.withUnsafeMutableBufferPointer {
                 anchor_ring_latency(senderCPU, loopCPU, Int32(samples), pause, $0.baseAddress)
             }
+            let abiRun = abiRunner?.run(senderCPU: senderCPU, loopCPU: loopCPU, samples: samples, pauseNs: pause)
+            let uvStatus = uvBuffer.withUnsafeMutableBufferPointer {
+                peer_uv_latency(senderCPU, loopCPU, Int32(samples), pause, $0.baseAddress)
+            }
+            let sdStatus = sdBuffer.withUnsafeMutableBufferPointer {
+                peer_sdevent_latency(senderCPU, loopCPU, Int32(samples), pause, $0.baseAddress)
+            }
             guard index >= warmup else { continue }
             ours += oursRun
             if status == 0 { ring.append(buffer) }
+            if let abiRun { abi.append(abiRun) }
+            if uvStatus == 0 { uv.append(uvBuffer) }
+            if sdStatus == 0 { sdevent.append(sdBuffer) }
         }
         var dispatch: (p50: Figure, p99: Figure)?
         if !settings.quick {
@@ -153,6 +170,20 @@ enum CrossThreadBenchmarks {
         }
         var rows: [Row] = []
         for (label, p) in [("p50", 50.0), ("p99", 99.0)] {
+            let abiFigure = summarize(abi.map { percentile($0, p) / 1000 }, unit: "µs", note: "lc_app_run on the caller, pinned")
+            let ringFigure = summarize(ring.map { percentile($0, p) / 1000 }, unit: "µs", note: "consumer thread, pinned")
+            let uvFigure = summarize(uv.map { percentile($0, p) / 1000 }, unit: "µs", note: "uv_run on the caller, pinned")
+            let sdFigure = summarize(sdevent.map { percentile($0, p) / 1000 }, unit: "µs", note: "sd_event_loop on the caller, pinned")
+            rows.append(Row(group: group, name: "C ABI: lc_app_post_name one-way latency \(label), \(placement) (-c release)",
+                            ours: abiFigure,
+                            anchors: [("C ring + eventfd + epoll", ringFigure),
+                                      ("libuv uv_async_send (libuv1 from Debian)", uvFigure),
+                                      ("sd-event + eventfd (libsystemd from Debian)", sdFigure)],
+                            target: "≤ 1.2× C ring",
+                            met: settings.quick || abi.isEmpty ? nil : ringFigure.median > 0 && abiFigure.median <= 1.2 * ringFigure.median,
+                            ratios: "\(ratio(abiFigure.median, ringFigure.median)) C ring, \(ratio(abiFigure.median, uvFigure.median)) libuv, \(ratio(abiFigure.median, sdFigure.median)) sd-event"))
+        }
+        for (label, p) in [("p50", 50.0), ("p99", 99.0)] {
             let oursFigure = summarize(ours.map { percentile($0, p) / 1000 }, unit: "µs", note: "loop thread = caller, pinned")
             let ringFigure = summarize(ring.map { percentile($0, p) / 1000 }, unit: "µs", note: "consumer thread, pinned")
             var anchors: [(label: String, figure: Figure)] = [("C ring + eventfd + epoll", ringFigure)]
@@ -162,7 +193,7 @@ enum CrossThreadBenchmarks {
                 anchors.append(("DispatchQueue.main.async + dispatchMain()", figure))
                 ratios.append("\(ratio(oursFigure.median, figure.median)) Dispatch")
             }
-            rows.append(Row(group: group, name: "one-way post latency \(label), \(placement)", ours: oursFigure,
+            rows.append(Row(group: group, name: "Swift API: center.post one-way latency \(label), \(placement) (-c release)", ours: oursFigure,
                             anchors: anchors, target: "≤ 1.2× C ring",
                             met: ringFigure.median > 0 && oursFigure.median <= 1.2 * ringFigure.median,
                             ratios: ratios.joined(separator: ", ")))
@@ -286,13 +317,13 @@ private func writeError(_ text: String) {
     text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
 }
 
-private final class XThreadBody {
+final class XThreadBody {
     let body: @Sendable () -> Void
     init(_ body: @escaping @Sendable () -> Void) { self.body = body }
 }
 
 /// Starts a joinable pthread running `body`.
-private func xthreadSpawn(_ body: @escaping @Sendable () -> Void) -> pthread_t {
+func xthreadSpawn(_ body: @escaping @Sendable () -> Void) -> pthread_t {
     let context = Unmanaged.passRetained(XThreadBody(body)).toOpaque()
     var thread = pthread_t()
     let status = pthread_create(&thread, nil, { raw in

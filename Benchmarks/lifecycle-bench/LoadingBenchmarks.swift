@@ -1,5 +1,6 @@
 import AppLifecycle
 import CBenchAnchors
+import CLifecycleABI
 @preconcurrency import Glibc
 import PluginHost
 
@@ -27,6 +28,7 @@ enum LoadingBenchmarks {
         guard let plugins = makePlugins(count: counts.max()!, in: folder) else { return rows }
         rows += loads(settings, counts: counts, plugins: plugins)
         rows += coldStart(settings, plugins: Array(plugins.prefix(10)), folder: folder)
+        rows += unload(settings, folder: folder)
         rows += memory(settings, plugins: Array(plugins.prefix(settings.quick ? 10 : 100)))
         return rows
     }
@@ -87,11 +89,11 @@ enum LoadingBenchmarks {
         blackHole(anchor_ffi_counter())
 
         return [
-            Row(group: group, name: "delegate call through libffi: applicationDidBecomeActive (bound DelegateHandlers closure)",
+            Row(group: group, name: "Swift API (engine): delegate call through libffi: applicationDidBecomeActive (bound DelegateHandlers closure, -c release)",
                 ours: ours, anchors: [("raw ffi_call, cif prepared once (C)", raw), ("direct call through a function pointer (C)", direct)],
                 target: "≤ 1.5× raw ffi_call", met: ours.median <= 1.5 * raw.median,
                 ratios: "\(ratio(ours.median, raw.median)) raw ffi_call, \(ratio(ours.median, direct.median)) direct call"),
-            Row(group: group, name: "delegate call through libffi: didFinishLaunchingWithOptions (bool, 3-key dict argument)",
+            Row(group: group, name: "Swift API (engine): delegate call through libffi: didFinishLaunchingWithOptions (bool, 3-key dict argument, -c release)",
                 ours: oursLaunch, anchors: [("raw ffi_call with a ready lc_dict (C)", rawLaunch)],
                 target: "information", met: nil,
                 ratios: "\(ratio(oursLaunch.median, rawLaunch.median)) raw ffi_call (ours builds the lc_dict from the UserInfo on every call)"),
@@ -124,7 +126,7 @@ enum LoadingBenchmarks {
             let ours = summarize(oursSamples, unit: "ms", note: "fresh process per run")
             let raw = summarize(rawSamples, unit: "ms", note: "fresh process per run")
             let perPlugin = "\(Figure.format(ours.median * 1000 / Double(count))) µs vs \(Figure.format(raw.median * 1000 / Double(count))) µs a plugin"
-            rows.append(Row(group: group, name: "load + init \(count) plugin\(count == 1 ? "" : "s") (AppHandle.loadPlugin each)",
+            rows.append(Row(group: group, name: "Swift API: load + init \(count) plugin\(count == 1 ? "" : "s") (AppHandle.loadPlugin each, -c release)",
                             ours: ours, anchors: [("raw dlopen + dlsym(lc_plugin_entry) + entry() (C)", raw)],
                             target: "≤ 2× raw", met: ours.median <= 2 * raw.median,
                             ratios: "\(ratio(ours.median, raw.median)) raw; \(perPlugin)"))
@@ -159,17 +161,28 @@ enum LoadingBenchmarks {
         var arguments = ["run"]
         for plugin in plugins { arguments += ["--plugin", plugin] }
         arguments += ["--no-socket", "--no-pressure", "--no-clock", "--no-signals", "--trace", "json", "--script", script]
+        let flags = "run --plugin ×10 --no-socket --no-pressure --no-clock --no-signals --trace json --script S"
+
+        // The default command line: no plugins and no --no-* flag (control socket, PSI, clock and
+        // signal watchers all on), only a script that launches and terminates.
+        let defaultArguments = ["run", "--script", script]
 
         let runs = settings.quick ? 1 : settings.runs * 2 + 1
         let warmup = settings.quick ? 0 : settings.warmup
+        var defaultExited: [Double] = []
         var active: [Double] = []
         var exited: [Double] = []
         var helloSamples: [Double] = []
         var foundationSamples: [Double] = []
         for run in 0..<(warmup + runs) {
             guard let timing = timedRun(host, arguments, marker: "\"kind\":\"notification\",\"name\":\"didBecomeActive\""),
-                  let plain = timedRun(hello, []), let foundation = timedRun(helloFoundation, [])
+                  let plain = timedRun(hello, []), let foundation = timedRun(helloFoundation, []),
+                  let byDefault = timedRun(host, defaultArguments, errorsToOutput: true)
             else { return [] }
+            guard byDefault.status == 0 else {
+                fputs("loading: lifecycle-host \(defaultArguments.joined(separator: " ")) exited with \(byDefault.status)\n\(byDefault.output)\n", stderr)
+                return []
+            }
             guard timing.status == 0, timing.marker != nil else {
                 fputs("loading: lifecycle-host exited with \(timing.status) without a didBecomeActive line\n\(timing.output)\n", stderr)
                 return []
@@ -177,6 +190,7 @@ enum LoadingBenchmarks {
             if run < warmup { continue }
             active.append(Double(timing.marker!) / 1e6)
             exited.append(Double(timing.exit) / 1e6)
+            defaultExited.append(Double(byDefault.exit) / 1e6)
             helloSamples.append(Double(plain.exit) / 1e6)
             foundationSamples.append(Double(foundation.exit) / 1e6)
         }
@@ -184,15 +198,95 @@ enum LoadingBenchmarks {
         let toExit = summarize(exited, unit: "ms", note: "spawn → exit (launch, then terminate)")
         let plain = summarize(helloSamples, unit: "ms", note: "spawn → exit")
         let foundation = summarize(foundationSamples, unit: "ms", note: "spawn → exit")
+        let byDefault = summarize(defaultExited, unit: "ms", note: "spawn → exit")
         return [
-            Row(group: group, name: "host cold start to didBecomeActive, 10 plugins, process start included",
+            Row(group: group,
+                name: "host cold start, default command line: `lifecycle-host run --script S` (S = launch, terminate; no plugins; socket, PSI, clock and signal watchers on), spawn → exit (-c release)",
+                ours: byDefault, anchors: [("Swift hello world (swiftc -O), spawn → exit", plain),
+                                           ("Swift hello world + import Foundation (swiftc -O)", foundation)],
+                target: "≤ 2.5× hello world", met: settings.quick ? nil : byDefault.median <= 2.5 * plain.median,
+                ratios: "\(ratio(byDefault.median, plain.median)) hello world, \(ratio(byDefault.median, foundation.median)) hello world + Foundation"),
+            Row(group: group, name: "host cold start to didBecomeActive, 10 plugins, process start included (`lifecycle-host \(flags)`, -c release)",
                 ours: ours, anchors: [("Swift hello world", plain), ("Swift hello world + import Foundation", foundation)],
                 target: "≤ 3× hello world", met: ours.median <= 3 * plain.median,
                 ratios: "\(ratio(ours.median, plain.median)) hello world, \(ratio(ours.median, foundation.median)) hello world + Foundation"),
-            Row(group: group, name: "host cold start to exit (launch + terminate), 10 plugins",
+            Row(group: group, name: "host cold start to exit (launch + terminate), 10 plugins (`lifecycle-host \(flags)`, -c release)",
                 ours: toExit, anchors: [("Swift hello world", plain)], target: "information", met: nil,
                 ratios: "\(ratio(toExit.median, plain.median)) hello world"),
         ]
+    }
+
+    // MARK: 3b. Unloading a plugin with 100,000 observers (C ABI)
+
+    static let unloadObservers = 100_000
+
+    /// A plugin whose init registers 100,000 observers (host->observe_name) of NAMES names.
+    static let unloadPluginSource = """
+        #define LC_DECLARE_DELEGATE_FUNCTIONS
+        #include <stdio.h>
+        #include "lifecycle.h"
+
+        static unsigned long counter;
+
+        static void count(const lc_notification_t *notification, void *ctx) { (void)notification; ++*(unsigned long *)ctx; }
+
+        static lc_status plugin_init(const lc_host_api_t *host, lc_plugin *plugin, void **state) {
+            static lc_name ids[NAMES];
+            char name[64];
+            *state = &counter;
+            for (int i = 0; i < NAMES; i++) {
+                snprintf(name, sizeof name, "com.bench.unload.n%d", i);
+                lc_status status = host->name_intern(plugin, name, &ids[i]);
+                if (status != LC_OK) return status;
+            }
+            for (int i = 0; i < \(unloadObservers); i++) {
+                lc_status status = host->observe_name(plugin, ids[i % NAMES], NULL, count, &counter, NULL);
+                if (status != LC_OK) return status;
+            }
+            return LC_OK;
+        }
+
+        static const lc_plugin_descriptor_t descriptor = {
+            sizeof(lc_plugin_descriptor_t), LC_PLUGIN_MAGIC, LC_ABI_VERSION_MAJOR, LC_ABI_VERSION_MINOR,
+            "com.bench.unload", "1.0.0", "registers 100,000 observers", plugin_init, 0,
+        };
+
+        LC_EXPORT const lc_plugin_descriptor_t *lc_plugin_entry(void) { return &descriptor; }
+
+        """
+
+    /// lc_app_load_plugin of a plugin registering 100,000 observers (of 1 name, and of 1,000 names),
+    /// then lc_app_unload_plugin, each in a fresh process; both timed.
+    static func unload(_ settings: Settings, folder: String) -> [Row] {
+        let source = folder + "/unload-plugin.c"
+        guard writeText(source, unloadPluginSource) else { return [] }
+        var rows: [Row] = []
+        for names in [1, 1_000] {
+            let image = folder + "/unload-\(names).so"
+            guard let pid = spawn("cc", ["-shared", "-fPIC", "-O2", "-DNAMES=\(names)", "-I", includeFolder(), "-o", image, source],
+                                  search: true),
+                  waitExit(pid) == 0, let list = writeList([image])
+            else {
+                fputs("loading: cc could not build the unload plugin\n", stderr)
+                return rows
+            }
+            defer { unlink(list) }
+            let runs = settings.quick ? 1 : settings.runs
+            var loads: [Double] = [], unloads: [Double] = []
+            for _ in 0..<runs {
+                guard let values = child("unload:\(list)"), let load = values["load"], let unload = values["unload"] else { return rows }
+                loads.append(load / 1e6)
+                unloads.append(unload / 1e6)
+            }
+            let unloadFigure = summarize(unloads, unit: "ms", note: "fresh process per run")
+            let loadFigure = summarize(loads, unit: "ms", note: "load + init registering them (host->observe_name)")
+            let perObserver = "\(Figure.format(unloadFigure.median * 1e6 / Double(unloadObservers))) ns an observer removed, \(Figure.format(loadFigure.median * 1e6 / Double(unloadObservers))) ns an observer registered"
+            rows.append(Row(group: group,
+                            name: "C ABI: lc_app_unload_plugin of a plugin with \(unloadObservers) observers of \(names) name\(names == 1 ? "" : "s") (-c release)",
+                            ours: unloadFigure, anchors: [("C ABI: lc_app_load_plugin of the same plugin", loadFigure)],
+                            target: "< 50 ms", met: settings.quick ? nil : unloadFigure.median < 50, ratios: perObserver))
+        }
+        return rows
     }
 
     // MARK: 4. Memory per plugin
@@ -214,7 +308,7 @@ enum LoadingBenchmarks {
         }
         let oursHeap = summarize(heap, unit: "B a plugin", note: "mallinfo2 uordblks growth / \(plugins.count)")
         return [
-            Row(group: group, name: "memory per loaded plugin (\(plugins.count) loaded in one process)",
+            Row(group: group, name: "Swift API: memory per loaded plugin (\(plugins.count) loaded in one process, AppHandle.loadPlugin)",
                 ours: oursHeap,
                 anchors: [("ours, RSS growth (/proc/self/statm)", summarize(rss, unit: "B a plugin")),
                           ("raw dlopen + entry (C), heap", summarize(rawHeap, unit: "B a plugin")),
@@ -252,6 +346,29 @@ enum LoadingBenchmarks {
             let elapsed = nowNanoseconds() - start
             let after = memoryNow()
             print(parts[0] == "load" ? "ns=\(elapsed)" : "heap=\(after.heap - before.heap)\nrss=\(after.rss - before.rss)")
+        case "unload":
+            var app: OpaquePointer?
+            guard lc_app_create(nil, &app) == lc_status(LC_OK), let app,
+                  lc_app_perform_simple(app, lc_action_kind(LC_ACTION_LAUNCH)) == lc_status(LC_OK)
+            else {
+                fputs("loading child: lc_app_create failed\n", stderr)
+                exit(70)
+            }
+            var plugin: OpaquePointer?
+            let start = nowNanoseconds()
+            let loaded = lc_app_load_plugin(app, paths[0], &plugin)
+            let middle = nowNanoseconds()
+            guard loaded == lc_status(LC_OK), let plugin, let id = lc_plugin_id(plugin).map({ String(cString: $0) }) else {
+                fputs("loading child: lc_app_load_plugin failed: \(lc_last_error_message().map { String(cString: $0) } ?? "?")\n", stderr)
+                exit(70)
+            }
+            let unloaded = lc_app_unload_plugin(app, id)
+            let end = nowNanoseconds()
+            guard unloaded == lc_status(LC_OK) else {
+                fputs("loading child: lc_app_unload_plugin failed\n", stderr)
+                exit(70)
+            }
+            print("load=\(middle - start)\nunload=\(end - middle)")
         case "raw", "rawmem":
             let cPaths = paths.map { strdup($0) }
             let before = memoryNow()

@@ -1,33 +1,44 @@
 @preconcurrency import Glibc
 
 // The plot for docs/benchmarks.md: cost of one post against the number of observers, log–log, for
-// ours (C observers and Swift closures), the plain C loop and Foundation, from the posting rows.
+// the C ABI (lc_app_post_name to C observers) beside the plain C loop, GLib and libsigc++, and the
+// Swift API (closures) beside Foundation, from the posting rows.
 
 /// The SVG, or nil when the posting rows are missing (e.g. --filter left them out).
 func postingPlot(_ rows: [Row]) -> String? {
     var series: [String: [(n: Double, ns: Double)]] = [:]
-    let oursC = "ours: C observers", oursSwift = "ours: Swift closures", cLoop = "plain C loop", foundation = "Foundation NotificationCenter"
-    for row in rows where row.group == "posting" && row.name.hasPrefix("post, ") && !row.name.contains("other names") {
-        // "post, 1000 observers: C observers, center.post(interned name)"
-        let words = row.name.dropFirst("post, ".count).split(separator: " ", maxSplits: 1)
-        guard let n = Double(words.first ?? ""), words.count == 2 else { continue }
-        let rest = String(words[1])
-        if rest.hasSuffix("C observers, center.post(interned name)") {
+    let oursC = "C ABI: lc_app_post_name, C observers", oursSwift = "Swift API: center.post, Swift closures"
+    let cLoop = "plain C loop", glib = "GLib g_signal_emit", sigc = "libsigc++ emit", foundation = "Foundation NotificationCenter"
+    /// The leading number of `text` after `prefix` ("… to 1000 C observers" → 1000).
+    func count(_ text: String, after prefix: String) -> Double? {
+        guard text.hasPrefix(prefix) else { return nil }
+        return Double(text.dropFirst(prefix.count).prefix { $0.isNumber })
+    }
+    for row in rows where row.group == "posting" && !row.name.contains("other names") && !row.name.contains("userInfo") {
+        if let n = count(row.name, after: "C ABI: lc_app_post_name to ") {
             series[oursC, default: []].append((n, row.ours.median))
-            for anchor in row.anchors where anchor.label == cLoop || anchor.label == foundation {
-                series[anchor.label, default: []].append((n, anchor.figure.median))
+            for anchor in row.anchors {
+                let label = anchor.label.hasPrefix("plain C loop") ? cLoop : anchor.label.hasPrefix("GLib") ? glib
+                    : anchor.label.hasPrefix("libsigc++") ? sigc : nil
+                if let label { series[label, default: []].append((n, anchor.figure.median)) }
             }
-        } else if rest.hasSuffix("Swift closures, center.post") {
+        } else if row.name.hasPrefix("Swift API: center.post to Swift closures, "),
+                  let n = count(row.name, after: "Swift API: center.post to Swift closures, ")
+        {
             series[oursSwift, default: []].append((n, row.ours.median))
+            for anchor in row.anchors where anchor.label == foundation {
+                series[foundation, default: []].append((n, anchor.figure.median))
+            }
         }
     }
-    let order = [(oursC, "#1b7f3b"), (oursSwift, "#2f6fd0"), (cLoop, "#555555"), (foundation, "#c0392b")]
+    let order = [(oursC, "#1b7f3b"), (oursSwift, "#2f6fd0"), (cLoop, "#555555"), (glib, "#8e44ad"), (sigc, "#d68910"),
+                 (foundation, "#c0392b")]
     let points = series.values.flatMap { $0 }
     guard !points.isEmpty else { return nil }
     func log10(_ x: Double) -> Double { x > 0 ? Glibc.log10(x) : 0 }
     let minN = 1.0, maxN = max(1_000.0, points.map(\.n).max() ?? 1_000)
     let minY = pow10(floor(log10(points.map(\.ns).min() ?? 1))), maxY = pow10(ceil(log10(points.map(\.ns).max() ?? 10)))
-    let width = 800.0, height = 440.0, left = 80.0, right = 250.0, top = 40.0, bottom = 60.0
+    let width = 880.0, height = 440.0, left = 80.0, right = 330.0, top = 40.0, bottom = 60.0
     func x(_ n: Double) -> Double { left + (log10(n) - log10(minN)) / (log10(maxN) - log10(minN)) * (width - left - right) }
     func y(_ ns: Double) -> Double { top + (1 - (log10(ns) - log10(minY)) / (log10(maxY) - log10(minY))) * (height - top - bottom) }
     var svg = """

@@ -1,5 +1,6 @@
 import AppLifecycle
 import CBenchAnchors
+import CBenchPeers
 import CLifecycleABI
 import CLifecycleSystem
 import Foundation
@@ -36,6 +37,9 @@ enum PostingBenchmarks {
         let fixtures = PostFixtures()
         var rows: [Row] = []
         let instructions = settings.quick ? nil : Callgrind.instructionsPerPost()
+        // "Identical in every process": the C-ABI post counted again in a second, separate process.
+        let again = settings.quick || instructions == nil ? nil : Callgrind.instructionsPerPost(only: ["abiname1"])
+        rows += abiRows(settings, fixtures, instructions, again)
         rows += postRows(settings, fixtures, instructions)
         rows += userInfoRows(settings, fixtures, instructions)
         rows += addRemoveRows(settings, fixtures, instructions)
@@ -85,15 +89,15 @@ enum PostingBenchmarks {
                     anchors.append(("plain Swift loop over \(n) closure\(n == 1 ? "" : "s")", swiftLoop))
                     text += ", \(ratio(ours.median, swiftLoop.median)) plain Swift loop"
                 }
-                return Row(group: "posting", name: "post, \(n) observer\(n == 1 ? "" : "s"): \(label)", ours: ours,
+                return Row(group: "posting", name: "\(label), \(n) observer\(n == 1 ? "" : "s") (-c release)", ours: ours,
                            anchors: anchors,
                            target: strictTarget ? target : "– (informative: \(target))", met: strictTarget ? met : nil,
                            ratios: text,
                            instructions: instructions?[instructionsKey])
             }
-            rows.append(row("C observers, center.post(interned name)", cPath, instructionsKey: "c\(n)"))
-            rows.append(row("C observers, lc_app_post(name string)", cABI, instructionsKey: "abi\(n)", strictTarget: false))
-            rows.append(row("Swift closures, center.post", swift, instructionsKey: "swift\(n)", swiftAnchor: true))
+            rows.append(row("Swift API: center.post(interned name) to C observers", cPath, instructionsKey: "c\(n)"))
+            rows.append(row("C ABI: lc_app_post(name string) to C observers", cABI, instructionsKey: "abi\(n)", strictTarget: false))
+            rows.append(row("Swift API: center.post to Swift closures", swift, instructionsKey: "swift\(n)", swiftAnchor: true))
 
             // Case 2: the same names, in centers that also hold 1,000 observers of 1,000 other names.
             let delta = cPathOthers.median - cPath.median
@@ -112,7 +116,7 @@ enum PostingBenchmarks {
                 }
             }
             withOthers.append(Row(
-                group: "posting", name: "post, \(n) observer\(n == 1 ? "" : "s") + \(otherNames) observers of other names: C observers",
+                group: "posting", name: "Swift API: center.post to \(n) C observer\(n == 1 ? "" : "s") + \(otherNames) observers of other names (-c release)",
                 ours: cPathOthers,
                 anchors: [("ours without the others", cPath), ("Foundation with the others", foundationOthers),
                           ("Foundation without", foundation)],
@@ -156,17 +160,17 @@ enum PostingBenchmarks {
             if let mine = instructions?[key], let theirs = instructions?[anchorKey] {
                 text += "; instructions/post \(Figure.format(mine)) vs \(Figure.format(theirs)) (\(ratio(theirs, mine)))"
             }
-            return Row(group: "posting", name: "post with a 3-entry userInfo, 1 observer reading one key: \(label)", ours: ours,
+            return Row(group: "posting", name: "\(label): post with a 3-entry userInfo, 1 observer reading one key (-c release)", ours: ours,
                        anchors: [(anchorLabel, anchor)],
                        target: informative ? "– (informative: ≥ 10× faster than Foundation)" : "≥ 10× faster than Foundation",
                        met: informative ? nil : r >= 10, ratios: text, instructions: instructions?[key])
         }
         return [
-            row("Swift closure", ready, "Foundation, [AnyHashable: Any]", foundationReady, key: "info-swift1",
+            row("Swift API, Swift closure", ready, "Foundation, [AnyHashable: Any]", foundationReady, key: "info-swift1",
                 anchorKey: "info-foundation1"),
-            row("Swift closure, UserInfo built at each post", built, "Foundation, dictionary built at each post", foundationBuilt,
+            row("Swift API, Swift closure, UserInfo built at each post", built, "Foundation, dictionary built at each post", foundationBuilt,
                 key: "info-built-swift1", anchorKey: "info-built-foundation1", informative: true),
-            row("C observer (lc_dict_get_int)", cReady, "Foundation, [AnyHashable: Any]", foundationReady, key: "info-c1",
+            row("Swift API post (center.post, prebuilt UserInfo), C observer (lc_dict_get_int)", cReady, "Foundation, [AnyHashable: Any]", foundationReady, key: "info-c1",
                 anchorKey: "info-foundation1", informative: true),
         ]
     }
@@ -208,14 +212,14 @@ enum PostingBenchmarks {
             if let key, let mine = instructions?[key], let theirs = instructions?["addremove-foundation"] {
                 text += "; instructions \(Figure.format(mine)) vs \(Figure.format(theirs)) (\(ratio(theirs, mine)))"
             }
-            return Row(group: "posting", name: "add + remove an observer: \(label)", ours: ours,
+            return Row(group: "posting", name: "add + remove an observer: \(label) (-c release)", ours: ours,
                        anchors: [("Foundation addObserver(forName:…) + removeObserver", reference)],
                        target: informative ? "– (informative: ≥ 5× faster than Foundation)" : "≥ 5× faster than Foundation",
                        met: informative ? nil : reference.median / ours.median >= 5, ratios: text,
                        instructions: key.flatMap { instructions?[$0] })
         }
-        return [row("Swift closure (observe / removeObserver)", swift, key: "addremove-swift"),
-                row("raw C function (observeRaw / removeObserver)", raw, key: "addremove-raw"),
+        return [row("Swift API, Swift closure (observe / removeObserver)", swift, key: "addremove-swift"),
+                row("Swift API, raw C function (observeRaw / removeObserver)", raw, key: "addremove-raw"),
                 row("C ABI (lc_app_observe / lc_app_remove_observer, name string)", cABI, key: nil, informative: true)]
     }
 
@@ -256,7 +260,7 @@ enum PostingBenchmarks {
         let perFoundation = Double(reference) / Double(count)
         let anchor = Figure.single(perFoundation, "B", note: "Foundation addObserver(forName:…)")
         func row(_ label: String, _ ours: Double) -> Row {
-            Row(group: "posting", name: "memory per observer (\(count) observers of one name): \(label)", ours: .single(ours, "B"),
+            Row(group: "posting", name: "memory per observer (\(count) observers of one name): Swift API, \(label)", ours: .single(ours, "B"),
                 anchors: [("Foundation", anchor)], target: "≤ Foundation", met: ours <= perFoundation,
                 ratios: "\(ratio(ours, perFoundation)) Foundation (malloc in use, mallinfo2)")
         }
@@ -283,7 +287,7 @@ enum PostingBenchmarks {
             if let loop = instructions["swiftloop\(n)"] { anchors.append(("plain Swift loop over closures", .single(loop, "instr"))) }
             if let abi = instructions["abi\(n)"] { anchors.append(("ours, lc_app_post(name string)", .single(abi, "instr"))) }
             if let foundation = instructions["foundation\(n)"] { anchors.append(("Foundation NotificationCenter", .single(foundation, "instr"))) }
-            rows.append(Row(group: "posting", name: "instructions per post, \(n) observer\(n == 1 ? "" : "s"): C observers, center.post",
+            rows.append(Row(group: "posting", name: "instructions per post, \(n) observer\(n == 1 ? "" : "s"): Swift API center.post to C observers (callgrind, -c release)",
                             ours: .single(ours, "instr"), anchors: anchors, target: "–", met: nil,
                             ratios: "\(ratio(ours, cLoop)) C loop, \(Figure.format(ours / Double(n))) per observer",
                             instructions: ours))
@@ -536,6 +540,11 @@ enum Callgrind {
         case empty, ours, oursWithOthers, swift, cABI, cLoop, swiftLoop, foundation, foundationWithOthers
         case userInfoSwift, userInfoC, userInfoFoundation, userInfoBuiltSwift, userInfoBuiltFoundation
         case addRemoveSwift, addRemoveRaw, addRemoveFoundation
+        /// The C ABI: lc_app_post_name to n C observers; to 1 among 100,000 of other names; with a userInfo.
+        case abiName, abiNameCrowd, abiInfo
+        /// The peers: `posts` emits to n handlers, and the same call with no emit (its set-up and
+        /// tear-down, subtracted: the "-base" configuration).
+        case glib, glibBase, sigc, sigcBase
     }
 
     /// The configurations, in run order. Posts are chosen so that the whole run takes a second or
@@ -544,6 +553,8 @@ enum Callgrind {
         var list: [(key: String, n: Int, posts: Int, kind: Kind)] = [("empty", 1, 0, .empty)]
         for n in PostingBenchmarks.observerCounts {
             let posts = 20_000 / n + 50
+            list += [("abiname\(n)", n, posts, .abiName), ("glib\(n)-base", n, 1, .glibBase), ("glib\(n)", n, posts / 4, .glib),
+                     ("sigc\(n)-base", n, 1, .sigcBase), ("sigc\(n)", n, posts, .sigc)]
             list += [("c\(n)", n, posts, .ours), ("c\(n)-others", n, posts, .oursWithOthers), ("swift\(n)", n, posts, .swift),
                      ("loop\(n)", n, posts, .cLoop), ("swiftloop\(n)", n, posts, .swiftLoop), ("abi\(n)", n, posts / 4, .cABI),
                      ("foundation\(n)", n, posts / 20, .foundation), ("foundation\(n)-others", n, posts / 20, .foundationWithOthers)]
@@ -551,25 +562,49 @@ enum Callgrind {
         list += [("info-swift1", 1, 5_000, .userInfoSwift), ("info-c1", 1, 5_000, .userInfoC),
                  ("info-foundation1", 1, 1_000, .userInfoFoundation), ("info-built-swift1", 1, 2_000, .userInfoBuiltSwift),
                  ("info-built-foundation1", 1, 1_000, .userInfoBuiltFoundation), ("addremove-swift", 1, 5_000, .addRemoveSwift),
-                 ("addremove-raw", 1, 5_000, .addRemoveRaw), ("addremove-foundation", 1, 1_000, .addRemoveFoundation)]
+                 ("addremove-raw", 1, 5_000, .addRemoveRaw), ("addremove-foundation", 1, 1_000, .addRemoveFoundation),
+                 ("abiname1-crowd", 1, 20_050, .abiNameCrowd), ("abiname-info", 1, 5_000, .abiInfo)]
         return list
     }()
 
     /// The child's side: set everything up, then run each configuration between two marks.
+    static let onlyKey = "LC_BENCH_CALLGRIND_ONLY"
+
+    /// The child's side: set everything up, then run each configuration between two marks. With
+    /// LC_BENCH_CALLGRIND_ONLY=key,key… only those configurations run (the others keep their marks,
+    /// empty) and only their fixtures are made.
     static func workload() {
-        let fixtures = PostFixtures()
-        for n in PostingBenchmarks.observerCounts { _ = fixtures.set(n) }
-        let info = UserInfoFixture(fixtures)
-        let addRemoveName = fixtures.name("com.example.bench.post.addremove")
+        let only = ProcessInfo.processInfo.environment[onlyKey].map { Set($0.split(separator: ",").map(String.init)) }
+        let selected = configurations.filter { only?.contains($0.key) ?? true }
+        let needsEngine = selected.contains { ![.abiName, .abiNameCrowd, .abiInfo, .glib, .glibBase, .sigc, .sigcBase].contains($0.kind) }
+        let fixtures = needsEngine ? PostFixtures() : nil
+        if let fixtures { for n in PostingBenchmarks.observerCounts { _ = fixtures.set(n) } }
+        let info = fixtures.map { UserInfoFixture($0) }
+        let abi = PostingBenchmarks.ABIFixture(crowd: selected.contains { $0.kind == .abiNameCrowd } ? PostingBenchmarks.crowdNames : 0)
+        let addRemoveName = fixtures?.name("com.example.bench.post.addremove")
         let foundationAddRemove = Notification.Name("bench.post.addremove")
         let counter = Counter()
         anchor_post_callgrind_mark(0)
         for (index, configuration) in configurations.enumerated() {
-            let set = fixtures.set(configuration.n)
             let k = configuration.posts
             anchor_post_callgrind_mark(Int32(2 * index + 1))
+            defer { anchor_post_callgrind_mark(Int32(2 * index + 2)) }
+            guard only?.contains(configuration.key) ?? true else { continue }
             switch configuration.kind {
-            case .empty: break
+            case .empty: continue
+            case .abiName: abi.post(configuration.n, k); continue
+            case .abiNameCrowd: abi.postCrowded(k); continue
+            case .abiInfo: abi.postUserInfo(k); continue
+            case .glib: blackHole(peer_glib_emit(configuration.n, k, nil)); continue
+            case .glibBase: blackHole(peer_glib_emit(configuration.n, 0, nil)); continue
+            case .sigc: blackHole(peer_sigcpp_emit(configuration.n, k, nil)); continue
+            case .sigcBase: blackHole(peer_sigcpp_emit(configuration.n, 0, nil)); continue
+            default: break
+            }
+            guard let fixtures, let info, let addRemoveName else { continue }
+            let set = fixtures.set(configuration.n)
+            switch configuration.kind {
+            case .empty, .abiName, .abiNameCrowd, .abiInfo, .glib, .glibBase, .sigc, .sigcBase: break
             case .ours: for _ in 0..<k { set.centerA.post(set.cName) }
             case .oursWithOthers: for _ in 0..<k { set.centerB.post(set.cName) }
             case .swift: for _ in 0..<k { set.centerA.post(set.swiftName) }
@@ -599,7 +634,6 @@ enum Callgrind {
                     })
                 }
             }
-            anchor_post_callgrind_mark(Int32(2 * index + 2))
         }
     }
 
@@ -607,7 +641,7 @@ enum Callgrind {
     /// or nil when valgrind is not installed or the run fails. Valgrind 3.19 cannot read the DWARF 5
     /// the toolchain writes, so the child is a copy of this executable without its debug sections
     /// (symbols stay, for callgrind_annotate). LC_BENCH_CALLGRIND_KEEP=DIR keeps the profile parts there.
-    static func instructionsPerPost() -> [String: Double]? {
+    static func instructionsPerPost(only: [String]? = nil) -> [String: Double]? {
         let candidates: [String] = ["/usr/bin/valgrind", "/usr/local/bin/valgrind"]
         guard let valgrind = candidates.first(where: { access($0, X_OK) == 0 }) else {
             PostingBenchmarks.warn("posting: valgrind not found; no instruction counts")
@@ -635,6 +669,7 @@ enum Callgrind {
         }
         var childEnvironment = environment
         childEnvironment[environmentKey] = "1"
+        if let only { childEnvironment[onlyKey] = only.joined(separator: ",") } else { childEnvironment[onlyKey] = nil }
         let status = run(valgrind, ["--tool=callgrind", "--callgrind-out-file=\(directory)/callgrind.out",
                                     "--dump-before=anchor_post_callgrind_mark", "--dump-instr=no",
                                     child, "--quick", "--filter", "posting"], environment: childEnvironment)
@@ -656,10 +691,18 @@ enum Callgrind {
             PostingBenchmarks.warn("posting: the callgrind run wrote no profile parts")
             return nil
         }
-        var result: [String: Double] = [:]
+        var net: [String: Double] = [:]
         for (index, configuration) in configurations.enumerated() where configuration.posts > 0 {
-            guard let total = parts[2 * index + 3] else { continue }
-            result[configuration.key] = max(0, total - overhead) / Double(configuration.posts)
+            guard only?.contains(configuration.key) ?? true, let total = parts[2 * index + 3] else { continue }
+            net[configuration.key] = total - overhead
+        }
+        var result: [String: Double] = [:]
+        for configuration in configurations where configuration.posts > 0 {
+            guard var instructions = net[configuration.key] else { continue }
+            if configuration.key.hasSuffix("-base") { continue }
+            // A peer's call includes its set-up and tear-down: subtract the same call without emits.
+            if let base = net[configuration.key + "-base"] { instructions -= base } else if [.glib, .sigc].contains(configuration.kind) { continue }
+            result[configuration.key] = max(0, instructions) / Double(configuration.posts)
         }
         return result
     }

@@ -1,0 +1,3 @@
+#pragma once
+// Only here for the module map; CBenchPeers includes <uv.h> itself.
+#include <uv.h>
