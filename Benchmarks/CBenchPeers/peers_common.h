@@ -242,3 +242,50 @@ static inline void peer_run_shares(peer_run *run, peer_producer_arg *args, int p
         args[i].share = count / (uint64_t)producers + ((uint64_t)i < count % (uint64_t)producers ? 1 : 0);
     }
 }
+
+/// Runs the loop of the state whose first member is `run` until its callback stops it; 0, or -1
+/// when the loop reported an error.
+typedef int (*peer_loop_fn)(peer_run *run);
+
+/// The throughput measurement on a loop already made (the caller checked `producers` and `count`,
+/// and destroys the loop afterwards): starts the producers, releases them, runs the loop until
+/// every item is handled, joins them. 0 with `*elapsed_ns` set, or -1.
+static inline int peer_run_throughput(peer_run *run, peer_loop_fn run_loop, int producers, uint64_t count,
+                                      uint64_t *elapsed_ns) {
+    run->total = count;
+    pthread_t threads[PEER_MAX_PRODUCERS];
+    peer_producer_arg args[PEER_MAX_PRODUCERS];
+    peer_run_shares(run, args, producers, count);
+    if (peer_run_start_threads(run, threads, producers, peer_throughput_producer, args, sizeof args[0]) != 0) return -1;
+    run->start_ns = peer_now_ns();
+    __atomic_store_n(&run->go, 1, __ATOMIC_RELEASE);
+    int r = run_loop(run);
+    peer_run_join(run, threads, producers);
+    int ok = r >= 0 && run->handled == count;
+    if (ok) *elapsed_ns = run->end_ns - run->start_ns;
+    return ok ? 0 : -1;
+}
+
+/// The latency measurement on a loop already made (the caller checked `samples` and `out_ns`, and
+/// destroys the loop afterwards): pins this thread to `consumer_cpu` for the run, starts the one
+/// producer, runs the loop until every sample is taken, joins it. 0, or -1.
+static inline int peer_run_latency(peer_run *run, peer_loop_fn run_loop, int producer_cpu, int consumer_cpu,
+                                   int samples, long pause_ns, double *out_ns) {
+    run->total = (uint64_t)samples;
+    run->out_ns = out_ns;
+    run->pause_ns = pause_ns;
+    run->producer_cpu = producer_cpu;
+    peer_affinity affinity;
+    peer_affinity_pin(&affinity, consumer_cpu);
+    pthread_t producer;
+    if (peer_run_start_threads(run, &producer, 1, peer_latency_producer, run, sizeof *run) != 0) {
+        peer_affinity_restore(&affinity);
+        return -1;
+    }
+    __atomic_store_n(&run->go, 1, __ATOMIC_RELEASE);
+    int r = run_loop(run);
+    peer_run_join(run, &producer, 1);
+    peer_affinity_restore(&affinity);
+    return r >= 0 && run->handled == (uint64_t)samples ? 0 : -1;
+}
+

@@ -84,53 +84,26 @@ fail:
     return NULL;
 }
 
+static int peer_sdevent_loop(peer_run *run) {
+    return sd_event_loop(((peer_sdevent *)run)->event) >= 0 ? 0 : -1;  // until the callback's sd_event_exit
+}
+
 int peer_sdevent_throughput(int producers, uint64_t count, uint64_t *elapsed_ns) {
     *elapsed_ns = 0;
     if (producers < 1 || producers > PEER_MAX_PRODUCERS) return -1;
     if (count == 0) return 0;
     peer_sdevent *state = peer_sdevent_create(peer_sdevent_throughput_cb);
     if (!state) return -1;
-    peer_run *run = &state->run;
-    run->total = count;
-    pthread_t threads[PEER_MAX_PRODUCERS];
-    peer_producer_arg args[PEER_MAX_PRODUCERS];
-    peer_run_shares(run, args, producers, count);
-    if (peer_run_start_threads(run, threads, producers, peer_throughput_producer, args, sizeof args[0]) != 0) {
-        peer_sdevent_destroy(state);
-        return -1;
-    }
-    run->start_ns = peer_now_ns();
-    __atomic_store_n(&run->go, 1, __ATOMIC_RELEASE);
-    int r = sd_event_loop(state->event);  // until the callback's sd_event_exit
-    peer_run_join(run, threads, producers);
-    int ok = r >= 0 && run->handled == count;
-    if (ok) *elapsed_ns = run->end_ns - run->start_ns;
+    int r = peer_run_throughput(&state->run, peer_sdevent_loop, producers, count, elapsed_ns);
     peer_sdevent_destroy(state);
-    return ok ? 0 : -1;
+    return r;
 }
 
 int peer_sdevent_latency(int producer_cpu, int consumer_cpu, int samples, long pause_ns, double *out_ns) {
     if (samples < 1 || !out_ns) return -1;
     peer_sdevent *state = peer_sdevent_create(peer_sdevent_latency_cb);
     if (!state) return -1;
-    peer_run *run = &state->run;
-    run->total = (uint64_t)samples;
-    run->out_ns = out_ns;
-    run->pause_ns = pause_ns;
-    run->producer_cpu = producer_cpu;
-    peer_affinity affinity;
-    peer_affinity_pin(&affinity, consumer_cpu);
-    pthread_t producer;
-    if (peer_run_start_threads(run, &producer, 1, peer_latency_producer, run, sizeof *run) != 0) {
-        peer_affinity_restore(&affinity);
-        peer_sdevent_destroy(state);
-        return -1;
-    }
-    __atomic_store_n(&run->go, 1, __ATOMIC_RELEASE);
-    int r = sd_event_loop(state->event);
-    peer_run_join(run, &producer, 1);
-    peer_affinity_restore(&affinity);
-    int ok = r >= 0 && run->handled == (uint64_t)samples;
+    int r = peer_run_latency(&state->run, peer_sdevent_loop, producer_cpu, consumer_cpu, samples, pause_ns, out_ns);
     peer_sdevent_destroy(state);
-    return ok ? 0 : -1;
+    return r;
 }
