@@ -438,6 +438,8 @@ final class HostEndToEndTests: XCTestCase {
             "input expect-state suspended suspended (script fetch.scenario:4)",
             "action fetch suspended",
             "state background background",
+            "delegate applicationDidEnterBackground: background [rec]",
+            "notification didEnterBackground background",
             "delegate application:performFetchWithCompletionHandler: background [rec]",
             "completion application:performFetchWithCompletionHandler: background [rec] (newData)",
             "state suspended suspended",

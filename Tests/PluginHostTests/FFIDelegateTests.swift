@@ -168,7 +168,13 @@ final class FFIDelegateTests: XCTestCase {
 
         rig.fixture.setCompletion(.now, result: 0)
         try rig.perform(.backgroundFetch)
-        XCTAssertEqual(rig.newLog(), ["application_performFetchWithCompletionHandler \(a) completion=fn"])
+        // Woken from suspension: didEnterBackground (and the save after it) before the fetch (seed 002).
+        XCTAssertEqual(rig.newLog(), [
+            "applicationDidEnterBackground \(a)",
+            "application_shouldSaveApplicationState \(a) coder=dict -> 1",
+            "application_willEncodeRestorableStateWithCoder \(a) coder=dict",
+            "application_performFetchWithCompletionHandler \(a) completion=fn",
+        ])
         XCTAssertEqual(rig.traceLines.suffix(2), [
             "completion application:performFetchWithCompletionHandler: [com.example.ffi] (newData)", "state suspended",
         ])
@@ -367,6 +373,8 @@ final class FFIDelegateTests: XCTestCase {
         try rig.perform(.backgroundFetch)
         XCTAssertEqual(Array(rig.traceLines[before...]), [
             "state background",
+            "delegate applicationDidEnterBackground: [com.example.ffi]",
+            "notification didEnterBackground",
             "delegate application:performFetchWithCompletionHandler: [com.example.ffi]",
             "completion application:performFetchWithCompletionHandler: [com.example.ffi] (failed)",
             "state suspended",

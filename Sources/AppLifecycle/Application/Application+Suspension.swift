@@ -46,6 +46,16 @@ extension Application {
         }
     }
 
+    /// A suspended application woken to handle an event (fetch, remote notification): it resumes into
+    /// the background (queued notifications first), then gets didEnterBackground before the event, as
+    /// after a background launch (Apple, "About the background execution sequence"). A running
+    /// application is left as it is.
+    func wakeIntoBackground() throws(Killed) {
+        guard state == .suspended else { return }
+        try resumeIfSuspended()
+        try didEnterBackground()
+    }
+
     func suspendIfIdle() {
         guard state == .background, currentAction == nil, tasks.isEmpty, requests.isEmpty,
               configuration.backgroundModes.isDisjoint(with: .continuous) else { return }

@@ -321,7 +321,7 @@ public final class Application: @unchecked Sendable {
             }
         case .backgroundFetch:
             if state == .notRunning { try launch(options: UserInfo(), inBackground: true) }
-            try resumeIfSuspended()
+            try wakeIntoBackground()
             for slot in slots {
                 guard let handler = slot.handlers.performFetch, isRegistered(slot) else { continue }
                 try startRequest(.performFetch, slot) { handler(self, $0) }
@@ -329,7 +329,7 @@ public final class Application: @unchecked Sendable {
         case .remoteNotification(let payload):
             let launched = state == .notRunning
             if launched { try launch(options: [LaunchOptionsKey.remoteNotification: .dict(payload)], inBackground: true) }
-            try resumeIfSuspended()
+            try wakeIntoBackground()
             for slot in slots where isRegistered(slot) {
                 if let handler = slot.handlers.didReceiveRemoteNotificationWithCompletion {
                     try startRequest(.didReceiveRemoteNotificationWithCompletion, slot) { handler(self, payload, $0) }
