@@ -30,6 +30,6 @@ enum DemoScenario {
         wait 200ms
         expect-state suspended
         open-url greeter:again                  # brought to the foreground to open a URL
-        terminate                               # willResignActive, willTerminate
+        terminate                               # willResignActive, didEnterBackground (saved there), willTerminate
         """
 }

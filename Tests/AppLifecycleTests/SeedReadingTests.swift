@@ -49,4 +49,114 @@ final class SeedReadingTests: XCTestCase {
             "delegate application:didReceiveRemoteNotification:fetchCompletionHandler: [a]",
         ])
     }
+
+    // MARK: 2. Terminating a foreground application goes through the background
+
+    // seed 001: applicationWillTerminate "is called only if your application is already in the
+    // background"; seeds 001 and 003 tell applications to save in didEnterBackground.
+    func testSeed001TerminatingAnActiveApplicationGoesThroughTheBackgroundFirst() throws {
+        let h = try Harness()
+        try h.launch()
+        XCTAssertEqual(try h.perform(.terminate), [
+            "delegate applicationWillResignActive: [a]", "notification willResignActive", "state inactive",
+            "state background", "delegate applicationDidEnterBackground: [a]", "notification didEnterBackground",
+            "delegate applicationWillTerminate: [a]", "notification willTerminate",
+            "state not-running",
+        ])
+        XCTAssertEqual(h.seen.suffix(6), [
+            "a applicationWillResignActive: state=active", "note willResignActive",
+            "a applicationDidEnterBackground: state=background", "note didEnterBackground",
+            "a applicationWillTerminate: state=background", "note willTerminate",
+        ], "willTerminate sees the background")
+        XCTAssertEqual(h.app.state, .notRunning)
+    }
+
+    // seed 001: as above from an interruption (inactive): willResignActive was already sent.
+    func testSeed001TerminatingDuringAnInterruptionGoesThroughTheBackgroundFirst() throws {
+        let h = try Harness()
+        try h.launch()
+        try h.perform(.beginInterruption)
+        XCTAssertEqual(try h.perform(.terminate), [
+            "state background", "delegate applicationDidEnterBackground: [a]", "notification didEnterBackground",
+            "delegate applicationWillTerminate: [a]", "notification willTerminate",
+            "state not-running",
+        ])
+        // A later launch is not "interrupted".
+        try h.launch()
+        XCTAssertApplicationError(try h.app.perform(.dismissInterruption), .illegalAction,
+                                  "action 'dismiss' is not allowed while the application is active: no interruption is in progress")
+    }
+
+    // seed 003: an application that exits on suspend is not a multitasking one: it never runs in the
+    // background, so terminate is willResignActive → willTerminate.
+    func testSeed003TerminatingAnApplicationThatExitsOnSuspendSkipsTheBackground() throws {
+        let h = try Harness { $0.exitsOnSuspend = true }
+        try h.launch()
+        XCTAssertEqual(try h.perform(.terminate), [
+            "delegate applicationWillResignActive: [a]", "notification willResignActive", "state inactive",
+            "delegate applicationWillTerminate: [a]", "notification willTerminate",
+            "state not-running",
+        ])
+        XCTAssertEqual(h.seen.suffix(2), ["a applicationWillTerminate: state=inactive", "note willTerminate"])
+    }
+
+    // MARK: 3. State is preserved at the transition to the background only
+
+    /// The recording delegate `a`, preserving state into `folder`.
+    private func keeper(_ configure: @escaping (inout Configuration) -> Void = { _ in }) throws -> (Harness, String) {
+        let folder = NSTemporaryDirectory() + "lc-seeds-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let h = try Harness({ $0.archiveDirectory = folder; configure(&$0) }, delegates: [])
+        var d = h.recordingDelegate("a")
+        d.shouldSaveApplicationState = { _, _ in true }
+        d.willEncodeRestorableState = { _, coder in coder["k"] = 1 }
+        d.shouldRestoreApplicationState = { _, _ in true }
+        try h.app.addDelegate(d, id: "a")
+        return (h, folder)
+    }
+
+    private let saved = [
+        "delegate application:shouldSaveApplicationState: [a]",
+        "delegate application:willEncodeRestorableStateWithCoder: [a]",
+        "archive saved [a] (1 keys)",
+    ]
+
+    // seeds 001, 003 ("save any data when you receive the applicationDidEnterBackground: message"):
+    // a terminate from the foreground saves once, after didEnterBackground, and not again before willTerminate.
+    func testSeed003StateIsSavedOnceAtTheTransitionToTheBackgroundNotBeforeWillTerminate() throws {
+        let (h, folder) = try keeper()
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try h.launch()
+        XCTAssertEqual(try h.perform(.terminate), [
+            "delegate applicationWillResignActive: [a]", "notification willResignActive", "state inactive",
+            "state background", "delegate applicationDidEnterBackground: [a]", "notification didEnterBackground",
+        ] + saved + [
+            "delegate applicationWillTerminate: [a]", "notification willTerminate",
+            "state not-running",
+        ])
+        // Terminated from the background: it was saved when it got there, so not again.
+        try h.launch()
+        _ = try h.app.beginBackgroundTask(named: "hold")
+        XCTAssertEqual(try h.perform(.home).filter { $0.hasPrefix("archive") }, ["archive saved [a] (1 keys)"])
+        XCTAssertEqual(try h.perform(.terminate), [
+            "delegate applicationWillTerminate: [a]", "notification willTerminate", "state not-running",
+        ])
+    }
+
+    // seed 003: an application that exits on suspend never reaches the background, so it is never saved.
+    func testSeed003AnApplicationThatExitsOnSuspendIsNeverSaved() throws {
+        let (h, folder) = try keeper { $0.exitsOnSuspend = true }
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try h.launch()
+        try h.perform(.home)
+        try h.launch()
+        try h.perform(.terminate)
+        try h.launch()
+        try h.perform(.beginInterruption)
+        try h.perform(.acceptInterruption)
+        try h.launch()
+        try h.perform(.lock)
+        XCTAssertEqual(h.app.state, .notRunning)
+        XCTAssertEqual(h.trace.filter { $0.contains("shouldSave") || $0.hasPrefix("archive") }, [])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/a.lcarchive"))
+    }
 }

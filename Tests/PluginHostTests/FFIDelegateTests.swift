@@ -198,8 +198,10 @@ final class FFIDelegateTests: XCTestCase {
         ])
 
         try rig.perform(.terminate)
+        // Through the background (seed 001); saved there, not again before willTerminate.
         XCTAssertEqual(rig.newLog(), [
             "applicationWillResignActive \(a)",
+            "applicationDidEnterBackground \(a)",
             "application_shouldSaveApplicationState \(a) coder=dict -> 1",
             "application_willEncodeRestorableStateWithCoder \(a) coder=dict",
             "applicationWillTerminate \(a)",

@@ -44,13 +44,20 @@ extension Application {
         if configuration.exitsOnSuspend {
             try terminateSequence(.exitsOnSuspend)
         } else {
-            setState(.background)
-            backgroundSince = .now
-            try didEnterBackground()
+            try enterBackground()
         }
     }
 
+    /// From inactive to the background: the state, the background time, then didEnterBackground.
+    func enterBackground() throws(Killed) {
+        setState(.background)
+        backgroundSince = .now
+        try didEnterBackground()
+    }
+
     /// didEnterBackground (budgeted), then state preservation; the state is already background.
+    /// This is the only place state is preserved: at the transition to the background (seeds 001,
+    /// 003), never again before willTerminate.
     func didEnterBackground() throws(Killed) {
         try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
             try callDelegates(.didEnterBackground, \.didEnterBackground)
@@ -93,9 +100,7 @@ extension Application {
                 try terminateSequence(.exitsOnSuspend)
                 return
             }
-            setState(.background)
-            backgroundSince = .now
-            try didEnterBackground()
+            try enterBackground()
             try deliverProtectedDataWillBecomeUnavailable(queuedCount: nil)
         case .background:
             try deliverProtectedDataWillBecomeUnavailable(queuedCount: nil)
@@ -119,8 +124,9 @@ extension Application {
         if returnToForeground, state == .background || state == .suspended { try enterForeground() }
     }
 
+    /// willTerminate (budgeted), then not running. No state preservation here: it ran when the
+    /// application entered the background, and an application that exits on suspend never does.
     func terminateSequence(_ reason: TraceEvent.StateChangeReason = .terminated) throws(Killed) {
-        try preserveState()
         try withBudget(.willTerminate, configuration.budgets.willTerminate) { () throws(Killed) in
             try callDelegates(.willTerminate, \.willTerminate)
             try postLifecycle(.willTerminate)

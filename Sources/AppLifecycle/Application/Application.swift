@@ -342,10 +342,16 @@ public final class Application: @unchecked Sendable {
             switch state {
             case .suspended:
                 goNotRunning(.terminatedWhileSuspended)
-            case .active:
-                try resignActive()
+            case .active, .inactive:
+                // A foreground multitasking application goes through the background first: seed 001
+                // says willTerminate comes only to an application already in the background, and an
+                // application that saves in didEnterBackground (seeds 001, 003) must get the chance.
+                // One that exits on suspend never runs in the background (seed 003).
+                interrupted = false
+                if state == .active { try resignActive() }
+                if !configuration.exitsOnSuspend { try enterBackground() }
                 try terminateSequence()
-            default:
+            case .background, .notRunning:
                 try terminateSequence()
             }
         case .purge:
