@@ -159,4 +159,33 @@ final class SeedReadingTests: XCTestCase {
         XCTAssertEqual(h.trace.filter { $0.contains("shouldSave") || $0.hasPrefix("archive") }, [])
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/a.lcarchive"))
     }
+
+    // MARK: 8. The plain didReceiveRemoteNotification: only while running
+
+    // seed 002: "Unlike the application:didReceiveRemoteNotification: method, which is called only when
+    // your app is running, the system calls this method [the completion variant] regardless of the
+    // state of your app."
+    func testSeed002PlainRemoteNotificationIsCalledOnlyWhileRunning() throws {
+        let h = try Harness({ $0.backgroundModes = [.remoteNotification] }, delegates: [])
+        var plain = DelegateHandlers()
+        plain.didReceiveRemoteNotification = { app, payload in h.seen.append("plain \(payload) state=\(app.state)") }
+        try h.app.addDelegate(plain, id: "p")
+        // Launched by the push: the payload is in the launch options only.
+        XCTAssertEqual(try h.perform(.remoteNotification(["n": 1])), [
+            "state background", "notification didFinishLaunching ({\"remoteNotification\":{\"n\":1}})",
+            "notification didEnterBackground", "state suspended",
+        ])
+        // Woken from suspension: not called either.
+        XCTAssertEqual(try h.perform(.remoteNotification(["n": 2])), [
+            "state background", "notification didEnterBackground", "state suspended",
+        ])
+        XCTAssertFalse(h.seen.contains { $0.hasPrefix("plain") })
+        // Running (in the foreground, or in the background held by a task): called, in the current state.
+        try h.perform(.foreground)
+        XCTAssertEqual(try h.perform(.remoteNotification(["n": 3])), ["delegate application:didReceiveRemoteNotification: [p]"])
+        _ = try h.app.beginBackgroundTask(named: "hold")
+        try h.perform(.home)
+        XCTAssertEqual(try h.perform(.remoteNotification(["n": 4])), ["delegate application:didReceiveRemoteNotification: [p]"])
+        XCTAssertEqual(h.seen.filter { $0.hasPrefix("plain") }, [#"plain {"n":3} state=active"#, #"plain {"n":4} state=background"#])
+    }
 }

@@ -327,14 +327,15 @@ public final class Application: @unchecked Sendable {
                 try startRequest(.performFetch, slot) { handler(self, $0) }
             }
         case .remoteNotification(let payload):
-            let launched = state == .notRunning
-            if launched { try launch(options: [LaunchOptionsKey.remoteNotification: .dict(payload)], inBackground: true) }
+            // The plain method is "called only when your app is running" (seed 002): not after a
+            // launch (the payload is in the launch options) nor after a wake from suspension.
+            let wasRunning = state.isRunning
+            if state == .notRunning { try launch(options: [LaunchOptionsKey.remoteNotification: .dict(payload)], inBackground: true) }
             try wakeIntoBackground()
             for slot in slots where isRegistered(slot) {
                 if let handler = slot.handlers.didReceiveRemoteNotificationWithCompletion {
                     try startRequest(.didReceiveRemoteNotificationWithCompletion, slot) { handler(self, payload, $0) }
-                } else if !launched, let handler = slot.handlers.didReceiveRemoteNotification {
-                    // Without the completion variant, a launch hands the payload over in the launch options only.
+                } else if wasRunning, let handler = slot.handlers.didReceiveRemoteNotification {
                     try call(.didReceiveRemoteNotification, slot) { handler(self, payload) }
                 }
             }
