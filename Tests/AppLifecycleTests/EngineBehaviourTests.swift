@@ -393,6 +393,7 @@ final class EngineBehaviourTests: XCTestCase {
         try Data("not an archive at all".utf8).write(to: URL(fileURLWithPath: folder + "/com.example.keeper.lcarchive"))
         var d = DelegateHandlers()
         var decoded = false
+        d.shouldSaveApplicationState = { _, _ in true }  // preservation needs both (seed 002)
         d.shouldRestoreApplicationState = { _, _ in true }
         d.didDecodeRestorableState = { _, _ in decoded = true }
         let h = try Harness({ $0.archiveDirectory = folder }, delegates: [])

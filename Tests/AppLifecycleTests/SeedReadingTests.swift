@@ -188,4 +188,51 @@ final class SeedReadingTests: XCTestCase {
         XCTAssertEqual(try h.perform(.remoteNotification(["n": 4])), ["delegate application:didReceiveRemoteNotification: [p]"])
         XCTAssertEqual(h.seen.filter { $0.hasPrefix("plain") }, [#"plain {"n":3} state=active"#, #"plain {"n":4} state=background"#])
     }
+
+    // MARK: 4. State is saved only by a delegate implementing both shouldSave and shouldRestore
+
+    // seed 002 (both methods' entries): "Apps must implement this method and the
+    // application:should{Restore,Save}ApplicationState: method for state preservation to occur."
+    func testSeed002PreservationNeedsBothShouldSaveAndShouldRestore() throws {
+        let folder = NSTemporaryDirectory() + "lc-seeds-both-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // An archive for restoreOnly, as an earlier version of it could have left.
+        try ArchiveStore(directory: folder).save(["k": 1], id: "restoreOnly")
+        let h = try Harness({ $0.archiveDirectory = folder }, delegates: [])
+        var encoded: [String] = [], decoded: [String] = []
+        func delegate(_ id: String, save: Bool, restore: Bool) -> DelegateHandlers {
+            var d = DelegateHandlers()
+            if save { d.shouldSaveApplicationState = { _, _ in true } }
+            if restore { d.shouldRestoreApplicationState = { _, _ in true } }
+            d.willEncodeRestorableState = { _, coder in coder["k"] = 1; encoded.append(id) }
+            d.didDecodeRestorableState = { _, _ in decoded.append(id) }
+            return d
+        }
+        try h.app.addDelegate(delegate("saveOnly", save: true, restore: false), id: "saveOnly")
+        try h.app.addDelegate(delegate("restoreOnly", save: false, restore: true), id: "restoreOnly")
+        try h.app.addDelegate(delegate("both", save: true, restore: true), id: "both")
+
+        XCTAssertEqual(try h.perform(.launch()).prefix(2), [
+            "state inactive",
+            "skipped application:shouldRestoreApplicationState: [restoreOnly] (application:shouldSaveApplicationState: is not implemented: state preservation needs both (seed 002))",
+        ])
+        XCTAssertEqual(decoded, [])
+        XCTAssertEqual(try h.perform(.home).suffix(6), [
+            "notification didEnterBackground",
+            "skipped application:shouldSaveApplicationState: [saveOnly] (application:shouldRestoreApplicationState: is not implemented: state preservation needs both (seed 002))",
+            "delegate application:shouldSaveApplicationState: [both]",
+            "delegate application:willEncodeRestorableStateWithCoder: [both]",
+            "archive saved [both] (1 keys)",
+            "state suspended",
+        ])
+        XCTAssertEqual(encoded, ["both"])
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/saveOnly.lcarchive"))
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder + "/both.lcarchive"))
+        if case .delegateSkipped(let method, .preservationNeedsBoth(let id)) = try XCTUnwrap(h.fullTrace.last { $0.kind == .skipped }).payload {
+            XCTAssertEqual(method, .shouldSaveApplicationState)
+            XCTAssertEqual(id, "saveOnly")
+        } else {
+            XCTFail("the skip is typed")
+        }
+    }
 }

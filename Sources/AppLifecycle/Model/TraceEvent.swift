@@ -65,6 +65,9 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
     public enum SkipReason: Hashable, Sendable {
         /// A launch method returned false, so the launch URL is not opened.
         case launchDeclined
+        /// The delegate registered under `delegate` implements only one of shouldSaveApplicationState
+        /// and shouldRestoreApplicationState; state preservation needs both (seed 002).
+        case preservationNeedsBoth(delegate: String)
     }
 
     /// A step in the life of a background task.
@@ -175,6 +178,10 @@ extension TraceEvent.Payload {
             return (.delegate, method.selector, delegate, nil)
         case .delegateSkipped(let method, .launchDeclined):
             return (.skipped, method.selector, nil, "a launch method returned false")
+        case .delegateSkipped(let method, .preservationNeedsBoth(let delegate)):
+            let other: DelegateMethod = method == .shouldSaveApplicationState ? .shouldRestoreApplicationState : .shouldSaveApplicationState
+            return (.skipped, method.selector, delegate,
+                    "\(other.selector) is not implemented: state preservation needs both (seed 002)")
         case .notificationDelivered(let name, let userInfo, let queuedCount):
             let coalesced = queuedCount.flatMap { $0 > 1 ? "coalesced from \($0)" : nil }
             return (.notification, name.rawValue, nil, coalesced ?? userInfo.flatMap { $0.isEmpty ? nil : $0.description })
