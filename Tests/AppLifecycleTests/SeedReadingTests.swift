@@ -235,4 +235,56 @@ final class SeedReadingTests: XCTestCase {
             XCTFail("the skip is typed")
         }
     }
+
+    // MARK: 5. The device lock belongs to the device
+
+    // seed 000: the Sleep/Wake button "locks the screen and forces the system to throw away the
+    // decryption keys for files with complete protection": a state of the device, which outlives the
+    // application's run. A launch while locked starts with protected data unavailable; the later
+    // unlock is legal and makes it available.
+    func testSeed000TheDeviceLockOutlivesTheRunAndALaunchWhileLockedStartsWithoutProtectedData() throws {
+        let h = try Harness { $0.backgroundModes = [.fetch] }
+        try h.launch()
+        try h.perform(.lock)
+        try h.perform(.terminate)  // suspended: no callback
+        XCTAssertEqual(h.app.state, .notRunning)
+        XCTAssertTrue(h.app.isDeviceLocked, "terminating the application does not unlock the device")
+        XCTAssertFalse(h.app.isProtectedDataAvailable)
+        XCTAssertApplicationError(try h.app.perform(.launch()), .illegalAction,
+                                  "action 'launch' is not allowed while the application is not-running: the device is locked; unlock it first")
+        XCTAssertApplicationError(try h.app.perform(.openURL("app://x")), .illegalAction,
+                                  "action 'open-url' is not allowed while the application is not-running: the device is locked; unlock it first")
+
+        var availableAtLaunch: Bool?
+        h.hooks["a application:willFinishLaunchingWithOptions:"] = { availableAtLaunch = $0.isProtectedDataAvailable }
+        let launched = try h.perform(.backgroundFetch)
+        XCTAssertEqual(availableAtLaunch, false, "launched while locked: protected data is unavailable from the start")
+        XCTAssertFalse(launched.contains { $0.contains("protectedData") }, "nothing to announce: it was never available to this run")
+        h.completions[0](.newData)
+        XCTAssertEqual(h.app.state, .suspended)
+
+        // The later unlock is legal; the application was not frontmost, so it stays suspended.
+        XCTAssertEqual(try h.perform(.unlock), ["queued protectedDataDidBecomeAvailable (coalescing kind protected-data)"])
+        XCTAssertFalse(h.app.isDeviceLocked)
+        XCTAssertEqual(try h.perform(.foreground).prefix(3), [
+            "state background",
+            "delegate applicationProtectedDataDidBecomeAvailable: [a]", "notification protectedDataDidBecomeAvailable",
+        ])
+        XCTAssertTrue(h.app.isProtectedDataAvailable)
+    }
+
+    // seed 000: locking and unlocking while the application is not running changes the device only.
+    func testSeed000LockAndUnlockWhileNotRunningChangeTheDeviceOnly() throws {
+        let h = try Harness()
+        XCTAssertEqual(try h.perform(.lock), [])
+        XCTAssertTrue(h.app.isDeviceLocked)
+        XCTAssertFalse(h.app.isProtectedDataAvailable)
+        XCTAssertEqual(try h.perform(.unlock), [])
+        XCTAssertFalse(h.app.isDeviceLocked)
+        XCTAssertTrue(h.app.isProtectedDataAvailable)
+        XCTAssertEqual(h.seen, [], "no code runs")
+        XCTAssertEqual(h.fullTrace.map(\.description), ["action lock", "action unlock"])
+        try h.launch()
+        XCTAssertTrue(h.app.isProtectedDataAvailable)
+    }
 }

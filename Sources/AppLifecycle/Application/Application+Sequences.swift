@@ -107,7 +107,7 @@ extension Application {
         case .suspended:
             enqueue(.protectedDataWillBecomeUnavailable, sender: sender.rawValue, userInfo: nil)
         case .notRunning:
-            break
+            isProtectedDataAvailable = false  // the device's state; no code runs to be told
         }
     }
 
@@ -115,7 +115,9 @@ extension Application {
         isDeviceLocked = false
         let returnToForeground = lockedFromForeground
         lockedFromForeground = false
-        if state == .suspended {
+        if state == .notRunning {
+            isProtectedDataAvailable = true
+        } else if state == .suspended {
             // Delivered first on resume, before willEnterForeground.
             enqueue(.protectedDataDidBecomeAvailable, sender: sender.rawValue, userInfo: nil)
         } else {

@@ -76,9 +76,10 @@ extension Application {
         tasks.removeAll()
         queued.removeAll()
         interrupted = false
-        isDeviceLocked = false
+        // The device lock belongs to the device, not to this run: it outlives a termination, a purge
+        // or a watchdog kill, and a launch while locked starts with protected data unavailable.
         lockedFromForeground = false
-        isProtectedDataAvailable = true
+        isProtectedDataAvailable = !isDeviceLocked
         backgroundSince = nil
         generation &+= 1
     }

@@ -26,7 +26,8 @@ public final class Application: @unchecked Sendable {
 
     /// The current state.
     public internal(set) var state: ApplicationState = .notRunning
-    /// Whether the device is locked (between `lock` and `unlock`).
+    /// Whether the device is locked (between `lock` and `unlock`). The device's state, not the run's:
+    /// it outlives termination, and `lock`/`unlock` are legal while the application is not running.
     public internal(set) var isDeviceLocked = false
     /// Whether files with complete protection are readable (`protectedDataAvailable`).
     public internal(set) var isProtectedDataAvailable = true
@@ -224,8 +225,9 @@ public final class Application: @unchecked Sendable {
             throw illegal("the application exits on suspend, so it never runs in the background (seed 003)")
         }
         switch action.kind {
-        case .launch:
+        case .launch(_, let inBackground):
             guard state == .notRunning else { throw illegal("it is already running") }
+            if isDeviceLocked, !inBackground { throw illegal("the device is locked; unlock it first") }
         case .beginInterruption:
             guard state == .active else { throw illegal("only an active application can be interrupted") }
         case .dismissInterruption, .acceptInterruption:
@@ -240,10 +242,8 @@ public final class Application: @unchecked Sendable {
             }
             if isDeviceLocked { throw illegal("the device is locked; unlock it first") }
         case .lock:
-            guard state != .notRunning else { throw illegal() }
             if isDeviceLocked { throw illegal("the device is already locked") }
         case .unlock:
-            guard state != .notRunning else { throw illegal() }
             if !isDeviceLocked { throw illegal("the device is not locked") }
         case .memoryWarning:
             guard state.isRunning else {
@@ -252,7 +252,7 @@ public final class Application: @unchecked Sendable {
         case .significantTimeChange:
             guard state != .notRunning else { throw illegal() }
         case .openURL:
-            if isDeviceLocked, state == .background || state == .suspended {
+            if isDeviceLocked, state == .notRunning || state == .background || state == .suspended {
                 throw illegal("the device is locked; unlock it first")
             }
         case .backgroundFetch:
