@@ -287,4 +287,110 @@ final class SeedReadingTests: XCTestCase {
         try h.launch()
         XCTAssertTrue(h.app.isProtectedDataAvailable)
     }
+
+    // MARK: 6. A lock and an unlock while suspended net out
+
+    // seed 000: "a single notification (of each relevant type) that reflects the net change"; seed 003:
+    // the system "tracks and coalesces (really nets out) events". Locked and unlocked again while
+    // suspended, the net change is none: nothing protected-data related on resume.
+    func testSeed003LockAndUnlockWhileSuspendedNetOut() throws {
+        let h = try Harness()
+        try h.launch()
+        try h.perform(.home)
+        XCTAssertEqual(try h.perform(.lock), ["queued protectedDataWillBecomeUnavailable (coalescing kind protected-data)"])
+        XCTAssertEqual(try h.perform(.unlock), [
+            "discarded protectedDataDidBecomeAvailable (undoes the queued protectedDataWillBecomeUnavailable: nothing is delivered on resume (seeds 000, 003))",
+        ])
+        XCTAssertTrue(h.app.queuedNotifications.isEmpty)
+        let start = h.seen.count
+        XCTAssertEqual(try h.perform(.foreground), [
+            "state background",
+            "notification willEnterForeground", "delegate applicationWillEnterForeground: [a]",
+            "state inactive", "state active",
+            "delegate applicationDidBecomeActive: [a]", "notification didBecomeActive",
+        ])
+        XCTAssertFalse(h.seen[start...].contains { $0.contains("rotectedData") })
+        XCTAssertTrue(h.app.isProtectedDataAvailable)
+        XCTAssertFalse(h.app.isDeviceLocked)
+    }
+
+    // seed 003: the reverse too — locked while running (told), then unlocked and locked again while
+    // suspended: still locked, nothing to tell. Lock, unlock, lock while suspended: one net lock.
+    func testSeed003UnlockAndLockWhileSuspendedNetOutAndAnOddNumberLeavesOne() throws {
+        let h = try Harness()
+        try h.launch()
+        _ = try h.app.beginBackgroundTask(named: "hold")
+        try h.perform(.home)
+        try h.perform(.lock)  // delivered at once: the application is running in the background
+        try h.app.endBackgroundTask(try XCTUnwrap(h.app.backgroundTasks.first).id)
+        XCTAssertEqual(h.app.state, .suspended)
+        try h.perform(.unlock)
+        try h.perform(.lock)
+        XCTAssertTrue(h.app.queuedNotifications.isEmpty, "unlocked and locked again: no net change")
+        try h.perform(.unlock)
+        try h.perform(.lock)
+        try h.perform(.unlock)
+        XCTAssertEqual(h.app.queuedNotifications.map(\.name), [.protectedDataDidBecomeAvailable], "one net unlock")
+        XCTAssertEqual(try h.perform(.foreground).prefix(3), [
+            "state background",
+            "delegate applicationProtectedDataDidBecomeAvailable: [a]", "notification protectedDataDidBecomeAvailable",
+        ])
+    }
+
+    // MARK: 7. A posted notification reaches observers only
+
+    // seeds 000, 002: the delegate methods and the protected-data state are the system's; a notification
+    // posted by a plugin (or the host's `post`) is for the observers of its name, running or suspended.
+    func testSeed002APostedNotificationReachesObserversOnlyRunningOrSuspended() throws {
+        let h = try Harness()
+        try h.launch()
+        let names: [NotificationName] = [.protectedDataWillBecomeUnavailable, .significantTimeChange, .didEnterBackground, .willTerminate]
+        var start = h.seen.count
+        for name in names { h.app.center.post(name) }
+        XCTAssertEqual(Array(h.seen[start...]), names.map { "note \($0)" }, "running: observers only, no delegate")
+        XCTAssertEqual(h.app.state, .active)
+        XCTAssertTrue(h.app.isProtectedDataAvailable)
+        XCTAssertFalse(h.app.isDeviceLocked)
+
+        try h.perform(.home)
+        h.app.center.post(.protectedDataWillBecomeUnavailable, userInfo: ["by": "plugin"])
+        h.app.center.post(.significantTimeChange)
+        XCTAssertEqual(h.app.queuedNotifications.map(\.name), [.protectedDataWillBecomeUnavailable, .significantTimeChange])
+        start = h.seen.count
+        XCTAssertEqual(try h.perform(.foreground).prefix(4), [
+            "state background",
+            #"notification protectedDataWillBecomeUnavailable ({"by":"plugin"})"#,  // no delegate call before it
+            "notification significantTimeChange",  // nor after it
+            "notification willEnterForeground",
+        ])
+        XCTAssertEqual(Array(h.seen[start...].prefix(2)), [#"note protectedDataWillBecomeUnavailable {"by":"plugin"}"#, "note significantTimeChange"])
+        XCTAssertTrue(h.app.isProtectedDataAvailable, "a post does not change the protected-data state")
+        XCTAssertFalse(h.app.isDeviceLocked)
+    }
+
+    // A post does not stand for the system's event, nor the reverse: both reach observers, the system's
+    // alone calls the delegate, and the post cannot undo a queued lock.
+    func testSeed000PostsAndSystemEventsCoalesceSeparatelyWhileSuspended() throws {
+        let h = try Harness()
+        try h.launch()
+        try h.perform(.home)
+        try h.perform(.lock)
+        h.app.center.post(.protectedDataDidBecomeAvailable)
+        try h.perform(.significantTimeChange)
+        h.app.center.post(.significantTimeChange)
+        try h.perform(.significantTimeChange)
+        XCTAssertEqual(h.app.queuedNotifications.map { "\($0.name) ×\($0.count)" }, [
+            "protectedDataWillBecomeUnavailable ×1", "protectedDataDidBecomeAvailable ×1",
+            "significantTimeChange ×2", "significantTimeChange ×1",
+        ])
+        try h.perform(.unlock)  // nets out the system's lock, not the post
+        XCTAssertEqual(h.app.queuedNotifications.map(\.name), [.protectedDataDidBecomeAvailable, .significantTimeChange, .significantTimeChange])
+        XCTAssertEqual(try h.perform(.foreground).prefix(6), [
+            "state background",
+            "notification protectedDataDidBecomeAvailable",
+            "notification significantTimeChange (coalesced from 2)", "delegate applicationSignificantTimeChange: [a]",
+            "notification significantTimeChange",
+            "notification willEnterForeground",
+        ])
+    }
 }

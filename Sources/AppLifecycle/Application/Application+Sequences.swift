@@ -105,7 +105,7 @@ extension Application {
         case .background:
             try deliverProtectedDataWillBecomeUnavailable(queuedCount: nil)
         case .suspended:
-            enqueue(.protectedDataWillBecomeUnavailable, sender: sender.rawValue, userInfo: nil)
+            enqueueProtectedDataChange(.protectedDataWillBecomeUnavailable)
         case .notRunning:
             isProtectedDataAvailable = false  // the device's state; no code runs to be told
         }
@@ -119,7 +119,7 @@ extension Application {
             isProtectedDataAvailable = true
         } else if state == .suspended {
             // Delivered first on resume, before willEnterForeground.
-            enqueue(.protectedDataDidBecomeAvailable, sender: sender.rawValue, userInfo: nil)
+            enqueueProtectedDataChange(.protectedDataDidBecomeAvailable)
         } else {
             try deliverProtectedDataDidBecomeAvailable(queuedCount: nil)
         }

@@ -49,6 +49,8 @@ public final class Application: @unchecked Sendable {
         var sender: UInt
         var userInfo: UserInfo?
         var count: Int
+        /// The system's own event (delegates and state on resume), not a post (observers only).
+        let systemEvent: Bool
     }
 
     struct OpenTask {
@@ -303,7 +305,7 @@ public final class Application: @unchecked Sendable {
             try postLifecycle(.didReceiveMemoryWarning, userInfo: ["level": .string(level.rawValue)])
         case .significantTimeChange:
             if state == .suspended {
-                enqueue(.significantTimeChange, sender: sender.rawValue, userInfo: nil)
+                enqueue(.significantTimeChange, sender: sender.rawValue, userInfo: nil, systemEvent: true)
             } else {
                 try deliverTimeChange(queuedCount: nil)
             }

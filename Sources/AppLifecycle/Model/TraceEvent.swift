@@ -59,6 +59,9 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         case suspendedNotCoalescing
         /// The application is not running.
         case notRunning
+        /// A protected-data change while suspended that undoes the queued one (`undone`, also
+        /// dropped): the net change is none (seeds 000, 003).
+        case nettedOut(NotificationName)
     }
 
     /// Why a delegate method was not called.
@@ -191,6 +194,7 @@ extension TraceEvent.Payload {
             let why = switch reason {
             case .suspendedNotCoalescing: "suspended: only notifications of the coalescing kinds are queued"
             case .notRunning: "the application is not running"
+            case .nettedOut(let undone): "undoes the queued \(undone.rawValue): nothing is delivered on resume (seeds 000, 003)"
             }
             return (.discarded, name.rawValue, nil, why)
         case .backgroundTask(let id, let phase, let name, let owner):
