@@ -393,4 +393,91 @@ final class SeedReadingTests: XCTestCase {
             "notification willEnterForeground",
         ])
     }
+
+    // MARK: 9. application:openURL:options: beside the older form; seed 002's launch-option keys
+
+    // seed 004 names application(_:open:options:) for "Open URLs"; a delegate implementing it gets it
+    // instead of the older application:openURL:sourceApplication:annotation: (seed 002), which still
+    // serves delegates implementing only that.
+    func testSeed004OpenURLWithOptionsIsPreferredAndTheOlderFormStillServes() throws {
+        let h = try Harness(delegates: [])
+        var calls: [String] = []
+        func delegate(_ id: String, newer: Bool, older: Bool) -> DelegateHandlers {
+            var d = DelegateHandlers()
+            if newer { d.openURLWithOptions = { app, url, options in calls.append("\(id) options \(url) \(options) \(app.state)"); return true } }
+            if older { d.openURL = { app, url, source, _ in calls.append("\(id) older \(url) \(source ?? "-") \(app.state)"); return true } }
+            return d
+        }
+        try h.app.addDelegate(delegate("n", newer: true, older: false), id: "n")
+        try h.app.addDelegate(delegate("b", newer: true, older: true), id: "b")
+        try h.app.addDelegate(delegate("o", newer: false, older: true), id: "o")
+        XCTAssertEqual(try h.perform(.openURL("app://a", sourceApplication: "com.example.mail", annotation: ["k": 1])), [
+            "state inactive",
+            #"notification didFinishLaunching ({"url":"app://a","sourceApplication":"com.example.mail","annotation":{"k":1}})"#,
+            "delegate application:openURL:options: [n]",
+            "delegate application:openURL:options: [b]",
+            "delegate application:openURL:sourceApplication:annotation: [o]",
+            "state active", "notification didBecomeActive",
+        ])
+        XCTAssertEqual(calls, [
+            #"n options app://a {"sourceApplication":"com.example.mail","annotation":{"k":1}} inactive"#,
+            #"b options app://a {"sourceApplication":"com.example.mail","annotation":{"k":1}} inactive"#,
+            "o older app://a com.example.mail inactive",
+        ])
+        // Running: without a source or annotation the options are empty.
+        calls.removeAll()
+        try h.perform(.openURL("app://b"))
+        XCTAssertEqual(calls, ["n options app://b {} active", "b options app://b {} active", "o older app://b - active"])
+    }
+
+    // seed 002: "This method is not called if the delegate returns NO from both …"; a declined launch
+    // skips both forms, each named.
+    func testSeed002ADeclinedLaunchSkipsBothOpenURLForms() throws {
+        let h = try Harness(delegates: [])
+        var newer = DelegateHandlers()
+        newer.didFinishLaunching = { _, _ in false }
+        newer.openURLWithOptions = { _, _, _ in true }
+        var older = DelegateHandlers()
+        older.openURL = { _, _, _, _ in true }
+        try h.app.addDelegate(newer, id: "n")
+        try h.app.addDelegate(older, id: "o")
+        XCTAssertEqual(try h.perform(.openURL("app://x")).filter { $0.hasPrefix("skipped") || $0.contains("openURL") }, [
+            "skipped application:openURL:options: (a launch method returned false)",
+            "skipped application:openURL:sourceApplication:annotation: (a launch method returned false)",
+        ])
+    }
+
+    // A Swift protocol delegate that implements only the older method keeps receiving the URL: the
+    // default application(_:open:options:) forwards to it.
+    func testSeed004AProtocolDelegateWithOnlyTheOlderMethodStillOpensTheURL() throws {
+        final class Older: ApplicationDelegate {
+            var opened: [String] = []
+            func application(_ application: Application, open url: String, sourceApplication: String?, annotation: UserInfoValue?) -> Bool {
+                opened.append("\(url) \(sourceApplication ?? "-") \(annotation?.description ?? "-")")
+                return true
+            }
+        }
+        let h = try Harness(delegates: [])
+        let d = Older()
+        try h.app.addDelegate(d, id: "older")
+        try h.launch()
+        XCTAssertEqual(try h.perform(.openURL("app://y", sourceApplication: "com.example.src", annotation: 7)),
+                       ["delegate application:openURL:options: [older]"])
+        XCTAssertEqual(d.opened, ["app://y com.example.src 7"])
+    }
+
+    // seed 002 lists nine UIApplicationLaunchOptions keys; each has its short name, and a launch hands
+    // whatever options it is given to both launch methods and didFinishLaunching's userInfo.
+    func testSeed002EveryLaunchOptionKeyHasItsName() throws {
+        XCTAssertEqual(LaunchOptionsKey.all, ["url", "sourceApplication", "remoteNotification", "annotation", "localNotification",
+                                              "location", "newsstandDownloads", "bluetoothCentrals", "bluetoothPeripherals"])
+        let h = try Harness()
+        let options: UserInfo = [LaunchOptionsKey.location: true, LaunchOptionsKey.bluetoothCentrals: ["central-1"]]
+        try h.perform(.launch(options: options, inBackground: true))
+        XCTAssertEqual(h.seen.prefix(3), [
+            #"a application:willFinishLaunchingWithOptions: {"location":true,"bluetoothCentrals":["central-1"]} state=background"#,
+            #"a application:didFinishLaunchingWithOptions: {"location":true,"bluetoothCentrals":["central-1"]} state=background"#,
+            #"note didFinishLaunching {"location":true,"bluetoothCentrals":["central-1"]}"#,
+        ])
+    }
 }

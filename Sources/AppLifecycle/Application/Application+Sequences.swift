@@ -17,7 +17,7 @@ extension Application {
             if accepted {
                 try openURL(url, options[LaunchOptionsKey.sourceApplication]?.stringValue, options[LaunchOptionsKey.annotation])
             } else {
-                trace(.delegateSkipped(method: .openURL, reason: .launchDeclined))
+                for method in openURLForms() { trace(.delegateSkipped(method: method, reason: .launchDeclined)) }
             }
         }
         if inBackground {
@@ -79,14 +79,38 @@ extension Application {
         try becomeActive()
     }
 
+    /// Each delegate gets `application:openURL:options:` if it implements it (seed 004), otherwise the
+    /// older `application:openURL:sourceApplication:annotation:`.
     @discardableResult
     func openURL(_ url: String, _ source: String?, _ annotation: UserInfoValue?) throws(Killed) -> Bool {
         var handled = false
+        var options: UserInfo?
         for slot in slots {
-            guard let handler = slot.handlers.openURL, isRegistered(slot) else { continue }
-            handled = try call(.openURL, slot) { handler(self, url, source, annotation) } || handled
+            if let handler = slot.handlers.openURLWithOptions {
+                guard isRegistered(slot) else { continue }
+                let given: UserInfo
+                if let options { given = options } else {
+                    var made = UserInfo()
+                    if let source { made[OpenURLOptionsKey.sourceApplication] = .string(source) }
+                    if let annotation { made[OpenURLOptionsKey.annotation] = annotation }
+                    given = made
+                    options = made
+                }
+                handled = try call(.openURLWithOptions, slot) { handler(self, url, given) } || handled
+            } else if let handler = slot.handlers.openURL {
+                guard isRegistered(slot) else { continue }
+                handled = try call(.openURL, slot) { handler(self, url, source, annotation) } || handled
+            }
         }
         return handled
+    }
+
+    /// The forms of openURL the delegates would have been called with, newer first: what a declined
+    /// launch skips. The older form alone when no delegate implements the newer one.
+    private func openURLForms() -> [DelegateMethod] {
+        let newer = slots.contains { $0.handlers.openURLWithOptions != nil }
+        let older = slots.contains { $0.handlers.openURLWithOptions == nil && $0.handlers.openURL != nil }
+        return newer ? (older ? [.openURLWithOptions, .openURL] : [.openURLWithOptions]) : [.openURL]
     }
 
     func lock() throws(Killed) {
