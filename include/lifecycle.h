@@ -592,12 +592,18 @@ typedef struct lc_plugin_delegate {
     void (*perform_fetch)(lc_plugin *plugin, void *state, lc_complete_fn complete, lc_completion_token token);
     void (*did_receive_remote_notification_with_completion)(lc_plugin *plugin, void *state, const lc_dict *user_info,
                                                             lc_complete_fn complete, lc_completion_token token);
-    // Called only when did_receive_remote_notification_with_completion is NULL, and not at a launch.
+    // Called only when did_receive_remote_notification_with_completion is NULL, and only while the
+    // application is running (not at a launch, nor after a wake from suspension).
     void (*did_receive_remote_notification)(lc_plugin *plugin, void *state, const lc_dict *user_info);
     bool (*should_save_application_state)(lc_plugin *plugin, void *state, lc_dict *coder);
     bool (*should_restore_application_state)(lc_plugin *plugin, void *state, const lc_dict *coder);
     void (*will_encode_restorable_state)(lc_plugin *plugin, void *state, lc_dict *coder);
     void (*did_decode_restorable_state)(lc_plugin *plugin, void *state, const lc_dict *coder);
+    // Appended in 1.1; read only when struct_size covers it (a table built against an earlier 1.1
+    // header is shorter: this field counts as NULL). application:openURL:options: (seed 004), called
+    // instead of open_url when set. `options` holds "sourceApplication" (string) and "annotation" when
+    // the request has them; it is never NULL.
+    bool (*open_url_with_options)(lc_plugin *plugin, void *state, const char *url, const lc_dict *options);
 } lc_plugin_delegate_t;
 
 /// What the host offers a plugin. Owned by the host, valid until the plugin's deinit returns.
@@ -717,6 +723,9 @@ LC_EXPORT bool application_shouldSaveApplicationState(lc_app *app, lc_dict *code
 LC_EXPORT bool application_shouldRestoreApplicationState(lc_app *app, const lc_dict *coder);
 LC_EXPORT void application_willEncodeRestorableStateWithCoder(lc_app *app, lc_dict *coder);
 LC_EXPORT void application_didDecodeRestorableStateWithCoder(lc_app *app, const lc_dict *coder);
+LC_EXPORT bool application_openURL_options(lc_app *app, const char *url, const lc_dict *options);
+// ^ application:openURL:options: (seed 004): called instead of application_openURL when exported.
+//   `options` (never NULL) holds "sourceApplication" and "annotation" when the request has them.
 #endif
 
 #ifdef __cplusplus

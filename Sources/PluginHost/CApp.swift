@@ -276,7 +276,8 @@ extension AppHandle {
         withUnsafeMutableBytes(of: &d) {
             $0.copyMemory(from: UnsafeRawBufferPointer(start: delegate, count: min(size, MemoryLayout<lc_delegate_t>.size)))
         }
-        // The fields in the bridge's row order; lc_delegate_t has no plain didReceiveRemoteNotification.
+        // The fields in the bridge's row order; lc_delegate_t has no plain didReceiveRemoteNotification
+        // and no openURL:options: (the last row).
         func raw<F>(_ f: F?) -> UnsafeMutableRawPointer? { f.map { unsafeBitCast($0, to: UnsafeMutableRawPointer.self) } }
         let addresses: [UnsafeMutableRawPointer?] = [
             raw(d.will_finish_launching), raw(d.did_finish_launching), raw(d.did_become_active), raw(d.will_resign_active),
@@ -284,7 +285,7 @@ extension AppHandle {
             raw(d.significant_time_change), raw(d.protected_data_will_become_unavailable), raw(d.protected_data_did_become_available),
             raw(d.open_url), raw(d.perform_fetch), raw(d.did_receive_remote_notification), nil,
             raw(d.should_save_application_state), raw(d.should_restore_application_state),
-            raw(d.will_encode_restorable_state), raw(d.did_decode_restorable_state),
+            raw(d.will_encode_restorable_state), raw(d.did_decode_restorable_state), nil,
         ]
         let idString = String(cString: id)
         let h = addresses.withUnsafeBufferPointer {

@@ -51,6 +51,8 @@ package enum FFIDelegates {
         case receiveDict(Setter<(Application, UserInfo) -> Void>)
         /// `bool f(lc_app *app, const char *url, const char *source_app, const lc_dict *annotation)`
         case openURL
+        /// `bool f(lc_app *app, const char *url, const lc_dict *options)`
+        case openURLWithOptions
         /// `void f(lc_app *app, void (*completion)(lc_fetch_result))`
         case fetch
         /// `void f(lc_app *app, const lc_dict *user_info, void (*completion)(lc_fetch_result))`
@@ -66,7 +68,7 @@ package enum FFIDelegates {
         var returnType: CType {
             switch self {
             case .notify, .receiveDict, .fetch, .remoteNotificationWithCompletion, .archive: return .void
-            case .askWithDict, .askArchive, .openURL: return .bool
+            case .askWithDict, .askArchive, .openURL, .openURLWithOptions: return .bool
             }
         }
 
@@ -75,6 +77,7 @@ package enum FFIDelegates {
             switch self {
             case .notify, .fetch: return 0
             case .askWithDict, .receiveDict, .askArchive, .archive, .remoteNotificationWithCompletion: return 1
+            case .openURLWithOptions: return 2
             case .openURL: return 3
             }
         }
@@ -154,6 +157,9 @@ package enum FFIDelegates {
                  [.pointer, .pointer], .archive({ $0.willEncodeRestorableState = $1 }, writable: true)),
         Function(.didDecodeRestorableState, "application_didDecodeRestorableStateWithCoder", returns: .void,
                  [.pointer, .pointer], .archive({ $0.didDecodeRestorableState = $1 }, writable: false)),
+        // Appended (the 1.1 table's last field): application:openURL:options: (seed 004).
+        Function(.openURLWithOptions, "application_openURL_options", returns: .bool, [.pointer, .pointer, .pointer],
+                 .openURLWithOptions),
     ]
 
     /// How a delegate's C functions are called: what comes before and after each method's own
@@ -238,7 +244,7 @@ package enum FFIDelegates {
         typealias T = lc_plugin_delegate_t
         let first = MemoryLayout<T>.offset(of: \T.will_finish_launching)!
         let stride = MemoryLayout<UnsafeMutableRawPointer?>.stride
-        precondition(MemoryLayout<T>.offset(of: \T.did_decode_restorable_state)! == first + stride * (functions.count - 1)
+        precondition(MemoryLayout<T>.offset(of: \T.open_url_with_options)! == first + stride * (functions.count - 1)
                          && MemoryLayout<T>.offset(of: \T.perform_fetch)! == first + stride * 12,
                      "lc_plugin_delegate_t's fields are no longer the rows of `functions`, in order")
         let raw = UnsafeRawPointer(table)
@@ -340,6 +346,12 @@ package enum FFIDelegates {
                             call.bool(method, url, source, annotation, core: 3)
                         }
                     }
+                }
+            }
+        case .openURLWithOptions:
+            handlers.openURLWithOptions = { _, url, options in
+                url.withCString { url in
+                    withDict(options) { options in call.bool(method, url, options, core: 2) }
                 }
             }
         case .fetch:

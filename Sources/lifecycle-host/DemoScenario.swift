@@ -21,13 +21,15 @@ enum DemoScenario {
         interrupt
         accept                                  # the call is taken: to the background
         wait 200ms
-        fetch                                   # woken for a background fetch; Greeter completes at once
-        remote-notification badge=3             # woken for a push
+        fetch                                   # woken: didEnterBackground first (CacheTrimmer's task holds the app), then the fetch
+        wait 200ms
+        remote-notification badge=3             # woken again for a push, didEnterBackground first
+        wait 200ms
         purge                                   # memory pressure while suspended: no callback at all
         launch background                       # launched into the background; StateKeeper restores its counter
         wait 200ms
         expect-state suspended
         open-url greeter:again                  # brought to the foreground to open a URL
-        terminate                               # willResignActive, willTerminate
+        terminate                               # willResignActive, didEnterBackground (saved there), willTerminate
         """
 }

@@ -90,15 +90,14 @@ final class EngineBehaviourTests: XCTestCase {
         h.app.center.post(try NotificationName("com.example.custom"))
         XCTAssertEqual(h.seen.count, start, "a suspended application runs no observer")
         XCTAssertEqual(h.trace.last, "discarded com.example.custom (suspended: only notifications of the coalescing kinds are queued)")
+        // The lock and the unlock net out (seeds 000, 003): no protected-data entry is left.
         XCTAssertEqual(h.app.queuedNotifications.map { "\($0.name) ×\($0.count)" },
-                       ["significantTimeChange ×2", "protectedDataDidBecomeAvailable ×2", "currentLocaleDidChange ×2"])
+                       ["significantTimeChange ×2", "currentLocaleDidChange ×2"])
         XCTAssertEqual(h.app.state, .suspended, "unlocking does not bring forward an application that was not frontmost")
 
         XCTAssertEqual(try h.seenDuring(.foreground), [
             "note significantTimeChange",
             "a applicationSignificantTimeChange: state=background",
-            "a applicationProtectedDataDidBecomeAvailable: state=background",
-            "note protectedDataDidBecomeAvailable",
             #"note currentLocaleDidChange {"locale":"de_DE"}"#,
             "note willEnterForeground",
             "a applicationWillEnterForeground: state=background",
@@ -393,6 +392,7 @@ final class EngineBehaviourTests: XCTestCase {
         try Data("not an archive at all".utf8).write(to: URL(fileURLWithPath: folder + "/com.example.keeper.lcarchive"))
         var d = DelegateHandlers()
         var decoded = false
+        d.shouldSaveApplicationState = { _, _ in true }  // preservation needs both (seed 002)
         d.shouldRestoreApplicationState = { _, _ in true }
         d.didDecodeRestorableState = { _, _ in decoded = true }
         let h = try Harness({ $0.archiveDirectory = folder }, delegates: [])

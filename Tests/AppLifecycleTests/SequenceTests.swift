@@ -262,8 +262,13 @@ final class SequenceTests: XCTestCase {
         XCTAssertEqual(h.app.state, .background, "a pending completion handler holds the application in the background")
         h.completions[0](.newData)
         XCTAssertEqual(h.trace.suffix(2), ["completion application:performFetchWithCompletionHandler: [a] (newData)", "state suspended"])
-        // From suspended: woken into the background first.
-        XCTAssertEqual(try h.perform(.backgroundFetch), ["state background", "delegate application:performFetchWithCompletionHandler: [a]"])
+        // From suspended: woken into the background first, with didEnterBackground before the event
+        // (seed 002, issue 9 item 1: as after a background launch).
+        XCTAssertEqual(try h.perform(.backgroundFetch), [
+            "state background",
+            "delegate applicationDidEnterBackground: [a]", "notification didEnterBackground",
+            "delegate application:performFetchWithCompletionHandler: [a]",
+        ])
         h.completions[1](.noData)
         XCTAssertEqual(h.app.state, .suspended)
     }

@@ -123,7 +123,8 @@ final class HostCommandTests: XCTestCase {
         let status = process.wait()
         XCTAssertEqual(status, 0)
         let tail = jsonLines(Array(process.output.suffix(4))).map { "\($0["kind"] ?? "") \($0["name"] ?? "")" }
-        XCTAssertEqual(tail, ["state inactive", "delegate applicationWillTerminate:", "notification willTerminate", "state not-running"])
+        // SIGTERM terminates the active application through the background (seed 001).
+        XCTAssertEqual(tail, ["notification didEnterBackground", "delegate applicationWillTerminate:", "notification willTerminate", "state not-running"])
     }
 
     // MARK: The control socket

@@ -95,8 +95,11 @@ final class HostEndToEndTests: XCTestCase {
             "delegate applicationWillResignActive: active [rec]",
             "notification willResignActive active",
             "state inactive inactive",
-            "delegate applicationWillTerminate: inactive [rec]",
-            "notification willTerminate inactive",
+            "state background background",
+            "delegate applicationDidEnterBackground: background [rec]",
+            "notification didEnterBackground background",
+            "delegate applicationWillTerminate: background [rec]",
+            "notification willTerminate background",
             "state not-running not-running",
         ])
     }
@@ -153,8 +156,11 @@ final class HostEndToEndTests: XCTestCase {
             "delegate applicationWillResignActive: active [rec]",
             "notification willResignActive active",
             "state inactive inactive",
-            "delegate applicationWillTerminate: inactive [rec]",
-            "notification willTerminate inactive",
+            "state background background",
+            "delegate applicationDidEnterBackground: background [rec]",
+            "notification didEnterBackground background",
+            "delegate applicationWillTerminate: background [rec]",
+            "notification willTerminate background",
             "state not-running not-running",
         ])
     }
@@ -228,8 +234,11 @@ final class HostEndToEndTests: XCTestCase {
             "delegate applicationWillResignActive: active [rec]",
             "notification willResignActive active",
             "state inactive inactive",
-            "delegate applicationWillTerminate: inactive [rec]",
-            "notification willTerminate inactive",
+            "state background background",
+            "delegate applicationDidEnterBackground: background [rec]",
+            "notification didEnterBackground background",
+            "delegate applicationWillTerminate: background [rec]",
+            "notification willTerminate background",
             "state not-running not-running",
         ])
     }
@@ -272,8 +281,11 @@ final class HostEndToEndTests: XCTestCase {
             "delegate applicationWillResignActive: active [rec]",
             "notification willResignActive active",
             "state inactive inactive",
-            "delegate applicationWillTerminate: inactive [rec]",
-            "notification willTerminate inactive",
+            "state background background",
+            "delegate applicationDidEnterBackground: background [rec]",
+            "notification didEnterBackground background",
+            "delegate applicationWillTerminate: background [rec]",
+            "notification willTerminate background",
             "state not-running not-running",
         ])
     }
@@ -297,8 +309,11 @@ final class HostEndToEndTests: XCTestCase {
             "delegate applicationWillResignActive: active [rec]",
             "notification willResignActive active",
             "state inactive inactive",
-            "delegate applicationWillTerminate: inactive [rec]",
-            "notification willTerminate inactive",
+            "state background background",
+            "delegate applicationDidEnterBackground: background [rec]",
+            "notification didEnterBackground background",
+            "delegate applicationWillTerminate: background [rec]",
+            "notification willTerminate background",
             "state not-running not-running",
         ])
     }
@@ -416,8 +431,11 @@ final class HostEndToEndTests: XCTestCase {
             "delegate applicationWillResignActive: active [rec]",
             "notification willResignActive active",
             "state inactive inactive",
-            "delegate applicationWillTerminate: inactive [rec]",
-            "notification willTerminate inactive",
+            "state background background",
+            "delegate applicationDidEnterBackground: background [rec]",
+            "notification didEnterBackground background",
+            "delegate applicationWillTerminate: background [rec]",
+            "notification willTerminate background",
             "state not-running not-running",
         ])
     }
@@ -438,6 +456,8 @@ final class HostEndToEndTests: XCTestCase {
             "input expect-state suspended suspended (script fetch.scenario:4)",
             "action fetch suspended",
             "state background background",
+            "delegate applicationDidEnterBackground: background [rec]",
+            "notification didEnterBackground background",
             "delegate application:performFetchWithCompletionHandler: background [rec]",
             "completion application:performFetchWithCompletionHandler: background [rec] (newData)",
             "state suspended suspended",

@@ -95,6 +95,48 @@ final class DelegateTableTests: XCTestCase {
         XCTAssertEqual(handle.app.state, .suspended)
     }
 
+    /// seed 004's application:openURL:options: is the 1.1 table's last field, appended: read only when
+    /// struct_size covers it. A table built against an earlier 1.1 header (shorter) keeps its open_url.
+    func testOpenURLWithOptionsIsTheTablesLastFieldReadOnlyWhenStructSizeCoversIt() throws {
+        func source(size: String) -> String {
+            CBuild.plugin(id: "com.example.urls", initBody: "return host->set_delegate(plugin, &table);", extra: """
+                #include <stddef.h>
+                #include <string.h>
+                static char seen[512];
+                static bool older(lc_plugin *p, void *s, const char *url, const char *source, const lc_dict *annotation) {
+                    (void)p, (void)s, (void)annotation;
+                    strcat(seen, "older "); strcat(seen, url); strcat(seen, " "); strcat(seen, source ? source : "-"); strcat(seen, "|");
+                    return true;
+                }
+                static bool newer(lc_plugin *p, void *s, const char *url, const lc_dict *options) {
+                    (void)p, (void)s;
+                    const char *source = NULL;
+                    if (host->dict->get_string(options, "sourceApplication", &source) != LC_OK) source = "-";
+                    strcat(seen, "newer "); strcat(seen, url); strcat(seen, " "); strcat(seen, source); strcat(seen, "|");
+                    return true;
+                }
+                static const lc_plugin_delegate_t table = { .struct_size = \(size), .open_url = older, .open_url_with_options = newer };
+                LC_EXPORT const char *fx_seen(void) { return seen; }
+                """)
+        }
+        for (name, size, expected) in [
+            ("urls_full", "sizeof(lc_plugin_delegate_t)", "newer app://a com.example.src|newer app://b -|"),
+            ("urls_short", "offsetof(lc_plugin_delegate_t, open_url_with_options)", "older app://a com.example.src|older app://b -|"),
+        ] {
+            let handle = try AppHandle(configuration: Configuration())
+            defer { handle.shutdown() }
+            let path = try CBuild.sharedObject(source(size: size), named: name, in: folder)
+            let plugin = try handle.loadPlugin(path: path)
+            XCTAssertEqual(plugin.implementedMethods.filter { $0.selector.hasPrefix("application:openURL") },
+                           size.hasPrefix("sizeof") ? [.openURL, .openURLWithOptions] : [.openURL], name)
+            try handle.app.perform(.openURL("app://a", sourceApplication: "com.example.src"))
+            try handle.app.perform(.openURL("app://b"))
+            let image = try XCTUnwrap(dlopen(path, RTLD_NOW | RTLD_NOLOAD))
+            let seen = unsafeBitCast(dlsym(image, "fx_seen")!, to: (@convention(c) () -> UnsafePointer<CChar>).self)
+            XCTAssertEqual(String(cString: seen()), expected, name)
+        }
+    }
+
     /// The example plugin (built by SwiftPM) loaded into two applications: two states, two counts.
     func testOneSharedObjectInTwoApplicationsKeepsTwoStates() throws {
         let first = try backgroundApp(), second = try backgroundApp()

@@ -23,10 +23,10 @@ final class FFIDelegateTests: XCTestCase {
 
     func testTableMatchesTheHeaderPrototypes() throws {
         let declared = try HeaderPrototypes.parse(Fixture.repositoryRoot.appendingPathComponent("include/lifecycle.h"))
-        XCTAssertEqual(declared.count, 19)
-        XCTAssertEqual(FFIDelegates.functions.count, 19)
+        XCTAssertEqual(declared.count, 20)
+        XCTAssertEqual(FFIDelegates.functions.count, 20)
         XCTAssertEqual(Set(FFIDelegates.functions.map(\.symbol)), Set(declared.keys))
-        XCTAssertEqual(Set(FFIDelegates.functions.map(\.method)).count, 19, "one row per delegate method")
+        XCTAssertEqual(Set(FFIDelegates.functions.map(\.method)).count, 20, "one row per delegate method")
         for function in FFIDelegates.functions {
             XCTAssertEqual(declared[function.symbol], function.signature, function.symbol)
         }
@@ -51,6 +51,7 @@ final class FFIDelegateTests: XCTestCase {
         all.shouldRestoreApplicationState = { _, _ in true }
         all.willEncodeRestorableState = { _, _ in }
         all.didDecodeRestorableState = { _, _ in }
+        all.openURLWithOptions = { _, _, _ in true }
         XCTAssertEqual(FFIDelegates.functions.map(\.method), all.implementedMethods)
     }
 
@@ -67,7 +68,7 @@ final class FFIDelegateTests: XCTestCase {
     func testBindingWithNoSymbolsImplementsNothing() {
         var asked = 0
         let bound = FFIDelegates.bind(lookup: { _ in asked += 1; return nil }, app: Rig.appPointer, closures: CompletionClosurePool())
-        XCTAssertEqual(asked, 19)
+        XCTAssertEqual(asked, 20)
         XCTAssertEqual(bound.implemented, [])
         XCTAssertEqual(bound.handlers.implementedMethods, [])
     }
@@ -134,6 +135,28 @@ final class FFIDelegateTests: XCTestCase {
             #"application_openURL {"k":"v","n":[1,2]}"#,
         ])
 
+        // seed 004's application:openURL:options:, from a delegate exporting it (called instead of the
+        // older form, which this one does not export anyway): the options as a dictionary, never NULL.
+        let withOptions = FFIDelegates.bind(
+            lookup: { $0 == "application_openURL_options" ? rig.fixture.symbol($0) : nil }, app: other, closures: rig.pool)
+        XCTAssertEqual(withOptions.implemented, [.openURLWithOptions])
+        try rig.app.addDelegate(withOptions.handlers, id: "com.example.options")
+        try rig.perform(.openURL("x://d", sourceApplication: "com.example.src", annotation: 5))
+        try rig.perform(.openURL("x://e"))
+        XCTAssertEqual(rig.newLog(), [
+            "application_openURL \(a) url=x://d source=com.example.src annotation=dict -> 1",
+            "application_openURL_options app=b0b0 url=x://d options=dict -> 1",
+            "application_openURL \(a) url=x://e source=NULL annotation=NULL -> 1",
+            "application_openURL_options app=b0b0 url=x://e options=dict -> 1",
+        ])
+        XCTAssertEqual(rig.spy.take(), [
+            #"application_openURL {"value":5}"#,
+            #"application_openURL_options {"sourceApplication":"com.example.src","annotation":5}"#,
+            "application_openURL NULL",
+            "application_openURL_options {}",
+        ])
+        XCTAssertTrue(rig.app.removeDelegate(id: "com.example.options"))
+
         try rig.perform(.memoryWarning(.critical))
         try rig.perform(.significantTimeChange)
         XCTAssertEqual(rig.newLog(), ["applicationDidReceiveMemoryWarning \(a)", "applicationSignificantTimeChange \(a)"])
@@ -168,7 +191,13 @@ final class FFIDelegateTests: XCTestCase {
 
         rig.fixture.setCompletion(.now, result: 0)
         try rig.perform(.backgroundFetch)
-        XCTAssertEqual(rig.newLog(), ["application_performFetchWithCompletionHandler \(a) completion=fn"])
+        // Woken from suspension: didEnterBackground (and the save after it) before the fetch (seed 002).
+        XCTAssertEqual(rig.newLog(), [
+            "applicationDidEnterBackground \(a)",
+            "application_shouldSaveApplicationState \(a) coder=dict -> 1",
+            "application_willEncodeRestorableStateWithCoder \(a) coder=dict",
+            "application_performFetchWithCompletionHandler \(a) completion=fn",
+        ])
         XCTAssertEqual(rig.traceLines.suffix(2), [
             "completion application:performFetchWithCompletionHandler: [com.example.ffi] (newData)", "state suspended",
         ])
@@ -192,8 +221,10 @@ final class FFIDelegateTests: XCTestCase {
         ])
 
         try rig.perform(.terminate)
+        // Through the background (seed 001); saved there, not again before willTerminate.
         XCTAssertEqual(rig.newLog(), [
             "applicationWillResignActive \(a)",
+            "applicationDidEnterBackground \(a)",
             "application_shouldSaveApplicationState \(a) coder=dict -> 1",
             "application_willEncodeRestorableStateWithCoder \(a) coder=dict",
             "applicationWillTerminate \(a)",
@@ -367,6 +398,8 @@ final class FFIDelegateTests: XCTestCase {
         try rig.perform(.backgroundFetch)
         XCTAssertEqual(Array(rig.traceLines[before...]), [
             "state background",
+            "delegate applicationDidEnterBackground: [com.example.ffi]",
+            "notification didEnterBackground",
             "delegate application:performFetchWithCompletionHandler: [com.example.ffi]",
             "completion application:performFetchWithCompletionHandler: [com.example.ffi] (failed)",
             "state suspended",
@@ -580,7 +613,10 @@ final class Rig {
         configure(&configuration)
         loop = try MainRunLoop()
         app = Application(configuration: configuration, loop: loop)
-        let bound = FFIDelegates.bind(lookup: fixture.symbol, app: Self.appPointer, closures: pool)
+        // Every exported function but application_openURL_options, which would be called instead of
+        // application_openURL: the tests drive the older form here and the newer one separately.
+        let bound = FFIDelegates.bind(lookup: { [fixture] in $0 == "application_openURL_options" ? nil : fixture.symbol($0) },
+                                      app: Self.appPointer, closures: pool)
         handlers = bound.handlers
         try app.addDelegate(bound.handlers, id: "com.example.ffi")
         app.traceHandler = { [unowned self] event in

@@ -116,7 +116,10 @@ public enum FetchResult: String, Sendable, Hashable, CaseIterable, CustomStringC
     public var description: String { rawValue }
 }
 
-/// Keys of the launch-options dictionary (and of didFinishLaunching's userInfo).
+/// Keys of the launch-options dictionary (and of didFinishLaunching's userInfo): the nine of seed 002,
+/// by the short name (UIKit's `UIApplicationLaunchOptions…Key` without prefix and suffix). The engine
+/// itself sets `url`, `sourceApplication`, `annotation` (open-url) and `remoteNotification`; the others
+/// come with a launch that passes them (e.g. the host's `launch location=true`).
 public enum LaunchOptionsKey {
     /// The URL to open (string).
     public static let url = "url"
@@ -126,4 +129,27 @@ public enum LaunchOptionsKey {
     public static let annotation = "annotation"
     /// The payload of the remote notification that launched the application (dict).
     public static let remoteNotification = "remoteNotification"
+    /// The local notification that launched the application (dict: its userInfo).
+    public static let localNotification = "localNotification"
+    /// Launched for an incoming location event (bool).
+    public static let location = "location"
+    /// Identifiers of newly downloaded Newsstand assets (list of strings).
+    public static let newsstandDownloads = "newsstandDownloads"
+    /// Restoration identifiers of the central managers to restore (list of strings).
+    public static let bluetoothCentrals = "bluetoothCentrals"
+    /// Restoration identifiers of the peripheral managers to restore (list of strings).
+    public static let bluetoothPeripherals = "bluetoothPeripherals"
+
+    /// Every key, in seed 002's order.
+    public static let all = [url, sourceApplication, remoteNotification, annotation, localNotification, location,
+                             newsstandDownloads, bluetoothCentrals, bluetoothPeripherals]
+}
+
+/// Keys of the options dictionary of `application:openURL:options:` (UIKit's
+/// `UIApplicationOpenURLOptions…Key`, by the short name). Absent when the request has no such value.
+public enum OpenURLOptionsKey {
+    /// The bundle id of the application that asked to open the URL (string).
+    public static let sourceApplication = "sourceApplication"
+    /// The annotation the source application attached to the URL (any value).
+    public static let annotation = "annotation"
 }

@@ -1,9 +1,16 @@
-/// State preservation and restoration through the archive store.
+/// State preservation and restoration through the archive store. A delegate takes part only if it
+/// implements both shouldSaveApplicationState and shouldRestoreApplicationState (seed 002: "Apps must
+/// implement this method and the application:shouldRestoreApplicationState: method for state
+/// preservation to occur"); one that implements only one of them is traced as skipped.
 extension Application {
     func preserveState() throws(Killed) {
         guard let store = archiveStore else { return }
         for slot in slots {
             guard let shouldSave = slot.handlers.shouldSaveApplicationState, isRegistered(slot) else { continue }
+            guard slot.handlers.shouldRestoreApplicationState != nil else {
+                trace(.delegateSkipped(method: .shouldSaveApplicationState, reason: .preservationNeedsBoth(delegate: slot.id)))
+                continue
+            }
             let archive = StateArchive()
             guard try call(.shouldSaveApplicationState, slot, { shouldSave(self, archive) }) else { continue }
             if let encode = slot.handlers.willEncodeRestorableState {
@@ -22,6 +29,10 @@ extension Application {
         guard let store = archiveStore else { return }
         for slot in slots {
             guard let shouldRestore = slot.handlers.shouldRestoreApplicationState, isRegistered(slot) else { continue }
+            guard slot.handlers.shouldSaveApplicationState != nil else {
+                trace(.delegateSkipped(method: .shouldRestoreApplicationState, reason: .preservationNeedsBoth(delegate: slot.id)))
+                continue
+            }
             let values: UserInfo?
             do {
                 values = try store.load(id: slot.id)

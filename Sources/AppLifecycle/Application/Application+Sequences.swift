@@ -17,7 +17,7 @@ extension Application {
             if accepted {
                 try openURL(url, options[LaunchOptionsKey.sourceApplication]?.stringValue, options[LaunchOptionsKey.annotation])
             } else {
-                trace(.delegateSkipped(method: .openURL, reason: .launchDeclined))
+                for method in openURLForms() { trace(.delegateSkipped(method: method, reason: .launchDeclined)) }
             }
         }
         if inBackground {
@@ -44,13 +44,20 @@ extension Application {
         if configuration.exitsOnSuspend {
             try terminateSequence(.exitsOnSuspend)
         } else {
-            setState(.background)
-            backgroundSince = .now
-            try didEnterBackground()
+            try enterBackground()
         }
     }
 
+    /// From inactive to the background: the state, the background time, then didEnterBackground.
+    func enterBackground() throws(Killed) {
+        setState(.background)
+        backgroundSince = .now
+        try didEnterBackground()
+    }
+
     /// didEnterBackground (budgeted), then state preservation; the state is already background.
+    /// This is the only place state is preserved: at the transition to the background (seeds 001,
+    /// 003), never again before willTerminate.
     func didEnterBackground() throws(Killed) {
         try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
             try callDelegates(.didEnterBackground, \.didEnterBackground)
@@ -72,14 +79,38 @@ extension Application {
         try becomeActive()
     }
 
+    /// Each delegate gets `application:openURL:options:` if it implements it (seed 004), otherwise the
+    /// older `application:openURL:sourceApplication:annotation:`.
     @discardableResult
     func openURL(_ url: String, _ source: String?, _ annotation: UserInfoValue?) throws(Killed) -> Bool {
         var handled = false
+        var options: UserInfo?
         for slot in slots {
-            guard let handler = slot.handlers.openURL, isRegistered(slot) else { continue }
-            handled = try call(.openURL, slot) { handler(self, url, source, annotation) } || handled
+            if let handler = slot.handlers.openURLWithOptions {
+                guard isRegistered(slot) else { continue }
+                let given: UserInfo
+                if let options { given = options } else {
+                    var made = UserInfo()
+                    if let source { made[OpenURLOptionsKey.sourceApplication] = .string(source) }
+                    if let annotation { made[OpenURLOptionsKey.annotation] = annotation }
+                    given = made
+                    options = made
+                }
+                handled = try call(.openURLWithOptions, slot) { handler(self, url, given) } || handled
+            } else if let handler = slot.handlers.openURL {
+                guard isRegistered(slot) else { continue }
+                handled = try call(.openURL, slot) { handler(self, url, source, annotation) } || handled
+            }
         }
         return handled
+    }
+
+    /// The forms of openURL the delegates would have been called with, newer first: what a declined
+    /// launch skips. The older form alone when no delegate implements the newer one.
+    private func openURLForms() -> [DelegateMethod] {
+        let newer = slots.contains { $0.handlers.openURLWithOptions != nil }
+        let older = slots.contains { $0.handlers.openURLWithOptions == nil && $0.handlers.openURL != nil }
+        return newer ? (older ? [.openURLWithOptions, .openURL] : [.openURLWithOptions]) : [.openURL]
     }
 
     func lock() throws(Killed) {
@@ -93,16 +124,14 @@ extension Application {
                 try terminateSequence(.exitsOnSuspend)
                 return
             }
-            setState(.background)
-            backgroundSince = .now
-            try didEnterBackground()
+            try enterBackground()
             try deliverProtectedDataWillBecomeUnavailable(queuedCount: nil)
         case .background:
             try deliverProtectedDataWillBecomeUnavailable(queuedCount: nil)
         case .suspended:
-            enqueue(.protectedDataWillBecomeUnavailable, sender: sender.rawValue, userInfo: nil)
+            enqueueProtectedDataChange(.protectedDataWillBecomeUnavailable)
         case .notRunning:
-            break
+            isProtectedDataAvailable = false  // the device's state; no code runs to be told
         }
     }
 
@@ -110,17 +139,20 @@ extension Application {
         isDeviceLocked = false
         let returnToForeground = lockedFromForeground
         lockedFromForeground = false
-        if state == .suspended {
+        if state == .notRunning {
+            isProtectedDataAvailable = true
+        } else if state == .suspended {
             // Delivered first on resume, before willEnterForeground.
-            enqueue(.protectedDataDidBecomeAvailable, sender: sender.rawValue, userInfo: nil)
+            enqueueProtectedDataChange(.protectedDataDidBecomeAvailable)
         } else {
             try deliverProtectedDataDidBecomeAvailable(queuedCount: nil)
         }
         if returnToForeground, state == .background || state == .suspended { try enterForeground() }
     }
 
+    /// willTerminate (budgeted), then not running. No state preservation here: it ran when the
+    /// application entered the background, and an application that exits on suspend never does.
     func terminateSequence(_ reason: TraceEvent.StateChangeReason = .terminated) throws(Killed) {
-        try preserveState()
         try withBudget(.willTerminate, configuration.budgets.willTerminate) { () throws(Killed) in
             try callDelegates(.willTerminate, \.willTerminate)
             try postLifecycle(.willTerminate)

@@ -3,26 +3,43 @@ import Synchronization
 /// Suspension: notifications held while the application runs no code (coalesced by kind while
 /// suspended, delivered on resume), suspending when idle, and every state change.
 extension Application {
-    /// Posts that arrive while the application runs no code.
+    /// Posts that arrive while the application runs no code. A post is for observers only: queued
+    /// as a post, it is delivered on resume as a notification, never as a system event.
     func held(_ name: NotificationName, sender: UInt, userInfo: UserInfo?) {
         if state == .suspended, name.coalescingKind != nil {
-            enqueue(name, sender: sender, userInfo: userInfo)
+            enqueue(name, sender: sender, userInfo: userInfo, systemEvent: false)
         } else {
             trace(.notificationDiscarded(name: name, reason: state == .suspended ? .suspendedNotCoalescing : .notRunning))
         }
     }
 
-    func enqueue(_ name: NotificationName, sender: UInt, userInfo: UserInfo?) {
+    /// Queues a notification of a coalescing kind while suspended. The system's own events (a time
+    /// change, a protected-data change: delegates and state on resume) and posts (observers only)
+    /// coalesce separately, so a post never stands for a system event nor the reverse.
+    func enqueue(_ name: NotificationName, sender: UInt, userInfo: UserInfo?, systemEvent: Bool) {
         guard let kind = name.coalescingKind else { return }
-        if let index = queued.firstIndex(where: { $0.kind == kind }) {
+        if let index = queued.firstIndex(where: { $0.kind == kind && $0.systemEvent == systemEvent }) {
             queued[index].name = name
             queued[index].sender = sender
             queued[index].userInfo = userInfo
             queued[index].count += 1
         } else {
-            queued.append(QueuedNotification(kind: kind, name: name, sender: sender, userInfo: userInfo, count: 1))
+            queued.append(QueuedNotification(kind: kind, name: name, sender: sender, userInfo: userInfo, count: 1,
+                                             systemEvent: systemEvent))
         }
         trace(.notificationQueued(name: name, coalescingKind: kind))
+    }
+
+    /// The device's protected-data change while suspended. One that undoes the change still queued
+    /// (a lock then an unlock, or the reverse) nets out: both are dropped and nothing is delivered on
+    /// resume (seeds 000 and 003: coalesced events "net out").
+    func enqueueProtectedDataChange(_ name: NotificationName) {
+        if let index = queued.firstIndex(where: { $0.systemEvent && $0.kind == name.coalescingKind }), queued[index].name != name {
+            let undone = queued.remove(at: index).name
+            trace(.notificationDiscarded(name: name, reason: .nettedOut(undone)))
+        } else {
+            enqueue(name, sender: sender.rawValue, userInfo: nil, systemEvent: true)
+        }
     }
 
     /// The notifications waiting for the application to resume: one per kind, the most recent, with
@@ -37,13 +54,25 @@ extension Application {
         queued.removeAll()
         for entry in pending {
             let count = entry.count
-            switch entry.name {
-            case .significantTimeChange: try deliverTimeChange(queuedCount: count)
-            case .protectedDataWillBecomeUnavailable: try deliverProtectedDataWillBecomeUnavailable(queuedCount: count)
-            case .protectedDataDidBecomeAvailable: try deliverProtectedDataDidBecomeAvailable(queuedCount: count)
-            default: try postLifecycle(entry.name, userInfo: entry.userInfo, sender: entry.sender, queuedCount: count)
+            switch (entry.systemEvent, entry.name) {
+            case (true, .significantTimeChange): try deliverTimeChange(queuedCount: count)
+            case (true, .protectedDataWillBecomeUnavailable): try deliverProtectedDataWillBecomeUnavailable(queuedCount: count)
+            case (true, .protectedDataDidBecomeAvailable): try deliverProtectedDataDidBecomeAvailable(queuedCount: count)
+            default:
+                // A post: to observers only, with no delegate call and no change of state.
+                try postLifecycle(entry.name, userInfo: entry.userInfo, sender: entry.sender, queuedCount: count)
             }
         }
+    }
+
+    /// A suspended application woken to handle an event (fetch, remote notification): it resumes into
+    /// the background (queued notifications first), then gets didEnterBackground before the event, as
+    /// after a background launch (Apple, "About the background execution sequence"). A running
+    /// application is left as it is.
+    func wakeIntoBackground() throws(Killed) {
+        guard state == .suspended else { return }
+        try resumeIfSuspended()
+        try didEnterBackground()
     }
 
     func suspendIfIdle() {
@@ -66,9 +95,10 @@ extension Application {
         tasks.removeAll()
         queued.removeAll()
         interrupted = false
-        isDeviceLocked = false
+        // The device lock belongs to the device, not to this run: it outlives a termination, a purge
+        // or a watchdog kill, and a launch while locked starts with protected data unavailable.
         lockedFromForeground = false
-        isProtectedDataAvailable = true
+        isProtectedDataAvailable = !isDeviceLocked
         backgroundSince = nil
         generation &+= 1
     }

@@ -26,7 +26,8 @@ public final class Application: @unchecked Sendable {
 
     /// The current state.
     public internal(set) var state: ApplicationState = .notRunning
-    /// Whether the device is locked (between `lock` and `unlock`).
+    /// Whether the device is locked (between `lock` and `unlock`). The device's state, not the run's:
+    /// it outlives termination, and `lock`/`unlock` are legal while the application is not running.
     public internal(set) var isDeviceLocked = false
     /// Whether files with complete protection are readable (`protectedDataAvailable`).
     public internal(set) var isProtectedDataAvailable = true
@@ -48,6 +49,8 @@ public final class Application: @unchecked Sendable {
         var sender: UInt
         var userInfo: UserInfo?
         var count: Int
+        /// The system's own event (delegates and state on resume), not a post (observers only).
+        let systemEvent: Bool
     }
 
     struct OpenTask {
@@ -224,8 +227,9 @@ public final class Application: @unchecked Sendable {
             throw illegal("the application exits on suspend, so it never runs in the background (seed 003)")
         }
         switch action.kind {
-        case .launch:
+        case .launch(_, let inBackground):
             guard state == .notRunning else { throw illegal("it is already running") }
+            if isDeviceLocked, !inBackground { throw illegal("the device is locked; unlock it first") }
         case .beginInterruption:
             guard state == .active else { throw illegal("only an active application can be interrupted") }
         case .dismissInterruption, .acceptInterruption:
@@ -240,10 +244,8 @@ public final class Application: @unchecked Sendable {
             }
             if isDeviceLocked { throw illegal("the device is locked; unlock it first") }
         case .lock:
-            guard state != .notRunning else { throw illegal() }
             if isDeviceLocked { throw illegal("the device is already locked") }
         case .unlock:
-            guard state != .notRunning else { throw illegal() }
             if !isDeviceLocked { throw illegal("the device is not locked") }
         case .memoryWarning:
             guard state.isRunning else {
@@ -252,7 +254,7 @@ public final class Application: @unchecked Sendable {
         case .significantTimeChange:
             guard state != .notRunning else { throw illegal() }
         case .openURL:
-            if isDeviceLocked, state == .background || state == .suspended {
+            if isDeviceLocked, state == .notRunning || state == .background || state == .suspended {
                 throw illegal("the device is locked; unlock it first")
             }
         case .backgroundFetch:
@@ -303,7 +305,7 @@ public final class Application: @unchecked Sendable {
             try postLifecycle(.didReceiveMemoryWarning, userInfo: ["level": .string(level.rawValue)])
         case .significantTimeChange:
             if state == .suspended {
-                enqueue(.significantTimeChange, sender: sender.rawValue, userInfo: nil)
+                enqueue(.significantTimeChange, sender: sender.rawValue, userInfo: nil, systemEvent: true)
             } else {
                 try deliverTimeChange(queuedCount: nil)
             }
@@ -321,20 +323,21 @@ public final class Application: @unchecked Sendable {
             }
         case .backgroundFetch:
             if state == .notRunning { try launch(options: UserInfo(), inBackground: true) }
-            try resumeIfSuspended()
+            try wakeIntoBackground()
             for slot in slots {
                 guard let handler = slot.handlers.performFetch, isRegistered(slot) else { continue }
                 try startRequest(.performFetch, slot) { handler(self, $0) }
             }
         case .remoteNotification(let payload):
-            let launched = state == .notRunning
-            if launched { try launch(options: [LaunchOptionsKey.remoteNotification: .dict(payload)], inBackground: true) }
-            try resumeIfSuspended()
+            // The plain method is "called only when your app is running" (seed 002): not after a
+            // launch (the payload is in the launch options) nor after a wake from suspension.
+            let wasRunning = state.isRunning
+            if state == .notRunning { try launch(options: [LaunchOptionsKey.remoteNotification: .dict(payload)], inBackground: true) }
+            try wakeIntoBackground()
             for slot in slots where isRegistered(slot) {
                 if let handler = slot.handlers.didReceiveRemoteNotificationWithCompletion {
                     try startRequest(.didReceiveRemoteNotificationWithCompletion, slot) { handler(self, payload, $0) }
-                } else if !launched, let handler = slot.handlers.didReceiveRemoteNotification {
-                    // Without the completion variant, a launch hands the payload over in the launch options only.
+                } else if wasRunning, let handler = slot.handlers.didReceiveRemoteNotification {
                     try call(.didReceiveRemoteNotification, slot) { handler(self, payload) }
                 }
             }
@@ -342,10 +345,16 @@ public final class Application: @unchecked Sendable {
             switch state {
             case .suspended:
                 goNotRunning(.terminatedWhileSuspended)
-            case .active:
-                try resignActive()
+            case .active, .inactive:
+                // A foreground multitasking application goes through the background first: seed 001
+                // says willTerminate comes only to an application already in the background, and an
+                // application that saves in didEnterBackground (seeds 001, 003) must get the chance.
+                // One that exits on suspend never runs in the background (seed 003).
+                interrupted = false
+                if state == .active { try resignActive() }
+                if !configuration.exitsOnSuspend { try enterBackground() }
                 try terminateSequence()
-            default:
+            case .background, .notRunning:
                 try terminateSequence()
             }
         case .purge:

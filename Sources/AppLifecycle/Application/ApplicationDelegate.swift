@@ -16,6 +16,8 @@ public struct DelegateMethod: Hashable, Sendable, CustomStringConvertible {
     public static let protectedDataWillBecomeUnavailable = DelegateMethod(selector: "applicationProtectedDataWillBecomeUnavailable:")
     public static let protectedDataDidBecomeAvailable = DelegateMethod(selector: "applicationProtectedDataDidBecomeAvailable:")
     public static let openURL = DelegateMethod(selector: "application:openURL:sourceApplication:annotation:")
+    /// The form seed 004 names (`application(_:open:options:)`); called instead of `openURL` when implemented.
+    public static let openURLWithOptions = DelegateMethod(selector: "application:openURL:options:")
     public static let performFetch = DelegateMethod(selector: "application:performFetchWithCompletionHandler:")
     public static let didReceiveRemoteNotificationWithCompletion =
         DelegateMethod(selector: "application:didReceiveRemoteNotification:fetchCompletionHandler:")
@@ -51,6 +53,9 @@ public struct DelegateHandlers {
     public var shouldRestoreApplicationState: ((Application, StateArchive) -> Bool)?
     public var willEncodeRestorableState: ((Application, StateArchive) -> Void)?
     public var didDecodeRestorableState: ((Application, StateArchive) -> Void)?
+    /// `application:openURL:options:` (seed 004): the URL and its options (`OpenURLOptionsKey`). When
+    /// set, it is called instead of `openURL` for this delegate.
+    public var openURLWithOptions: ((Application, String, UserInfo) -> Bool)?
 
     public init() {}
 
@@ -77,6 +82,7 @@ public struct DelegateHandlers {
         add(shouldRestoreApplicationState != nil, .shouldRestoreApplicationState)
         add(willEncodeRestorableState != nil, .willEncodeRestorableState)
         add(didDecodeRestorableState != nil, .didDecodeRestorableState)
+        add(openURLWithOptions != nil, .openURLWithOptions)
         return methods
     }
 }
@@ -110,6 +116,10 @@ public protocol ApplicationDelegate: AnyObject {
     func application(_ application: Application, shouldRestoreApplicationState coder: StateArchive) -> Bool
     func application(_ application: Application, willEncodeRestorableStateWith coder: StateArchive)
     func application(_ application: Application, didDecodeRestorableStateWith coder: StateArchive)
+    /// `application:openURL:options:` (seed 004), called instead of the older
+    /// `application(_:open:sourceApplication:annotation:)` when `respondsTo` admits it. The default
+    /// forwards to the older method, so a delegate that implements only that one keeps working.
+    func application(_ application: Application, open url: String, options: UserInfo) -> Bool
 }
 
 extension ApplicationDelegate {
@@ -140,6 +150,10 @@ extension ApplicationDelegate {
     public func application(_ application: Application, shouldRestoreApplicationState coder: StateArchive) -> Bool { false }
     public func application(_ application: Application, willEncodeRestorableStateWith coder: StateArchive) {}
     public func application(_ application: Application, didDecodeRestorableStateWith coder: StateArchive) {}
+    public func application(_ application: Application, open url: String, options: UserInfo) -> Bool {
+        self.application(application, open: url, sourceApplication: options[OpenURLOptionsKey.sourceApplication]?.stringValue,
+                         annotation: options[OpenURLOptionsKey.annotation])
+    }
 }
 
 extension DelegateHandlers {
@@ -170,5 +184,6 @@ extension DelegateHandlers {
         if r(.shouldRestoreApplicationState) { shouldRestoreApplicationState = { d.application($0, shouldRestoreApplicationState: $1) } }
         if r(.willEncodeRestorableState) { willEncodeRestorableState = { d.application($0, willEncodeRestorableStateWith: $1) } }
         if r(.didDecodeRestorableState) { didDecodeRestorableState = { d.application($0, didDecodeRestorableStateWith: $1) } }
+        if r(.openURLWithOptions) { openURLWithOptions = { d.application($0, open: $1, options: $2) } }
     }
 }

@@ -59,12 +59,18 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         case suspendedNotCoalescing
         /// The application is not running.
         case notRunning
+        /// A protected-data change while suspended that undoes the queued one (`undone`, also
+        /// dropped): the net change is none (seeds 000, 003).
+        case nettedOut(NotificationName)
     }
 
     /// Why a delegate method was not called.
     public enum SkipReason: Hashable, Sendable {
         /// A launch method returned false, so the launch URL is not opened.
         case launchDeclined
+        /// The delegate registered under `delegate` implements only one of shouldSaveApplicationState
+        /// and shouldRestoreApplicationState; state preservation needs both (seed 002).
+        case preservationNeedsBoth(delegate: String)
     }
 
     /// A step in the life of a background task.
@@ -175,6 +181,10 @@ extension TraceEvent.Payload {
             return (.delegate, method.selector, delegate, nil)
         case .delegateSkipped(let method, .launchDeclined):
             return (.skipped, method.selector, nil, "a launch method returned false")
+        case .delegateSkipped(let method, .preservationNeedsBoth(let delegate)):
+            let other: DelegateMethod = method == .shouldSaveApplicationState ? .shouldRestoreApplicationState : .shouldSaveApplicationState
+            return (.skipped, method.selector, delegate,
+                    "\(other.selector) is not implemented: state preservation needs both (seed 002)")
         case .notificationDelivered(let name, let userInfo, let queuedCount):
             let coalesced = queuedCount.flatMap { $0 > 1 ? "coalesced from \($0)" : nil }
             return (.notification, name.rawValue, nil, coalesced ?? userInfo.flatMap { $0.isEmpty ? nil : $0.description })
@@ -184,6 +194,7 @@ extension TraceEvent.Payload {
             let why = switch reason {
             case .suspendedNotCoalescing: "suspended: only notifications of the coalescing kinds are queued"
             case .notRunning: "the application is not running"
+            case .nettedOut(let undone): "undoes the queued \(undone.rawValue): nothing is delivered on resume (seeds 000, 003)"
             }
             return (.discarded, name.rawValue, nil, why)
         case .backgroundTask(let id, let phase, let name, let owner):

@@ -155,7 +155,9 @@ int main(void) {
         "note com.example.ping\n"
         "delegate willResignActive (active)\n"
         "note willResignActive\n"
-        "delegate willTerminate (inactive)\n"
+        "delegate didEnterBackground (background)\n" // terminate goes through the background (seed 001)
+        "note didEnterBackground\n"
+        "delegate willTerminate (background)\n"
         "note willTerminate\n";
     if (strcmp(observed, expected) != 0) {
         printf("observed:\n%s\nexpected:\n%s", observed, expected);

@@ -46,6 +46,7 @@ static struct {
     {"application_willFinishLaunchingWithOptions", true},
     {"application_didFinishLaunchingWithOptions", true},
     {"application_openURL", true},
+    {"application_openURL_options", true},
     {"application_shouldSaveApplicationState", true},
     {"application_shouldRestoreApplicationState", true},
 };
@@ -209,6 +210,13 @@ bool application_openURL(lc_app *app, const char *url, const char *source_app, c
     bool result = answer(symbol);
     log_line("%s " APP " url=%s source=%s annotation=%s -> %d", symbol, P(app), url ? url : "NULL",
              source_app ? source_app : "NULL", dict_arg(symbol, annotation), result);
+    return result;
+}
+
+bool application_openURL_options(lc_app *app, const char *url, const lc_dict *options) {
+    const char *symbol = __func__;
+    bool result = answer(symbol);
+    log_line("%s " APP " url=%s options=%s -> %d", symbol, P(app), url ? url : "NULL", dict_arg(symbol, options), result);
     return result;
 }
 

@@ -63,6 +63,7 @@ int main(int argc, char **argv) {
     perform(app, (lc_action_t){.kind = LC_ACTION_HOME});
     lc_app_run_for(app, 0.3);
     perform(app, (lc_action_t){.kind = LC_ACTION_REMOTE_NOTIFICATION, .options = payload});
+    lc_app_run_for(app, 0.3); // woken: didEnterBackground came first, and CacheTrimmer's task holds the app again
     perform(app, (lc_action_t){.kind = LC_ACTION_TERMINATE});
     perform(app, (lc_action_t){.kind = LC_ACTION_LAUNCH}); // StateKeeper restores its counter
     perform(app, (lc_action_t){.kind = LC_ACTION_TERMINATE});
