@@ -221,7 +221,7 @@ typedef struct lc_notification {
     uint32_t name_id;           // the interned name (stable for the process)
     const char *name;           // the canonical name; static storage
     const void *sender;         // the sender's identity, or NULL; never dereferenced by the host
-    const lc_dict *user_info;   // NULL when the poster gave none
+    const lc_dict *user_info;   // NULL when the poster gave none; read-only (see lc_app_post)
 } lc_notification_t;
 
 /// An observer: called on the main thread, in registration order among the name's observers.
@@ -394,8 +394,10 @@ LC_EXPORT lc_status lc_app_observe(lc_app *app, const char *name, const void *se
 /// Removes an observer; once this returns it is never called again, even mid-dispatch. [main-thread]
 LC_EXPORT lc_status lc_app_remove_observer(lc_app *app, lc_observer_token token);
 /// Posts a notification. On the main thread observers have run when it returns; from another thread
-/// it is delivered on the main run loop, in this thread's post order. `user_info` is copied (may be
-/// NULL). [thread-safe]
+/// it is delivered on the main run loop, in this thread's post order. `user_info` may be NULL; the
+/// caller keeps it. Posted on the main thread and delivered at once, observers receive the caller's
+/// dictionary itself (no copy; they must not change it); a post from another thread, or one held
+/// while the application is suspended, carries a copy taken now. [thread-safe]
 LC_EXPORT lc_status lc_app_post(lc_app *app, const char *name, const void *sender, const lc_dict *user_info);
 /// lc_app_observe by interned id (see lc_name_intern). LC_ERR_UNKNOWN_NAME for 0 or an id never
 /// issued (the message names the id). Writes the token to `*out` (may be NULL). [main-thread]
@@ -404,7 +406,7 @@ LC_EXPORT lc_status lc_app_observe_name(lc_app *app, lc_name name, const void *s
 /// lc_app_post by interned id: the fast path, no string lookup and no allocation without
 /// `user_info`. On the main thread observers have run when it returns; from another thread it is
 /// queued and delivered on the main run loop in this thread's post order (with lc_app_post's and
-/// lc_app_perform_async's). `user_info` is copied (may be NULL); `sender` is never dereferenced.
+/// lc_app_perform_async's). `user_info` as for lc_app_post; `sender` is never dereferenced.
 /// LC_ERR_UNKNOWN_NAME for 0 or an id never issued (the message names the id). [thread-safe]
 LC_EXPORT lc_status lc_app_post_name(lc_app *app, lc_name name, const void *sender, const lc_dict *user_info);
 

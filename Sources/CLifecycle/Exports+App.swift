@@ -87,7 +87,8 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
         let center = Unmanaged<AppHandle>.fromOpaque(UnsafeRawPointer(app))._withUnsafeGuaranteedRef { $0.center }
         _ = center._withUnsafeGuaranteedRef { center in
             guard let userInfo else { return center.post(nameID: existing.id, sender: UInt(bitPattern: sender), userInfo: nil) }
-            return center.post(nameID: existing.id, sender: UInt(bitPattern: sender), userInfo: UserInfoBox.from(userInfo).value)
+            let box = UserInfoBox.from(userInfo)
+            return center.post(nameID: existing.id, sender: UInt(bitPattern: sender), userInfo: box.current, rawUserInfo: box)
         }
         return lc_status(LC_OK)
     }

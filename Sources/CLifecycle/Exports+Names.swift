@@ -42,7 +42,9 @@ import PluginHost
     let center = Unmanaged<AppHandle>.fromOpaque(UnsafeRawPointer(app))._withUnsafeGuaranteedRef { $0.center }
     let posted = center._withUnsafeGuaranteedRef { center in
         guard let userInfo else { return center.post(nameID: name, sender: UInt(bitPattern: sender), userInfo: nil) }
-        return center.post(nameID: name, sender: UInt(bitPattern: sender), userInfo: UserInfoBox.from(userInfo).value)
+        // The poster's own dictionary reaches C observers on this thread (no copy, no new handle).
+        let box = UserInfoBox.from(userInfo)
+        return center.post(nameID: name, sender: UInt(bitPattern: sender), userInfo: box.current, rawUserInfo: box)
     }
     return posted ? lc_status(LC_OK) : lcUnknownNameID(name, "lc_app_post_name")
 }

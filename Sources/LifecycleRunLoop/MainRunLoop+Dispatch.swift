@@ -104,27 +104,29 @@ extension MainRunLoop {
         var ran = 0
         // A message's handler is looked up (under the queue lock, which guards the target table) once
         // per run of messages to one target, and again only after the table changed.
-        var cachedTarget: LoopTarget?
+        var cachedTarget = LoopTarget.closure
         var cachedVersion = 0
-        var handler: ((LoopMessage) -> Void)?
+        // `receiver` keeps the cached receiver alive; `unretained` calls it without a retain per message.
+        var receiver: LoopMessageReceiver?
+        var unretained: Unmanaged<LoopMessageReceiver>?
         while index < count {
             let item = (base + index).move()
             index += 1
-            switch consume item {
-            case .closure(let work):
-                work()
+            if item.target == .closure {
+                unsafeDowncast(item.payload.unsafelyUnwrapped, to: PerformBox.self).work()
                 ran += 1
-            case .message(let message):
+            } else {
                 let version = targetsVersion.load(ordering: .relaxed)
-                if message.target != cachedTarget || version != cachedVersion {
+                if item.target != cachedTarget || version != cachedVersion {
                     queueLock.lock()
-                    handler = targets.pointee.handler(for: message.target)
+                    receiver = targets.pointee.handler(for: item.target)
+                    unretained = receiver.map { Unmanaged.passUnretained($0) }
                     cachedVersion = targetsVersion.load(ordering: .relaxed)
                     queueLock.unlock()
-                    cachedTarget = message.target
+                    cachedTarget = item.target
                 }
-                if let handler {
-                    handler(message)
+                if let unretained {
+                    unretained._withUnsafeGuaranteedRef { $0.receive(item) }
                     ran += 1
                 }
             }

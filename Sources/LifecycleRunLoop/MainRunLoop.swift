@@ -209,7 +209,7 @@ public final class MainRunLoop: @unchecked Sendable {
     /// took the queue lock, so each thread's own order is kept. Called from the loop thread, `work`
     /// runs on a later turn, never inline.
     public func perform(_ work: @escaping @Sendable () -> Void) {
-        enqueue(.closure(work))
+        enqueue(LoopMessage(target: .closure, payload: PerformBox(work)))
     }
 
     /// Registers a receiver of messages sent with `send`; returns its address.
@@ -218,10 +218,19 @@ public final class MainRunLoop: @unchecked Sendable {
     /// the one FIFO that `perform` uses (so each sending thread's order holds across `perform` and
     /// `send`). Several targets share one loop without seeing each other's messages.
     public func addTarget(_ handler: @escaping (LoopMessage) -> Void) -> LoopTarget {
+        addTarget(ClosureReceiver(handler))
+    }
+
+    /// Registers `receiver` for messages sent with `send`; returns its address.
+    ///
+    /// [loop-thread] As `addTarget(_:)` with a closure; the loop holds `receiver` strongly until
+    /// `removeTarget` (so a receiver that refers back to its owner should do so without a strong
+    /// reference, and the owner should remove the target when it goes).
+    public func addTarget(_ receiver: LoopMessageReceiver) -> LoopTarget {
         precondition(isOnLoopThread, "MainRunLoop.addTarget must be called on the loop thread")
         queueLock.lock()
         defer { queueLock.unlock() }
-        return targets.pointee.add(handler, version: targetsVersion)
+        return targets.pointee.add(receiver, version: targetsVersion)
     }
 
     /// Removes a target: messages still queued for it are dropped, never delivered to anyone.
@@ -240,11 +249,11 @@ public final class MainRunLoop: @unchecked Sendable {
     /// same FIFO as `perform`. A message for a removed target is dropped.
     @inline(__always)
     public func send(_ message: consuming LoopMessage) {
-        enqueue(.message(message))
+        enqueue(message)
     }
 
     @inline(__always)
-    func enqueue(_ item: consuming LoopWork) {
+    func enqueue(_ item: consuming LoopMessage) {
         queueLock.lock()
         queue.pointee.append(item)
         let wasEmpty = queue.pointee.count == 1

@@ -1,12 +1,5 @@
 import Synchronization
 
-/// One item of the loop's cross-thread queue: a closure, or a message addressed to a target (no
-/// closure allocated).
-enum LoopWork: Sendable {
-    case closure(@Sendable () -> Void)
-    case message(LoopMessage)
-}
-
 /// A message for one target of the loop (see `MainRunLoop.addTarget`), queued from any thread and
 /// handed to that target's handler on the loop thread.
 ///
@@ -39,9 +32,41 @@ public struct LoopMessage: Sendable {
 public struct LoopTarget: Hashable, Sendable {
     let index: UInt32
     let generation: UInt32
+
+    /// Not a target: the queue item is a `perform` closure, boxed in the payload.
+    static let closure = LoopTarget(index: .max, generation: 0)
 }
 
-/// The storage of queued work: a manually managed buffer the loop trades for an empty one under the
+/// What receives the messages of one target (see `MainRunLoop.addTarget`): subclass it and override
+/// `receive`.
+///
+/// A class rather than a closure so that the loop calls it through its vtable on a reference it
+/// already holds: no reabstraction thunk, no retain or release per message.
+open class LoopMessageReceiver {
+    public init() {}
+
+    /// Handles one message addressed to this receiver's target. [loop-thread]
+    ///
+    /// Called in the loop's one FIFO order; never called again once `removeTarget` has returned
+    /// (unless this very call is under way). The default does nothing.
+    open func receive(_ message: borrowing LoopMessage) {}
+}
+
+/// A closure as a receiver (`MainRunLoop.addTarget(_:)` with a closure).
+final class ClosureReceiver: LoopMessageReceiver {
+    let body: (LoopMessage) -> Void
+    init(_ body: @escaping (LoopMessage) -> Void) { self.body = body }
+    override func receive(_ message: borrowing LoopMessage) { body(copy message) }
+}
+
+/// A `perform` closure queued as a message's payload (target `LoopTarget.closure`).
+final class PerformBox: Sendable {
+    let work: @Sendable () -> Void
+    init(_ work: @escaping @Sendable () -> Void) { self.work = work }
+}
+
+/// The storage of queued work (messages; `perform` closures travel as messages to
+/// `LoopTarget.closure`): a manually managed buffer the loop trades for an empty one under the
 /// queue lock, so that a swap copies three words and both buffers keep their capacity across batches
 /// (no element copies, no reallocation once warmed up, no array uniqueness checks).
 ///
@@ -49,12 +74,12 @@ public struct LoopTarget: Hashable, Sendable {
 /// (the queue, or the loop's `batch`); items in `0..<count` are initialized. Touched only under the
 /// queue lock or, once swapped out, on the loop thread.
 struct WorkBuffer {
-    var base: UnsafeMutablePointer<LoopWork>?
+    var base: UnsafeMutablePointer<LoopMessage>?
     var count = 0
     var capacity = 0
 
     @inline(__always)
-    mutating func append(_ item: consuming LoopWork) {
+    mutating func append(_ item: consuming LoopMessage) {
         if count == capacity { grow() }
         (base.unsafelyUnwrapped + count).initialize(to: item)
         count += 1
@@ -63,7 +88,7 @@ struct WorkBuffer {
     @inline(never)
     private mutating func grow() {
         let newCapacity = Swift.max(64, capacity * 2)
-        let grown = UnsafeMutablePointer<LoopWork>.allocate(capacity: newCapacity)
+        let grown = UnsafeMutablePointer<LoopMessage>.allocate(capacity: newCapacity)
         if let base {
             grown.moveInitialize(from: base, count: count)
             base.deallocate()
@@ -84,11 +109,11 @@ struct WorkBuffer {
 
 /// The loop's message receivers by slot; freed slots are reused with a new generation. [queue lock]
 struct TargetTable {
-    private var handlers: [((LoopMessage) -> Void)?] = []
+    private var handlers: [(LoopMessageReceiver)?] = []
     private var generations: [UInt32] = []
     private var free: [UInt32] = []
 
-    mutating func add(_ handler: @escaping (LoopMessage) -> Void, version: borrowing Atomic<Int>) -> LoopTarget {
+    mutating func add(_ handler: LoopMessageReceiver, version: borrowing Atomic<Int>) -> LoopTarget {
         version.add(1, ordering: .relaxed)
         if let index = free.popLast() {
             handlers[Int(index)] = handler
@@ -109,7 +134,7 @@ struct TargetTable {
         free.append(target.index)
     }
 
-    func handler(for target: LoopTarget) -> ((LoopMessage) -> Void)? {
+    func handler(for target: LoopTarget) -> (LoopMessageReceiver)? {
         let index = Int(target.index)
         guard index < handlers.count, generations[index] == target.generation else { return nil }
         return handlers[index]

@@ -70,9 +70,9 @@ extension AppHandle {
     /// from another thread the post is queued (no lock but the loop's queue lock, no `String`).
     /// `userInfo` is copied (its value is read now).
     package func post(_ name: NotificationName, sender: UnsafeRawPointer?, userInfo: OpaquePointer?) -> lc_status {
+        let box = userInfo.map { UserInfoBox.from($0) }
         center._withUnsafeGuaranteedRef {
-            $0.post(name, sender: NotificationSender(rawValue: UInt(bitPattern: sender)),
-                    userInfo: userInfo.map { UserInfoBox.from($0).value })
+            $0.post(name, sender: NotificationSender(rawValue: UInt(bitPattern: sender)), userInfo: box?.current, rawUserInfo: box)
         }
         return lc_status(LC_OK)
     }

@@ -131,17 +131,34 @@ package func lcDictJSON(_ dict: OpaquePointer?) -> UnsafePointer<CChar>? {
 
 // MARK: - Dictionaries: getters
 
-/// Looks `key` up and hands the value to `write`, which stores it and returns true, or returns false
-/// when the value has another type. Records NOT_FOUND / TYPE_MISMATCH / INVALID_ARGUMENT messages.
+/// Looks `key` up and hands the value (and its index) to `write`, which stores it and returns true,
+/// or returns false when the value has another type. Records NOT_FOUND / TYPE_MISMATCH /
+/// INVALID_ARGUMENT messages.
+///
+/// The key is compared as bytes with the stored keys: a found key costs no String and no allocation;
+/// only a miss validates it (so that a key that is not UTF-8 gets its own error).
+@inline(__always)
 private func dictGet(
     _ function: String, _ dict: OpaquePointer, _ key: UnsafePointer<CChar>, wanted: String,
-    _ write: (UserInfoBox, String, UserInfoValue) -> Bool
+    _ write: (UserInfoBox, Int, UserInfoValue) -> Bool
 ) -> lc_status {
-    guard let name = lcString(key, function, "key") else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
-    let box = UserInfoBox.from(dict)
-    guard let value = box.value[name] else { return lcFail(LC_ERR_NOT_FOUND, "\(function): no key '\(name)'") }
-    guard write(box, name, value) else {
-        return lcFail(LC_ERR_TYPE_MISMATCH, "\(function): '\(name)' holds \(value.kindPhrase), not \(wanted)")
+    Unmanaged<UserInfoBox>.fromOpaque(UnsafeRawPointer(dict))._withUnsafeGuaranteedRef { box in
+        dictGet(function, box, key, wanted: wanted, write)
+    }
+}
+
+@inline(__always)
+private func dictGet(
+    _ function: String, _ box: UserInfoBox, _ key: UnsafePointer<CChar>, wanted: String,
+    _ write: (UserInfoBox, Int, UserInfoValue) -> Bool
+) -> lc_status {
+    guard let index = box.index(ofCKey: key) else {
+        guard let name = lcString(key, function, "key") else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
+        return lcFail(LC_ERR_NOT_FOUND, "\(function): no key '\(name)'")
+    }
+    let value = box.value(at: index)
+    guard write(box, index, value) else {
+        return lcFail(LC_ERR_TYPE_MISMATCH, "\(function): '\(box.key(at: index))' holds \(value.kindPhrase), not \(wanted)")
     }
     return ok
 }
@@ -154,9 +171,9 @@ package func lcDictGetString(
     guard let dict else { return lcNull(function, "dict") }
     guard let key else { return lcNull(function, "key") }
     guard let out else { return lcNull(function, "out") }
-    return dictGet(function, dict, key, wanted: "a string") { box, name, value in
+    return dictGet(function, dict, key, wanted: "a string") { box, index, value in
         guard case .string(let string) = value else { return false }
-        out.pointee = box.keep(string, as: .value(name))
+        out.pointee = box.keep(string, as: .value(index))
         return true
     }
 }
@@ -216,9 +233,9 @@ package func lcDictGetBytes(
     guard let key else { return lcNull(function, "key") }
     guard let data else { return lcNull(function, "data") }
     guard let length else { return lcNull(function, "length") }
-    return dictGet(function, dict, key, wanted: "bytes") { box, name, value in
+    return dictGet(function, dict, key, wanted: "bytes") { box, index, value in
         guard case .bytes(let bytes) = value else { return false }
-        data.pointee = box.keep(bytes: bytes, as: .value(name))
+        data.pointee = box.keep(bytes: bytes, as: .value(index))
         length.pointee = bytes.count
         return true
     }
@@ -232,8 +249,8 @@ package func lcDictGetDict(
     guard let dict else { return lcNull(function, "dict") }
     guard let key else { return lcNull(function, "key") }
     guard let out else { return lcNull(function, "out") }
-    return dictGet(function, dict, key, wanted: "a dict") { box, name, _ in
-        guard let child = box.child(name) else { return false }
+    return dictGet(function, dict, key, wanted: "a dict") { box, index, _ in
+        guard let child = box.child(box.key(at: index)) else { return false }
         out.pointee = child.opaque
         return true
     }
@@ -247,8 +264,8 @@ package func lcDictGetList(
     guard let dict else { return lcNull(function, "dict") }
     guard let key else { return lcNull(function, "key") }
     guard let out else { return lcNull(function, "out") }
-    return dictGet(function, dict, key, wanted: "a list") { box, name, _ in
-        guard let list = box.list(name) else { return false }
+    return dictGet(function, dict, key, wanted: "a list") { box, index, _ in
+        guard let list = box.list(box.key(at: index)) else { return false }
         out.pointee = list.opaque
         return true
     }

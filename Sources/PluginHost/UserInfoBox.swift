@@ -8,16 +8,52 @@ import Glibc
 /// deinit. Reading the same slot twice returns the same pointer (nothing piles up while a C caller
 /// reads in a loop). Not thread-safe: one box is used by one thread at a time (C ABI rule).
 package final class UserInfoBox {
-    package var value: UserInfo {
+    /// Unchecked exclusivity: a box is used by one thread at a time (above) and no access to `value`
+    /// spans a call out, so the dynamic check (`swift_beginAccess`, ~75 instructions, on every C read)
+    /// had nothing to catch.
+    @exclusivity(unchecked) package var value: UserInfo {
         didSet { invalidate() }
     }
     private var memory = KeptMemory()
     private var dictChildren: [String: UserInfoBox] = [:]
     private var listChildren: [String: ListBox] = [:]
+    /// The keys' UTF-8 bytes laid out for C-string lookups (see `KeyIndex`); made by the second
+    /// lookup since the last change (a box read once, like one made for a single post, compares the
+    /// keys in place), dropped on change.
+    @exclusivity(unchecked) private var keyIndex: KeyIndex?
+    @exclusivity(unchecked) private var lookups = 0
 
     package init(_ value: UserInfo = UserInfo()) { self.value = value }
 
     deinit { invalidate() }
+
+    /// `value`, read here: another module reading `value` itself would emit the dynamic exclusivity
+    /// check that this module's `@exclusivity(unchecked)` leaves out.
+    package var current: UserInfo { value }
+
+    /// The index of the key spelled by the C string `key`, or nil. A found key costs a length compare
+    /// and a memcmp per entry: no String, no allocation (after the first lookup since the last change).
+    package func index(ofCKey key: UnsafePointer<CChar>) -> Int? {
+        if let keyIndex { return keyIndex.find(key) }
+        lookups += 1
+        if lookups > 1 {
+            keyIndex = KeyIndex(value)
+            return keyIndex.unsafelyUnwrapped.find(key)
+        }
+        let length = strlen(key)
+        for index in 0..<value.count {
+            let stored = value.key(at: index)
+            guard stored.utf8.count == length else { continue }
+            if length == 0 || stored.withCString({ memcmp($0, key, length) == 0 }) { return index }
+        }
+        return nil
+    }
+
+    /// The value at `index` (insertion order).
+    package func value(at index: Int) -> UserInfoValue { value.value(at: index) }
+
+    /// The key at `index` (insertion order).
+    package func key(at index: Int) -> String { value.key(at: index) }
 
     /// The box as the opaque `lc_dict *` pointer (not retained).
     package var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
@@ -59,6 +95,49 @@ package final class UserInfoBox {
         memory.free()
         dictChildren.removeAll()
         listChildren.removeAll()
+        keyIndex = nil
+        lookups = 0
+    }
+}
+
+/// The keys of a dictionary as one block of memory, for lookups by C string: per key its length and
+/// the offset of its bytes, then the bytes. Immutable once made.
+private final class KeyIndex {
+    private let count: Int
+    /// `count` (offset, length) pairs, then the key bytes.
+    private let block: UnsafeMutableRawPointer
+
+    init(_ info: UserInfo) {
+        count = info.count
+        var total = 0
+        for index in 0..<count { total += info.key(at: index).utf8.count }
+        block = .allocate(byteCount: max(count * 16 + total, 1), alignment: 8)
+        let pairs = block.bindMemory(to: Int.self, capacity: count * 2)
+        var offset = count * 16
+        for index in 0..<count {
+            let key = info.key(at: index)
+            let length = key.utf8.count
+            pairs[2 * index] = offset
+            pairs[2 * index + 1] = length
+            _ = key.utf8.withContiguousStorageIfAvailable { bytes in
+                if let base = bytes.baseAddress { (block + offset).copyMemory(from: base, byteCount: length) }
+            } ?? {
+                var at = offset
+                for byte in key.utf8 { block.storeBytes(of: byte, toByteOffset: at, as: UInt8.self); at += 1 }
+            }()
+            offset += length
+        }
+    }
+
+    deinit { block.deallocate() }
+
+    func find(_ key: UnsafePointer<CChar>) -> Int? {
+        let length = strlen(key)
+        let pairs = block.assumingMemoryBound(to: Int.self)
+        for index in 0..<count where pairs[2 * index + 1] == length {
+            if length == 0 || memcmp(block + pairs[2 * index], key, length) == 0 { return index }
+        }
+        return nil
     }
 }
 
@@ -103,8 +182,8 @@ package final class ListBox {
 package enum KeptSlot: Hashable {
     /// The key at an index (insertion order).
     case key(Int)
-    /// The string or bytes value under a key.
-    case value(String)
+    /// The string or bytes value at an index (insertion order).
+    case value(Int)
     /// The string value at a list index.
     case item(Int)
     /// The JSON rendering of the whole box.

@@ -110,6 +110,41 @@ final class MainRunLoopTests: XCTestCase {
         loop.removeTarget(b)
     }
 
+    func testAReceiverSubclassGetsItsMessagesInOneFIFOWithPerformAndNoneAfterRemoval() throws {
+        let loop = try MainRunLoop()
+        let log = LoopConfined<[String]>([])
+        final class Recorder: LoopMessageReceiver {
+            let log: LoopConfined<[String]>
+            let loop: MainRunLoop
+            init(_ log: LoopConfined<[String]>, _ loop: MainRunLoop) { self.log = log; self.loop = loop }
+            override func receive(_ message: borrowing LoopMessage) {
+                log.value.append("m\(message.word0)/\(message.word1)\(loop.isOnLoopThread ? "" : " off the loop thread")")
+            }
+        }
+        weak var gone: Recorder?
+        var target: LoopTarget!
+        do {
+            let recorder = Recorder(log, loop)
+            gone = recorder
+            target = loop.addTarget(recorder)
+        }
+        XCTAssertNotNil(gone, "the loop holds its receivers")
+        onAnotherThread { [target] in
+            loop.send(LoopMessage(target: target!, word0: 1, word1: 10))
+            loop.perform { log.value.append("p2") }
+            loop.send(LoopMessage(target: target!, word0: 3, word1: 30))
+            loop.perform { loop.stop() }
+        }
+        try loop.run(for: .seconds(10))
+        XCTAssertEqual(log.value, ["m1/10", "p2", "m3/30"])
+        loop.send(LoopMessage(target: target, word0: 4))
+        loop.removeTarget(target)
+        XCTAssertNil(gone, "removal releases the receiver")
+        loop.perform { loop.stop() }
+        try loop.run(for: .seconds(10))
+        XCTAssertEqual(log.value, ["m1/10", "p2", "m3/30"])
+    }
+
     func testMessagesQueuedForARemovedTargetAreDroppedAndItsSlotIsNotConfusedWithTheNextTarget() throws {
         let loop = try MainRunLoop()
         let log = LoopConfined<[String]>([])

@@ -502,6 +502,52 @@ final class CDictTests: XCTestCase {
         XCTAssertEqual(list, OpaquePointer(bitPattern: 0x40))
     }
 
+    /// Keys are found by their bytes: a key that is a prefix of another, the empty key, a multi-byte
+    /// key; the same answers on the first lookup (compared in place), the second (the key index is
+    /// made) and later ones, and after every kind of change (the index is remade).
+    func testLookupsByKeyBytesBeforeAndAfterChanges() {
+        let dict = newDict()
+        XCTAssertEqual(lc_dict_set_int(dict, "ab", 1), OK)
+        XCTAssertEqual(lc_dict_set_int(dict, "a", 2), OK)
+        XCTAssertEqual(lc_dict_set_int(dict, "", 3), OK)
+        XCTAssertEqual(lc_dict_set_int(dict, "é", 4), OK)
+        func read(_ key: String) -> Int64? {
+            var value: Int64 = -1
+            return lc_dict_get_int(dict, key, &value) == OK ? value : nil
+        }
+        for round in 0..<3 {
+            XCTAssertEqual(read("ab"), 1, "round \(round)")
+            XCTAssertEqual(read("a"), 2, "round \(round)")
+            XCTAssertEqual(read(""), 3, "round \(round)")
+            XCTAssertEqual(read("é"), 4, "round \(round)")
+            XCTAssertNil(read("abc"), "round \(round)")
+            XCTAssertNil(read("b"), "round \(round)")
+            XCTAssertNil(read("e"), "round \(round)")
+        }
+        // Replace, add, remove: every change drops the index, and lookups see the new keys at once.
+        XCTAssertEqual(lc_dict_set_int(dict, "a", 20), OK)
+        XCTAssertEqual(read("a"), 20)
+        XCTAssertEqual(lc_dict_set_int(dict, "b", 5), OK)
+        XCTAssertEqual(read("b"), 5)
+        XCTAssertEqual(read("b"), 5)
+        XCTAssertEqual(lc_dict_remove(dict, "ab"), OK)
+        XCTAssertNil(read("ab"))
+        XCTAssertEqual(read("a"), 20)
+        XCTAssertEqual(read("é"), 4)
+        assertFails(lc_dict_get_int(dict, "ab", nil), INVALID, "lc_dict_get_int: out is NULL")
+        var value: Int64 = 0
+        assertFails(lc_dict_get_int(dict, "ab", &value), NOT_FOUND, "lc_dict_get_int: no key 'ab'")
+        assertFails(badUTF8.withUnsafeBufferPointer { lc_dict_get_int(dict, $0.baseAddress, &value) }, INVALID,
+                    "lc_dict_get_int: key is not valid UTF-8")
+        // A string read twice is the same kept pointer, also across the index being made.
+        XCTAssertEqual(lc_dict_set_string(dict, "s", "text"), OK)
+        var first: UnsafePointer<CChar>?, second: UnsafePointer<CChar>?
+        XCTAssertEqual(lc_dict_get_string(dict, "s", &first), OK)
+        XCTAssertEqual(lc_dict_get_string(dict, "s", &second), OK)
+        XCTAssertEqual(first, second)
+        XCTAssertEqual(string(first), "text")
+    }
+
     func testListErrors() {
         let list = newList()
         XCTAssertEqual(lc_list_append_string(list, "s"), OK)

@@ -45,7 +45,7 @@ final class NameABITests: XCTestCase {
           second got com.example.names.a
           third got com.example.names.a
         post_name b from the sender, with user_info
-          filtered got com.example.names.b v=hello
+          filtered got com.example.names.b v=hello (the poster's dict)
         post_name b from another sender
         post_name a after removing first
           second got com.example.names.a

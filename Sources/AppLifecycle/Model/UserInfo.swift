@@ -104,6 +104,14 @@ public struct UserInfo: Sendable, Hashable {
 
     /// The entry at `index` in insertion order.
     public func entry(at index: Int) -> (key: String, value: UserInfoValue) { (keys_[index], values_[index]) }
+
+    /// The key at `index` in insertion order.
+    @inlinable
+    public func key(at index: Int) -> String { keys_[index] }
+
+    /// The value at `index` in insertion order.
+    @inlinable
+    public func value(at index: Int) -> UserInfoValue { values_[index] }
 }
 
 extension UserInfo: ExpressibleByDictionaryLiteral {

@@ -17,6 +17,9 @@
 public final class AppNotificationCenter: @unchecked Sendable {
     /// The loop whose thread delivers.
     public let loop: MainRunLoop
+    /// The intern table, held here so that a post from another thread checks its id without the
+    /// global's lazy-initialisation check.
+    private let registry = NameRegistry.shared
 
     /// The loop-thread state, behind a pointer: a post reads and writes it without the dynamic
     /// exclusivity checks (`swift_beginAccess`) that every access to a class's `var` stored property
@@ -52,12 +55,9 @@ public final class AppNotificationCenter: @unchecked Sendable {
         self.loop = loop
         state = .allocate(capacity: 1)
         state.initialize(to: CenterState())
-        // Unowned: deinit removes the target first, and the loop never calls a removed target.
-        state.pointee.target = loop.addTarget { [unowned self] message in
-            let userInfo = message.payload.map { unsafeDowncast($0, to: UserInfoCarrier.self).value }
-            self.deliver(NotificationName(id: UInt32(truncatingIfNeeded: message.word0)), sender: message.word1,
-                         userInfo: userInfo)
-        }
+        let receiver = CenterReceiver()
+        state.pointee.target = loop.addTarget(receiver)
+        receiver.center = Unmanaged.passUnretained(self)
     }
 
     deinit {
@@ -246,8 +246,18 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// On the loop thread, every matching observer has run when this returns. From another thread it
     /// returns at once; the loop delivers in this thread's post order.
     public func post(_ name: NotificationName, sender: NotificationSender = .none, userInfo: UserInfo? = nil) {
+        post(name, sender: sender, userInfo: userInfo, rawUserInfo: nil)
+    }
+
+    /// Posts a notification whose userInfo the poster also holds in raw observers' form (the C
+    /// layer's dictionary handle): on the loop thread raw observers get `rawUserInfo` itself instead
+    /// of a handle the bridge makes anew. [thread-safe]
+    ///
+    /// `rawUserInfo` must hold the same entries as `userInfo`; it is used only during this call (a
+    /// post queued from another thread, or held while delivery is held, gets a fresh handle).
+    package func post(_ name: NotificationName, sender: NotificationSender, userInfo: UserInfo?, rawUserInfo: AnyObject?) {
         if loop.isOnLoopThread {
-            deliver(name, sender: sender.rawValue, userInfo: userInfo)
+            deliver(name, sender: sender.rawValue, userInfo: userInfo, raw: rawUserInfo)
         } else {
             loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(name.id), word1: sender.rawValue, payload: userInfo.map(UserInfoCarrier.init)))
         }
@@ -262,34 +272,45 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// nothing is retained, allocated or locked. From another thread the post is queued (the loop's
     /// queue lock, nothing else).
     /// - Returns: false, posting nothing, when `id` is 0 or was never interned.
-    package func post(nameID id: UInt32, sender: UInt, userInfo: UserInfo?) -> Bool {
-        guard loop.isOnLoopThread, userInfo == nil, state.pointee.heldDeliveryHandler == nil, let list = list(id) else {
-            return postChecked(nameID: id, sender: sender, userInfo: userInfo)
+    package func post(nameID id: UInt32, sender: UInt, userInfo: UserInfo?, rawUserInfo: AnyObject? = nil) -> Bool {
+        guard loop.isOnLoopThread else {
+            // Another thread: check the id (one atomic load) and queue a four-word message.
+            guard registry.isInterned(id) else { return false }
+            loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(id), word1: sender,
+                                  payload: userInfo.map(UserInfoCarrier.init)))
+            return true
+        }
+        guard userInfo == nil, state.pointee.heldDeliveryHandler == nil, let list = list(id) else {
+            return postChecked(nameID: id, sender: sender, userInfo: userInfo, raw: rawUserInfo)
         }
         if list.pointee.count > 0 { run(list, NotificationName(id: id), sender, nil) }
         return true
     }
 
-    /// `post(nameID:)` off its fast path: checks the id in the intern table, then posts.
+    /// `post(nameID:)` on the loop thread off its fast path: checks the id in the intern table, then
+    /// delivers.
     @inline(never)
-    private func postChecked(nameID id: UInt32, sender: UInt, userInfo: UserInfo?) -> Bool {
-        guard let name = NotificationName(internedID: id) else { return false }
-        if loop.isOnLoopThread {
-            deliver(name, sender: sender, userInfo: userInfo)
-        } else {
-            loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(id), word1: sender, payload: userInfo.map(UserInfoCarrier.init)))
-        }
+    private func postChecked(nameID id: UInt32, sender: UInt, userInfo: UserInfo?, raw: AnyObject?) -> Bool {
+        guard registry.isInterned(id) else { return false }
+        deliver(NotificationName(id: id), sender: sender, userInfo: userInfo, raw: raw)
         return true
+    }
+
+    /// Delivers a message that `post` queued from another thread. [loop-thread]
+    @inline(__always)
+    fileprivate func receive(_ message: borrowing LoopMessage) {
+        let userInfo = message.payload.map { unsafeDowncast($0, to: UserInfoCarrier.self).value }
+        deliver(NotificationName(id: UInt32(truncatingIfNeeded: message.word0)), sender: message.word1, userInfo: userInfo)
     }
 
     /// Delivers on the loop thread, or hands the post to the application while delivery is held.
     @inline(__always)
-    func deliver(_ name: NotificationName, sender: UInt, userInfo: UserInfo?) {
+    func deliver(_ name: NotificationName, sender: UInt, userInfo: UserInfo?, raw: AnyObject? = nil) {
         if state.pointee.heldDeliveryHandler != nil {
             hold(name, sender: sender, userInfo: userInfo)
             return
         }
-        dispatch(name, sender: sender, userInfo: userInfo)
+        dispatch(name, sender: sender, userInfo: userInfo, raw: raw)
     }
 
     @inline(never)
@@ -300,9 +321,9 @@ public final class AppNotificationCenter: @unchecked Sendable {
 
     /// Calls the observers of `name` now, ignoring held delivery (the engine's own lifecycle posts).
     @inline(__always)
-    func dispatch(_ name: NotificationName, sender: UInt, userInfo: UserInfo?) {
+    func dispatch(_ name: NotificationName, sender: UInt, userInfo: UserInfo?, raw: AnyObject? = nil) {
         guard let list = list(name.id), list.pointee.count > 0 else { return }
-        run(list, name, sender, userInfo)
+        run(list, name, sender, userInfo, raw)
     }
 
     /// Calls the observers of `list`. C observers are called directly with the record; Swift
@@ -310,7 +331,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// the trampoline). A post to C observers without userInfo builds the record and nothing else.
     @inline(__always)
     private func run(_ list: UnsafeMutablePointer<ObserverList>, _ name: NotificationName, _ sender: UInt,
-                     _ userInfo: UserInfo?)
+                     _ userInfo: UserInfo?, _ raw: AnyObject? = nil)
     {
         // Observers added during this dispatch wait for the next post; entries below `end` never move
         // during a dispatch (removal only tombstones them), so the counts read here hold for all of it.
@@ -338,7 +359,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
                 Self.runMixed(list, end, name, sender)
             }
         } else {
-            runGeneral(list, end, name, sender, userInfo)
+            runGeneral(list, end, name, sender, userInfo, raw)
         }
         list.pointee.dispatchDepth &-= 1
         state.pointee.dispatchDepth &-= 1
@@ -438,15 +459,16 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// The general loop: userInfo, and the watchdog's hook when set.
     @inline(never)
     private func runGeneral(_ list: UnsafeMutablePointer<ObserverList>, _ end: Int, _ name: NotificationName,
-                          _ sender: UInt, _ userInfo: UserInfo?)
+                          _ sender: UInt, _ userInfo: UserInfo?, _ raw: AnyObject?)
     {
         let swiftObservers = list.pointee.boxedCount
         let filtered = list.pointee.filteredCount != 0
         let notification = AppNotification(name: name, sender: NotificationSender(rawValue: sender),
                                            userInfo: swiftObservers == 0 ? UserInfo() : userInfo ?? UserInfo())
-        // Raw observers get the userInfo as the embedder's bridge makes it (the C layer: a dictionary
-        // handle that owns the C strings it hands out), once per post.
-        let box: AnyObject? = swiftObservers == end ? nil : userInfo.flatMap { state.pointee.rawUserInfoBridge?($0) }
+        // Raw observers get the poster's own handle when it gave one, else the userInfo as the
+        // embedder's bridge makes it (the C layer: a dictionary handle that owns the C strings it
+        // hands out), once per post.
+        let box: AnyObject? = swiftObservers == end || userInfo == nil ? nil : raw ?? userInfo.flatMap { state.pointee.rawUserInfoBridge?($0) }
         var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender,
                                         userInfo: box.map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) })
         withUnsafePointer(to: &record) { record in
@@ -483,5 +505,19 @@ public final class AppNotificationCenter: @unchecked Sendable {
             loop.perform { [weak self] in _ = self?.removeObserver(token) }
         }
         return NotificationStream(channel: channel)
+    }
+}
+
+/// The center's message receiver on its loop: cross-thread posts arrive here.
+///
+/// The loop holds it strongly; it holds the center unretained: the center's deinit removes the
+/// target before anything else, the loop never calls a removed target, and both happen on the loop
+/// thread (the center is loop-bound), so a call never finds the center gone — without a checked
+/// `unowned` reference's (or a strong copy's) retain and release on every message.
+private final class CenterReceiver: LoopMessageReceiver {
+    var center: Unmanaged<AppNotificationCenter>?
+
+    override func receive(_ message: borrowing LoopMessage) {
+        center.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.receive(message) }
     }
 }

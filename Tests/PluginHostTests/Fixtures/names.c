@@ -28,12 +28,16 @@ static void refused(const char *what, lc_status status) {
     printf("%s -> %s: %s\n", what, lc_status_name(status), lc_last_error_message());
 }
 
+/// The dictionary being posted on the main thread: observers there get this very one, not a copy.
+static const lc_dict *posted;
+
 static void on_note(const lc_notification_t *note, void *ctx) {
     const char *value = NULL;
     if (note->user_info) lc_dict_get_string(note->user_info, "v", &value);
     const char *spelling = lc_name_string(note->name_id);
-    printf("  %s got %s%s%s%s\n", (const char *)ctx, note->name,
-           spelling && strcmp(spelling, note->name) == 0 ? "" : " (name_id does not match)", value ? " v=" : "", value ? value : "");
+    printf("  %s got %s%s%s%s%s\n", (const char *)ctx, note->name,
+           spelling && strcmp(spelling, note->name) == 0 ? "" : " (name_id does not match)", value ? " v=" : "", value ? value : "",
+           note->user_info && note->user_info == posted ? " (the poster's dict)" : "");
 }
 
 // MARK: 4 posting threads
@@ -123,7 +127,9 @@ int main(void) {
     printf("post_name b from the sender, with user_info\n");
     lc_dict *info = lc_dict_create();
     CHECK(lc_dict_set_string(info, "v", "hello"));
+    posted = info;
     CHECK(lc_app_post_name(app, b, &sender, info));
+    posted = NULL;
     lc_dict_destroy(info);
     printf("post_name b from another sender\n");
     CHECK(lc_app_post_name(app, b, NULL, NULL));
