@@ -2,6 +2,7 @@ import AppLifecycle
 import CLifecycleABI
 import CLifecycleSystem
 import Glibc
+import LifecycleC
 import Logging
 
 /// The host-API tables handed to plugins in `init`: one private copy per plugin, in a page of its own
@@ -71,7 +72,7 @@ package enum HostAPITable {
         },
         remove_observer: { plugin, token in
             HostCalls.withPlugin(plugin, "remove_observer", mainThread: true) { p, handle in
-                handle.removeObserver(token, owner: p, function: "remove_observer")
+                handle.removeObserver(token, owner: p.id, function: "remove_observer")
             }
         },
         post: { plugin, name, sender, userInfo in
@@ -109,15 +110,14 @@ package enum HostAPITable {
         },
         add_timer: { plugin, seconds, fn, ctx, out in
             HostCalls.withPlugin(plugin, "add_timer", mainThread: true) { p, handle in
-                handle.addTimer(seconds, fn: fn, ctx: ctx, owner: p, out: out, function: "add_timer")
+                handle.addTimer(seconds, fn: fn, ctx: ctx, owner: p.id, out: out, function: "add_timer")
             }
         },
         cancel_timer: { plugin, source in
             HostCalls.withPlugin(plugin, "cancel_timer", mainThread: true) { p, handle in
-                guard p.timers.contains(source) else {
+                guard handle.hasTimer(source, owner: p.id) else {
                     return lcFail(lc_status(LC_ERR_NOT_FOUND), "cancel_timer: plugin '\(p.id)' has no timer \(source)")
                 }
-                p.timers.remove(source)
                 return handle.cancelTimer(source, function: "cancel_timer")
             }
         },

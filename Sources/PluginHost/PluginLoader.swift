@@ -2,6 +2,7 @@ import AppLifecycle
 import CLifecycleABI
 import CLifecycleSystem
 import Glibc
+import LifecycleC
 
 /// Why a plugin was not loaded. `message` names the file and the reason.
 package struct PluginRefusal: Error, Sendable, CustomStringConvertible {
@@ -66,7 +67,7 @@ extension AppHandle {
         guard status == LC_OK else {
             plugin.removeRegistrations(in: self)
             plugin.isActive = false
-            retire(plugin)
+            pluginSet.retire(plugin)
             let why = plugin.initError ?? "the plugin set no message"
             throw refuse("init failed with \(String(cString: lcStatusName(status))): \(why)")
         }
@@ -87,7 +88,7 @@ extension AppHandle {
                 throw refuse(error.message)
             }
         }
-        register(plugin)
+        pluginSet.register(plugin)
         return plugin
     }
 

@@ -5,21 +5,23 @@ import CLifecycleABI
 @preconcurrency import CFFI
 import Synchronization
 
-/// Calls a plugin's exported delegate functions (include/lifecycle.h, "Delegate functions") through
-/// libffi, behind an ordinary `DelegateHandlers` table.
+/// The one delegate bridge of the C layer: C functions implementing delegate methods become an
+/// ordinary `DelegateHandlers` table, called through libffi. Every way C implements delegates goes
+/// through it — a plugin's exported ABI 1.0 functions (found by the plugins module with `dlsym`), a
+/// plugin's ABI 1.1 `lc_plugin_delegate_t`, and `lc_delegate_t` (`lc_app_add_delegate`).
 ///
 /// One table, `functions`, lists every delegate function: the method, the C symbol, the libffi
-/// return and argument types, and how Swift values are marshalled (`Shape`). Binding looks each
-/// symbol up (the plugin's respondsToSelector:) and sets the matching handler to a closure that
-/// marshals the arguments and calls the C function with `ffi_call`. Adding a delegate method means
-/// adding a row, plus a `Shape` case only when no existing one fits.
+/// return and argument types, and how Swift values are marshalled (`Shape`). Binding sets a handler
+/// for each row given an address, as a closure that marshals the arguments and calls the C function
+/// with `ffi_call`. Adding a delegate method means adding a row, plus a `Shape` case only when no
+/// existing one fits.
 ///
 /// - Threads: every bound handler runs on the loop thread, as every delegate does; the C function is
 ///   called on that thread. The call interfaces are prepared once per signature, lazily and under a
 ///   lock, and shared read-only by all threads. Completion function pointers handed to plugins may be
 ///   called from any thread (see `CompletionClosurePool`).
 /// - Ownership: dictionaries, strings and archives handed to a C function are owned by the host and
-///   live exactly as long as the call (the header's rule). The plugin's function addresses must stay
+///   live exactly as long as the call (the header's rule). The C function addresses must stay
 ///   mapped while the handlers exist (plugins are loaded with `RTLD_NODELETE`).
 package enum FFIDelegates {
     /// A C type at the delegate ABI, as libffi describes it.
@@ -159,14 +161,14 @@ package enum FFIDelegates {
     /// How a delegate's C functions are called: what comes before and after each method's own
     /// arguments, and how a completion travels. The three ways C code implements delegates.
     package enum Convention {
-        /// ABI 1.0 exported functions (dlsym): `f(lc_app *app, args…[, void (*completion)(lc_fetch_result)])`,
-        /// the completion a libffi closure from `closures`.
-        case exported(app: UnsafeRawPointer?, closures: CompletionClosurePool, owner: LoadedPlugin?, id: String)
+        /// ABI 1.0 exported functions (found by name): `f(lc_app *app, args…[, void (*completion)(lc_fetch_result)])`,
+        /// the completion a libffi closure from `closures`; `owner` is the plugin that exports them.
+        case exported(app: UnsafeRawPointer?, closures: CompletionClosurePool, owner: (any PluginIdentity)?, id: String)
         /// `lc_delegate_t` (lc_app_add_delegate): `f(lc_app *app, args…[, complete, void *token], void *ctx)`.
         case delegateStruct(app: UnsafeRawPointer?, ctx: UnsafeRawPointer?, id: String)
         /// `lc_plugin_delegate_t` (ABI 1.1): `f(lc_plugin *plugin, void *state, args…[, lc_complete_fn, lc_completion_token])`,
         /// the state read at each call (what the plugin's init stored).
-        case pluginTable(LoadedPlugin)
+        case pluginTable(any PluginIdentity)
 
         /// The C types of a row's function under this convention.
         func signature(of function: Function) -> Signature {
@@ -185,29 +187,6 @@ package enum FFIDelegates {
             }
             if case .delegateStruct = self { arguments.append(.pointer) }
             return Signature(returnType: function.shape.returnType, argumentTypes: arguments)
-        }
-    }
-
-    /// Binds the delegate functions a plugin exports (ABI 1.0).
-    ///
-    /// Looks up every row's symbol with `lookup` and sets the matching handler for each one found.
-    /// Returns immediately; nothing is called.
-    /// - Parameters:
-    ///   - lookup: finds an exported function by name (`dlsym` on the plugin's handle), nil when absent.
-    ///   - app: passed unchanged as every function's first argument (`lc_app *`); never dereferenced here.
-    ///   - closures: makes the completion function pointers of the fetch and remote-notification calls.
-    /// - Returns: the handler table (add it with `Application.addDelegate(_:id:)`; call its handlers on
-    ///   the loop thread only) and the methods found, in table order.
-    package static func bind(lookup: (String) -> UnsafeMutableRawPointer?, app: OpaquePointer?,
-                             closures: CompletionClosurePool, owner: LoadedPlugin? = nil,
-                             id: String = "") -> (handlers: DelegateHandlers, implemented: [DelegateMethod])
-    {
-        // withUnsafeTemporaryAllocation: every symbol first (in table order), so that `implemented`
-        // is allocated once, at its size.
-        withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: functions.count) { addresses in
-            for index in functions.indices { addresses[index] = lookup(functions[index].symbol) }
-            return bind(addresses: UnsafeBufferPointer(addresses),
-                        convention: .exported(app: app.map(UnsafeRawPointer.init), closures: closures, owner: owner, id: id))
         }
     }
 
@@ -230,22 +209,6 @@ package enum FFIDelegates {
             implemented.append(function.method)
         }
         return (handlers, implemented)
-    }
-
-    /// The function addresses of an `lc_plugin_delegate_t` of `size` bytes, one per row: its fields are
-    /// the rows in order (a shorter struct's missing tail is NULL).
-    static func pluginTableAddresses(_ table: UnsafePointer<lc_plugin_delegate_t>, size: Int) -> [UnsafeMutableRawPointer?] {
-        typealias T = lc_plugin_delegate_t
-        let first = MemoryLayout<T>.offset(of: \T.will_finish_launching)!
-        let stride = MemoryLayout<UnsafeMutableRawPointer?>.stride
-        precondition(MemoryLayout<T>.offset(of: \T.did_decode_restorable_state)! == first + stride * (functions.count - 1)
-                         && MemoryLayout<T>.offset(of: \T.perform_fetch)! == first + stride * 12,
-                     "lc_plugin_delegate_t's fields are no longer the rows of `functions`, in order")
-        let raw = UnsafeRawPointer(table)
-        return functions.indices.map { index in
-            let offset = first + stride * index
-            return offset + stride <= min(size, MemoryLayout<T>.size) ? raw.load(fromByteOffset: offset, as: UnsafeMutableRawPointer?.self) : nil
-        }
     }
 
     /// The call interface of row `index` under `convention`; for exported functions, checked against
@@ -295,7 +258,7 @@ package enum FFIDelegates {
                 case .pluginTable(let plugin):
                     let token = Completions.register(completion, owner: plugin, label: "\(plugin.id) \(method.selector)",
                                                      logger: plugin.owner?.app.configuration.logger)
-                    frame.append(unsafeBitCast(Completions.pluginComplete, to: UnsafeRawPointer.self))
+                    frame.append(unsafeBitCast(type(of: plugin).completeFunction, to: UnsafeRawPointer.self))
                     frame.append(UnsafeRawPointer(bitPattern: UInt(token)))  // the uint64 token, in its 8-byte slot
                 }
             }
