@@ -1,0 +1,204 @@
+import AppLifecycle
+import CLifecycleABI
+// @preconcurrency: libffi's type descriptors are C globals libffi never changes after load.
+@preconcurrency import CFFI
+
+// The delegate bridge's binding and marshalling: C function addresses become `DelegateHandlers`
+// closures that put Swift values into C arguments, called the convention's way.
+
+extension FFIDelegates {
+    /// How a delegate's C functions are called: what comes before and after each method's own
+    /// arguments, and how a completion travels. The three ways C code implements delegates.
+    package enum Convention {
+        /// ABI 1.0 exported functions (found by name): `f(lc_app *app, args…[, void (*completion)(lc_fetch_result)])`,
+        /// the completion a libffi closure from `closures`; `owner` is the plugin that exports them.
+        case exported(app: UnsafeRawPointer?, closures: CompletionClosurePool, owner: (any PluginIdentity)?, id: String)
+        /// `lc_delegate_t` (lc_app_add_delegate): `f(lc_app *app, args…[, complete, void *token], void *ctx)`.
+        case delegateStruct(app: UnsafeRawPointer?, ctx: UnsafeRawPointer?, id: String)
+        /// `lc_plugin_delegate_t` (ABI 1.1): `f(lc_plugin *plugin, void *state, args…[, lc_complete_fn, lc_completion_token])`,
+        /// the state read at each call (what the plugin's init stored).
+        case pluginTable(any PluginIdentity)
+
+        /// The C types of a row's function under this convention.
+        func signature(of function: Function) -> Signature {
+            var arguments: [CType]
+            switch self {
+            case .exported, .delegateStruct: arguments = [.pointer]
+            case .pluginTable: arguments = [.pointer, .pointer]
+            }
+            arguments += Array(repeating: .pointer, count: function.shape.coreArgumentCount)
+            if function.shape.takesCompletion {
+                switch self {
+                case .exported: arguments.append(.pointer)
+                case .delegateStruct: arguments += [.pointer, .pointer]
+                case .pluginTable: arguments += [.pointer, .uint64]
+                }
+            }
+            if case .delegateStruct = self { arguments.append(.pointer) }
+            return Signature(returnType: function.shape.returnType, argumentTypes: arguments)
+        }
+    }
+
+    /// The one delegate bridge: binds C functions given by address, one per row of `functions` (nil:
+    /// not implemented), called the `convention`'s way. Every way C implements delegates (exported
+    /// symbols, `lc_delegate_t`, `lc_plugin_delegate_t`) goes through here: one marshalling of
+    /// dictionaries, strings, archives and completions, one way to call (libffi).
+    package static func bind(addresses: UnsafeBufferPointer<UnsafeMutableRawPointer?>,
+                             convention: Convention) -> (handlers: DelegateHandlers, implemented: [DelegateMethod])
+    {
+        precondition(addresses.count == functions.count, "one address per row")
+        var handlers = DelegateHandlers()
+        var implemented: [DelegateMethod] = []
+        implemented.reserveCapacity(addresses.lazy.filter { $0 != nil }.count)
+        for index in functions.indices {
+            guard let address = addresses[index] else { continue }
+            let function = functions[index]
+            let call = BoundFunction(cif: interface(forRow: index, convention).cif, address: address)
+            install(function, Caller(function: call, convention: convention), into: &handlers)
+            implemented.append(function.method)
+        }
+        return (handlers, implemented)
+    }
+
+    /// The call interface of row `index` under `convention`; for exported functions, checked against
+    /// the row's declared C types (the calls themselves check nothing).
+    private static func interface(forRow index: Int, _ convention: Convention) -> CallInterface {
+        let function = functions[index]
+        let signature = convention.signature(of: function)
+        if case .exported = convention {
+            precondition(signature == function.signature, "\(function.symbol): its C types do not match its shape (\(function.shape))")
+        }
+        return callInterface(for: signature)
+    }
+
+    // MARK: Marshalling
+
+    /// A bound function and its convention: puts the receiver's arguments around the method's own.
+    struct Caller {
+        let function: BoundFunction
+        let convention: Convention
+
+        /// Calls with the method's own arguments `core` (as many as the row takes) and, for the
+        /// completion-taking methods, the request's handler; returns the raw `ffi_arg` result.
+        @inline(__always)
+        func call(_ method: DelegateMethod, _ a: UnsafeRawPointer? = nil, _ b: UnsafeRawPointer? = nil,
+                  _ c: UnsafeRawPointer? = nil, core: Int, completion: FetchCompletionHandler? = nil) -> ffi_arg
+        {
+            var frame = Frame()
+            switch convention {
+            case .exported(let app, _, _, _), .delegateStruct(let app, _, _):
+                frame.append(app)
+            case .pluginTable(let plugin):
+                frame.append(UnsafeRawPointer(plugin.opaque))
+                frame.append(plugin.state.map(UnsafeRawPointer.init))
+            }
+            if core > 0 { frame.append(a) }
+            if core > 1 { frame.append(b) }
+            if core > 2 { frame.append(c) }
+            if let completion {
+                switch convention {
+                case .exported(_, let closures, let owner, let id):
+                    frame.append(closures.makeCompletion(for: completion, owner: owner, label: "\(id) \(method.selector)",
+                                                         logger: owner?.owner?.app.configuration.logger))
+                case .delegateStruct(_, _, let id):
+                    let token = Completions.register(completion, owner: nil, label: "\(id) \(method.selector)", logger: nil)
+                    frame.append(unsafeBitCast(Completions.delegateComplete, to: UnsafeRawPointer.self))
+                    frame.append(UnsafeRawPointer(bitPattern: UInt(token)))
+                case .pluginTable(let plugin):
+                    let token = Completions.register(completion, owner: plugin, label: "\(plugin.id) \(method.selector)",
+                                                     logger: plugin.owner?.app.configuration.logger)
+                    frame.append(unsafeBitCast(type(of: plugin).completeFunction, to: UnsafeRawPointer.self))
+                    frame.append(UnsafeRawPointer(bitPattern: UInt(token)))  // the uint64 token, in its 8-byte slot
+                }
+            }
+            if case .delegateStruct(_, let ctx, _) = convention { frame.append(ctx) }
+            return function.invoke(frame)
+        }
+
+        @inline(__always)
+        func void(_ method: DelegateMethod, _ a: UnsafeRawPointer? = nil, _ b: UnsafeRawPointer? = nil,
+                  _ c: UnsafeRawPointer? = nil, core: Int, completion: FetchCompletionHandler? = nil)
+        {
+            _ = call(method, a, b, c, core: core, completion: completion)
+        }
+
+        /// A C `bool` result, read as the low byte of the `ffi_arg`.
+        @inline(__always)
+        func bool(_ method: DelegateMethod, _ a: UnsafeRawPointer? = nil, _ b: UnsafeRawPointer? = nil,
+                  _ c: UnsafeRawPointer? = nil, core: Int) -> Bool
+        {
+            UInt8(truncatingIfNeeded: call(method, a, b, c, core: core)) != 0
+        }
+    }
+
+    private static func install(_ function: Function, _ call: Caller, into handlers: inout DelegateHandlers) {
+        let method = function.method
+        switch function.shape {
+        case .notify(let set):
+            set(&handlers) { _ in call.void(method, core: 0) }
+        case .askWithDict(let set):
+            set(&handlers) { _, options in
+                withDict(options) { call.bool(method, $0, core: 1) }
+            }
+        case .receiveDict(let set):
+            set(&handlers) { _, info in
+                withDict(info) { call.void(method, $0, core: 1) }
+            }
+        case .openURL:
+            handlers.openURL = { _, url, source, annotation in
+                url.withCString { url in
+                    withOptionalCString(source) { source in
+                        withDict(annotationDict(annotation)) { annotation in
+                            call.bool(method, url, source, annotation, core: 3)
+                        }
+                    }
+                }
+            }
+        case .fetch:
+            handlers.performFetch = { _, handler in
+                call.void(method, core: 0, completion: handler)
+            }
+        case .remoteNotificationWithCompletion:
+            handlers.didReceiveRemoteNotificationWithCompletion = { _, payload, handler in
+                withDict(payload) { call.void(method, $0, core: 1, completion: handler) }
+            }
+        case .askArchive(let set, let writable):
+            set(&handlers) { _, archive in
+                withArchive(archive, writable: writable) { call.bool(method, $0, core: 1) }
+            }
+        case .archive(let set, let writable):
+            set(&handlers) { _, archive in
+                withArchive(archive, writable: writable) { call.void(method, $0, core: 1) }
+            }
+        }
+    }
+
+    /// Runs `body` with an `lc_dict *` holding `info` (NULL for nil), alive until `body` returns.
+    private static func withDict<R>(_ info: UserInfo?, _ body: (UnsafeRawPointer?) -> R) -> R {
+        guard let info else { return body(nil) }
+        let box = UserInfoBox(info)
+        return withExtendedLifetime(box) { body(UnsafeRawPointer(box.opaque)) }
+    }
+
+    /// Runs `body` with an `lc_dict *` holding the archive's values; copies them back when `writable`.
+    private static func withArchive<R>(_ archive: StateArchive, writable: Bool, _ body: (UnsafeRawPointer?) -> R) -> R {
+        let box = UserInfoBox(archive.values)
+        let result = withExtendedLifetime(box) { body(UnsafeRawPointer(box.opaque)) }
+        if writable { archive.values = box.value }
+        return result
+    }
+
+    private static func withOptionalCString<R>(_ string: String?, _ body: (UnsafeRawPointer?) -> R) -> R {
+        guard let string else { return body(nil) }
+        return string.withCString { body(UnsafeRawPointer($0)) }
+    }
+
+    /// An openURL annotation as a dictionary: a dictionary as is, any other value under "value".
+    private static func annotationDict(_ annotation: UserInfoValue?) -> UserInfo? {
+        switch annotation {
+        case nil: return nil
+        case .dict(let dict): return dict
+        case let value?: return ["value": value]
+        }
+    }
+}
