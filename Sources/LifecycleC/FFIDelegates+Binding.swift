@@ -50,11 +50,12 @@ extension FFIDelegates {
         var handlers = DelegateHandlers()
         var implemented: [DelegateMethod] = []
         implemented.reserveCapacity(addresses.lazy.filter { $0 != nil }.count)
+        let receiver = Receiver(convention)
         for index in functions.indices {
             guard let address = addresses[index] else { continue }
             let function = functions[index]
             let call = BoundFunction(cif: interface(forRow: index, convention).cif, address: address)
-            install(function, Caller(function: call, convention: convention), into: &handlers)
+            install(function, call, receiver, into: &handlers)
             implemented.append(function.method)
         }
         return (handlers, implemented)
@@ -73,102 +74,139 @@ extension FFIDelegates {
 
     // MARK: Marshalling
 
-    /// A bound function and its convention: puts the receiver's arguments around the method's own.
-    struct Caller {
-        let function: BoundFunction
-        let convention: Convention
+    /// What comes before and after each method's own arguments, fixed when a delegate is bound, and
+    /// how a completion travels. One per binding, shared by its handlers.
+    ///
+    /// A class, and its per-call fields plain pointers: each handler captures one reference, and a
+    /// call reads those fields without copying the convention (copying it retained and released each
+    /// of its references on every call).
+    final class Receiver {
+        enum Kind { case exported, delegateStruct, pluginTable }
 
-        /// Calls with the method's own arguments `core` (as many as the row takes) and, for the
-        /// completion-taking methods, the request's handler; returns the raw `ffi_arg` result.
+        let convention: Convention
+        private let kind: Kind
+        /// The first argument: `lc_app *` (exported, lc_delegate_t) or `lc_plugin *` (1.1).
+        private let first: UnsafeRawPointer?
+        /// `lc_delegate_t`'s `ctx`, its last argument.
+        private let ctx: UnsafeRawPointer?
+        /// The 1.1 plugin, whose state is read at each call (`convention` holds it strongly).
+        private unowned(unsafe) let plugin: (any PluginIdentity)?
+
+        init(_ convention: Convention) {
+            self.convention = convention
+            switch convention {
+            case .exported(let app, _, _, _):
+                kind = .exported
+                first = app
+                ctx = nil
+                plugin = nil
+            case .delegateStruct(let app, let ctx, _):
+                kind = .delegateStruct
+                first = app
+                self.ctx = ctx
+                plugin = nil
+            case .pluginTable(let plugin):
+                kind = .pluginTable
+                first = UnsafeRawPointer(plugin.opaque)
+                ctx = nil
+                self.plugin = plugin
+            }
+        }
+
+        /// Calls `function` with the method's own arguments `core` (as many as the row takes) and, for
+        /// the completion-taking methods, the request's handler; returns the raw `ffi_arg` result.
         @inline(__always)
-        func call(_ method: DelegateMethod, _ a: UnsafeRawPointer? = nil, _ b: UnsafeRawPointer? = nil,
-                  _ c: UnsafeRawPointer? = nil, core: Int, completion: FetchCompletionHandler? = nil) -> ffi_arg
+        func call(_ function: BoundFunction, _ method: DelegateMethod, _ a: UnsafeRawPointer? = nil,
+                  _ b: UnsafeRawPointer? = nil, _ c: UnsafeRawPointer? = nil, core: Int,
+                  completion: FetchCompletionHandler? = nil) -> ffi_arg
         {
             var frame = Frame()
-            switch convention {
-            case .exported(let app, _, _, _), .delegateStruct(let app, _, _):
-                frame.append(app)
-            case .pluginTable(let plugin):
-                frame.append(UnsafeRawPointer(plugin.opaque))
-                frame.append(plugin.state.map(UnsafeRawPointer.init))
-            }
+            frame.append(first)
+            if kind == .pluginTable { frame.append(plugin?.state.map(UnsafeRawPointer.init)) }
             if core > 0 { frame.append(a) }
             if core > 1 { frame.append(b) }
             if core > 2 { frame.append(c) }
-            if let completion {
-                switch convention {
-                case .exported(_, let closures, let owner, let id):
-                    frame.append(closures.makeCompletion(for: completion, owner: owner, label: "\(id) \(method.selector)",
-                                                         logger: owner?.owner?.app.configuration.logger))
-                case .delegateStruct(_, _, let id):
-                    let token = Completions.register(completion, owner: nil, label: "\(id) \(method.selector)", logger: nil)
-                    frame.append(unsafeBitCast(Completions.delegateComplete, to: UnsafeRawPointer.self))
-                    frame.append(UnsafeRawPointer(bitPattern: UInt(token)))
-                case .pluginTable(let plugin):
-                    let token = Completions.register(completion, owner: plugin, label: "\(plugin.id) \(method.selector)",
-                                                     logger: plugin.owner?.app.configuration.logger)
-                    frame.append(unsafeBitCast(type(of: plugin).completeFunction, to: UnsafeRawPointer.self))
-                    frame.append(UnsafeRawPointer(bitPattern: UInt(token)))  // the uint64 token, in its 8-byte slot
-                }
-            }
-            if case .delegateStruct(_, let ctx, _) = convention { frame.append(ctx) }
+            if let completion { appendCompletion(completion, method, to: &frame) }
+            if kind == .delegateStruct { frame.append(ctx) }
             return function.invoke(frame)
         }
 
+        /// The completion arguments of a fetch or remote-notification call, the convention's way.
+        @inline(never)
+        private func appendCompletion(_ completion: FetchCompletionHandler, _ method: DelegateMethod, to frame: inout Frame) {
+            switch convention {
+            case .exported(_, let closures, let owner, let id):
+                frame.append(closures.makeCompletion(for: completion, owner: owner, label: "\(id) \(method.selector)",
+                                                     logger: owner?.owner?.app.configuration.logger))
+            case .delegateStruct(_, _, let id):
+                let token = Completions.register(completion, owner: nil, label: "\(id) \(method.selector)", logger: nil)
+                frame.append(unsafeBitCast(Completions.delegateComplete, to: UnsafeRawPointer.self))
+                frame.append(UnsafeRawPointer(bitPattern: UInt(token)))
+            case .pluginTable(let plugin):
+                let token = Completions.register(completion, owner: plugin, label: "\(plugin.id) \(method.selector)",
+                                                 logger: plugin.owner?.app.configuration.logger)
+                frame.append(unsafeBitCast(type(of: plugin).completeFunction, to: UnsafeRawPointer.self))
+                frame.append(UnsafeRawPointer(bitPattern: UInt(token)))  // the uint64 token, in its 8-byte slot
+            }
+        }
+
         @inline(__always)
-        func void(_ method: DelegateMethod, _ a: UnsafeRawPointer? = nil, _ b: UnsafeRawPointer? = nil,
-                  _ c: UnsafeRawPointer? = nil, core: Int, completion: FetchCompletionHandler? = nil)
+        func void(_ function: BoundFunction, _ method: DelegateMethod, _ a: UnsafeRawPointer? = nil,
+                  _ b: UnsafeRawPointer? = nil, _ c: UnsafeRawPointer? = nil, core: Int,
+                  completion: FetchCompletionHandler? = nil)
         {
-            _ = call(method, a, b, c, core: core, completion: completion)
+            _ = call(function, method, a, b, c, core: core, completion: completion)
         }
 
         /// A C `bool` result, read as the low byte of the `ffi_arg`.
         @inline(__always)
-        func bool(_ method: DelegateMethod, _ a: UnsafeRawPointer? = nil, _ b: UnsafeRawPointer? = nil,
-                  _ c: UnsafeRawPointer? = nil, core: Int) -> Bool
+        func bool(_ function: BoundFunction, _ method: DelegateMethod, _ a: UnsafeRawPointer? = nil,
+                  _ b: UnsafeRawPointer? = nil, _ c: UnsafeRawPointer? = nil, core: Int) -> Bool
         {
-            UInt8(truncatingIfNeeded: call(method, a, b, c, core: core)) != 0
+            UInt8(truncatingIfNeeded: call(function, method, a, b, c, core: core)) != 0
         }
     }
 
-    private static func install(_ function: Function, _ call: Caller, into handlers: inout DelegateHandlers) {
+    private static func install(_ function: Function, _ f: BoundFunction, _ receiver: Receiver,
+                                into handlers: inout DelegateHandlers)
+    {
         let method = function.method
         switch function.shape {
         case .notify(let set):
-            set(&handlers) { _ in call.void(method, core: 0) }
+            set(&handlers) { _ in receiver.void(f, method, core: 0) }
         case .askWithDict(let set):
             set(&handlers) { _, options in
-                withDict(options) { call.bool(method, $0, core: 1) }
+                withDict(options) { receiver.bool(f, method, $0, core: 1) }
             }
         case .receiveDict(let set):
             set(&handlers) { _, info in
-                withDict(info) { call.void(method, $0, core: 1) }
+                withDict(info) { receiver.void(f, method, $0, core: 1) }
             }
         case .openURL:
             handlers.openURL = { _, url, source, annotation in
                 url.withCString { url in
                     withOptionalCString(source) { source in
                         withDict(annotationDict(annotation)) { annotation in
-                            call.bool(method, url, source, annotation, core: 3)
+                            receiver.bool(f, method, url, source, annotation, core: 3)
                         }
                     }
                 }
             }
         case .fetch:
             handlers.performFetch = { _, handler in
-                call.void(method, core: 0, completion: handler)
+                receiver.void(f, method, core: 0, completion: handler)
             }
         case .remoteNotificationWithCompletion:
             handlers.didReceiveRemoteNotificationWithCompletion = { _, payload, handler in
-                withDict(payload) { call.void(method, $0, core: 1, completion: handler) }
+                withDict(payload) { receiver.void(f, method, $0, core: 1, completion: handler) }
             }
         case .askArchive(let set, let writable):
             set(&handlers) { _, archive in
-                withArchive(archive, writable: writable) { call.bool(method, $0, core: 1) }
+                withArchive(archive, writable: writable) { receiver.bool(f, method, $0, core: 1) }
             }
         case .archive(let set, let writable):
             set(&handlers) { _, archive in
-                withArchive(archive, writable: writable) { call.void(method, $0, core: 1) }
+                withArchive(archive, writable: writable) { receiver.void(f, method, $0, core: 1) }
             }
         }
     }
