@@ -21,44 +21,58 @@ extension FFIDelegates {
 
         /// The C types of a row's function under this convention.
         func signature(of function: Function) -> Signature {
-            var arguments: [CType]
-            switch self {
-            case .exported, .delegateStruct: arguments = [.pointer]
-            case .pluginTable: arguments = [.pointer, .pointer]
-            }
-            arguments += Array(repeating: .pointer, count: function.shape.coreArgumentCount)
-            if function.shape.takesCompletion {
+            let shape = function.shape
+            var signature = Signature(returnType: shape.returnType, pointers: 0)
+            signature.append(.pointer)
+            if case .pluginTable = self { signature.append(.pointer) }
+            for _ in 0..<shape.coreArgumentCount { signature.append(.pointer) }
+            if shape.takesCompletion {
                 switch self {
-                case .exported: arguments.append(.pointer)
-                case .delegateStruct: arguments += [.pointer, .pointer]
-                case .pluginTable: arguments += [.pointer, .uint64]
+                case .exported: signature.append(.pointer)
+                case .delegateStruct: signature.append(.pointer); signature.append(.pointer)
+                case .pluginTable: signature.append(.pointer); signature.append(.uint64)
                 }
             }
-            if case .delegateStruct = self { arguments.append(.pointer) }
-            return Signature(returnType: function.shape.returnType, argumentTypes: arguments)
+            if case .delegateStruct = self { signature.append(.pointer) }
+            return signature
         }
+    }
+
+    /// Which rows a binding implemented, one bit a row of `functions`: kept as bits so that binding
+    /// allocates no array; `methods` lists them.
+    package struct Rows: Sendable, Equatable {
+        package private(set) var bits: UInt32 = 0
+
+        package init() {}
+
+        mutating func insert(_ row: Int) { bits |= 1 << UInt32(row) }
+        package var isEmpty: Bool { bits == 0 }
+        /// The methods, in table order.
+        package var methods: [DelegateMethod] { functions.indices.filter { bits & (1 << UInt32($0)) != 0 }.map { functions[$0].method } }
     }
 
     /// The one delegate bridge: binds C functions given by address, one per row of `functions` (nil:
     /// not implemented), called the `convention`'s way. Every way C implements delegates (exported
     /// symbols, `lc_delegate_t`, `lc_plugin_delegate_t`) goes through here: one marshalling of
     /// dictionaries, strings, archives and completions, one way to call (libffi).
+    /// - Returns: the handler table (add it with `Application.addDelegate(_:id:)`; call its handlers on
+    ///   the loop thread only) and the rows bound.
     package static func bind(addresses: UnsafeBufferPointer<UnsafeMutableRawPointer?>,
-                             convention: Convention) -> (handlers: DelegateHandlers, implemented: [DelegateMethod])
+                             convention: Convention) -> (handlers: DelegateHandlers, rows: Rows)
     {
         precondition(addresses.count == functions.count, "one address per row")
+        precondition(functions.count <= 32, "Rows holds 32 rows")
         var handlers = DelegateHandlers()
-        var implemented: [DelegateMethod] = []
-        implemented.reserveCapacity(addresses.lazy.filter { $0 != nil }.count)
+        var rows = Rows()
         let receiver = Receiver(convention)
         for index in functions.indices {
             guard let address = addresses[index] else { continue }
             let function = functions[index]
             let call = BoundFunction(cif: interface(forRow: index, convention).cif, address: address)
             install(function, call, receiver, into: &handlers)
-            implemented.append(function.method)
+            rows.insert(index)
         }
-        return (handlers, implemented)
+        return (handlers, rows)
     }
 
     /// The call interface of row `index` under `convention`; for exported functions, checked against

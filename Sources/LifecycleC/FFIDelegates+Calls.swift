@@ -16,31 +16,38 @@ extension FFIDelegates {
         let cif: UnsafeMutablePointer<ffi_cif>
         package let signature: Signature
         private let argumentTypes: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
+        /// The interface prepared before this one (the cache is a list).
+        fileprivate let next: CallInterface?
 
-        fileprivate init(_ signature: Signature) {
+        fileprivate init(_ signature: Signature, next: CallInterface?) {
             self.signature = signature
-            let count = signature.argumentTypes.count
+            self.next = next
+            let count = signature.argumentCount
             cif = .allocate(capacity: 1)
             argumentTypes = .allocate(capacity: max(count, 1))
-            for (index, type) in signature.argumentTypes.enumerated() { argumentTypes[index] = type.ffiType }
+            for index in 0..<count { argumentTypes[index] = signature.argumentType(at: index).ffiType }
             let status = ffi_prep_cif(cif, FFI_DEFAULT_ABI, UInt32(count), signature.returnType.ffiType, argumentTypes)
             precondition(status == FFI_OK, "ffi_prep_cif failed (\(status.rawValue)) for \(signature)")
         }
     }
 
-    /// The prepared interfaces: a handful (one per distinct signature), searched in order. An array,
-    /// not a dictionary keyed by `Signature`: instantiating that dictionary type makes the runtime look
-    /// up `Signature: Hashable` through every conformance record of the process (about 0.1 ms, paid by
-    /// the first plugin load).
-    private static let interfaces = Mutex<[CallInterface]>([])
+    /// The prepared interfaces: a handful (one per distinct signature), newest first, searched in
+    /// order. A list, not a dictionary keyed by `Signature` nor an array: instantiating either type
+    /// at run time cost the first plugin load of a process (a dictionary makes the runtime look up
+    /// `Signature: Hashable` through every conformance record of the process, about 0.1 ms).
+    private static let interfaces = Mutex<(newest: CallInterface?, count: Int)>((nil, 0))
 
     /// The prepared call interface for `signature`: made on first use, the same object afterwards.
     /// [thread-safe]
     package static func callInterface(for signature: Signature) -> CallInterface {
         interfaces.withLock { cache in
-            if let interface = cache.first(where: { $0.signature == signature }) { return interface }
-            let interface = CallInterface(signature)
-            cache.append(interface)
+            var candidate = cache.newest
+            while let interface = candidate {
+                if interface.signature == signature { return interface }
+                candidate = interface.next
+            }
+            let interface = CallInterface(signature, next: cache.newest)
+            cache = (interface, cache.count + 1)
             return interface
         }
     }

@@ -16,18 +16,26 @@ extension FFIDelegates {
     ///   - closures: makes the completion function pointers of the fetch and remote-notification calls.
     ///   - owner: the plugin that exports them (labels and logs its completions), nil for none.
     /// - Returns: the handler table (add it with `Application.addDelegate(_:id:)`; call its handlers on
-    ///   the loop thread only) and the methods found, in table order.
-    package static func bind(lookup: (String) -> UnsafeMutableRawPointer?, app: OpaquePointer?,
+    ///   the loop thread only) and the rows found.
+    package static func bind(symbols lookup: (String) -> UnsafeMutableRawPointer?, app: OpaquePointer?,
                              closures: CompletionClosurePool, owner: (any PluginIdentity)? = nil,
-                             id: String = "") -> (handlers: DelegateHandlers, implemented: [DelegateMethod])
+                             id: String = "") -> (handlers: DelegateHandlers, rows: Rows)
     {
-        // withUnsafeTemporaryAllocation: every symbol first (in table order), so that `implemented`
-        // is allocated once, at its size.
+        // withUnsafeTemporaryAllocation: every symbol first (in table order), on the stack.
         withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: functions.count) { addresses in
             for index in functions.indices { addresses[index] = lookup(functions[index].symbol) }
             return bind(addresses: UnsafeBufferPointer(addresses),
                         convention: .exported(app: app.map(UnsafeRawPointer.init), closures: closures, owner: owner, id: id))
         }
+    }
+
+    /// `bind(symbols:…)` with the methods found, in table order.
+    package static func bind(lookup: (String) -> UnsafeMutableRawPointer?, app: OpaquePointer?,
+                             closures: CompletionClosurePool, owner: (any PluginIdentity)? = nil,
+                             id: String = "") -> (handlers: DelegateHandlers, implemented: [DelegateMethod])
+    {
+        let bound = bind(symbols: lookup, app: app, closures: closures, owner: owner, id: id)
+        return (bound.handlers, bound.rows.methods)
     }
 
     /// The function addresses of an `lc_plugin_delegate_t` of `size` bytes, one per row: its fields are

@@ -16,8 +16,10 @@ package final class LoadedPlugin: PluginIdentity {
     package let path: String
     package let abiMajor: UInt32
     package let abiMinor: UInt32
-    /// The delegate methods the plugin exports, in seed order.
-    package internal(set) var implementedMethods: [DelegateMethod] = []
+    /// The delegate methods the plugin implements, in table order.
+    package var implementedMethods: [DelegateMethod] { implementedRows.methods }
+    /// The rows of `FFIDelegates.functions` it implements.
+    var implementedRows = FFIDelegates.Rows()
     /// Whether it is loaded (false once unloaded or while its init failed).
     package internal(set) var isActive = true
 
