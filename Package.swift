@@ -37,18 +37,24 @@ let package = Package(
         ),
         // libffi, found in the multiarch include folder.
         .systemLibrary(name: "CFFI", path: "Sources/CFFI"),
-        // The C side of the engine: lc_app handles, dictionaries, the host-API table, the plugin
-        // loader and the libffi delegate calls.
+        // The one C layer behind include/lifecycle.h: lc_app handles, dictionaries, status, the one
+        // delegate bridge (libffi), the one completion table. Knows no plugin type.
         .target(
-            name: "PluginHost",
+            name: "LifecycleC",
             dependencies: ["AppLifecycle", "CLifecycleABI", "CLifecycleSystem", "CFFI", .product(name: "Logging", package: "swift-log")]
         ),
-        // The exported lc_* functions: a thin @c face over PluginHost.
-        .target(name: "CLifecycle", dependencies: ["PluginHost", "CLifecycleABI"]),
+        // The plugins: the loader, the read-only host-API tables, binding exported delegate symbols and
+        // 1.1 delegate tables to the C layer's bridge.
+        .target(
+            name: "PluginHost",
+            dependencies: ["LifecycleC", "AppLifecycle", "CLifecycleABI", "CLifecycleSystem", .product(name: "Logging", package: "swift-log")]
+        ),
+        // The exported lc_* functions: a thin @c face over LifecycleC and PluginHost.
+        .target(name: "CLifecycle", dependencies: ["LifecycleC", "PluginHost", "CLifecycleABI"]),
         .executableTarget(
             name: "lifecycle-host",
             dependencies: [
-                "AppLifecycle", "LifecycleOSEvents", "PluginHost", "CLifecycleABI", "CLifecycleSystem",
+                "AppLifecycle", "LifecycleOSEvents", "LifecycleC", "PluginHost", "CLifecycleABI", "CLifecycleSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -73,7 +79,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "lifecycle-bench",
-            dependencies: ["AppLifecycle", "PluginHost", "CLifecycle", "CLifecycleABI", "CLifecycleSystem", "CFFI", "CBenchAnchors",
+            dependencies: ["AppLifecycle", "LifecycleC", "PluginHost", "CLifecycle", "CLifecycleABI", "CLifecycleSystem", "CFFI", "CBenchAnchors",
                            "CBenchPeers"],
             path: "Benchmarks/lifecycle-bench"
         ),
@@ -101,11 +107,19 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "HostTests",
-            dependencies: ["lifecycle-host", "AppLifecycle", "LifecycleOSEvents", "PluginHost", "TestSupport"]
+            dependencies: ["lifecycle-host", "AppLifecycle", "LifecycleOSEvents", "LifecycleC", "PluginHost", "TestSupport"]
         ),
+        // The C layer through the C ABI: dictionaries, statuses, structs, interned names.
+        .testTarget(
+            name: "LifecycleCTests",
+            dependencies: ["LifecycleC", "CLifecycle", "CLifecycleABI", "AppLifecycle", "TestSupport"],
+            // C sources the tests compile with cc at test time.
+            exclude: ["Fixtures"]
+        ),
+        // Plugins and the delegate bridge: loading, host-API tables, ownership, 1.0 and 1.1 delegates.
         .testTarget(
             name: "PluginHostTests",
-            dependencies: ["PluginHost", "CLifecycle", "CLifecycleABI", "AppLifecycle", "TestSupport"],
+            dependencies: ["PluginHost", "LifecycleC", "CLifecycle", "CLifecycleABI", "AppLifecycle", "TestSupport"],
             // C sources the tests compile with cc at test time.
             exclude: ["Fixtures"]
         ),

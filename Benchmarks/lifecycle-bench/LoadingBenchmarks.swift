@@ -2,6 +2,7 @@ import AppLifecycle
 import CBenchAnchors
 import CLifecycleABI
 @preconcurrency import Glibc
+import LifecycleC
 import PluginHost
 
 // The "loading" group: a delegate call through libffi, loading N plugins, the host's cold start,

@@ -4,7 +4,7 @@ import CBenchPeers
 import CLifecycleABI
 import CLifecycleSystem
 import Foundation
-import PluginHost
+import LifecycleC
 
 // Posting on the main thread: our notification center (C observers through the C ABI's function
 // pointers, and Swift closures) beside Foundation's NotificationCenter, a plain C loop over function

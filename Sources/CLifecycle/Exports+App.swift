@@ -1,9 +1,11 @@
 import AppLifecycle
 import CLifecycleABI
 import CLifecycleSystem
+import LifecycleC
 import PluginHost
 
-// The lc_app_* functions of include/lifecycle.h: argument checks and a call into PluginHost.
+// The lc_app_* functions of include/lifecycle.h: argument checks and a call into LifecycleC (plugins:
+// PluginHost).
 
 @c @implementation public func lc_config_init(_ config: UnsafeMutablePointer<lc_config_t>?) {
     guard let config else { return }
@@ -16,8 +18,8 @@ import PluginHost
         let handle = try AppHandle(configuration: try configuration(from: config))
         out.pointee = OpaquePointer(Unmanaged.passRetained(handle).toOpaque())
         return lc_status(LC_OK)
-    } catch let refusal as PluginRefusal {
-        return lcFail(refusal.status, refusal.reason)
+    } catch let error as CStatusError {
+        return lcFail(error.status, error.message)
     } catch let error as ApplicationError {
         return lcFail(error)
     } catch {

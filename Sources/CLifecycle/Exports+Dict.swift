@@ -1,9 +1,9 @@
 import CLifecycleABI
 import CLifecycleSystem
-import PluginHost
+import LifecycleC
 
 // The exported lc_dict_* and lc_list_* functions of include/lifecycle.h: one-line calls into
-// PluginHost/CDict.swift. `@c @implementation`: the compiler checks each signature against the
+// LifecycleC/CDict.swift. `@c @implementation`: the compiler checks each signature against the
 // header's declaration. Every one is [thread-safe] on distinct dictionaries and lists.
 
 // MARK: Dictionaries

@@ -1,6 +1,6 @@
 import AppLifecycle
 import CLifecycleABI
-import PluginHost
+import LifecycleC
 
 // ABI 1.1: interned notification names (the "Interned names" part of include/lifecycle.h).
 //

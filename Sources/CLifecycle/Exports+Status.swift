@@ -1,6 +1,6 @@
 import CLifecycleABI
 import CLifecycleSystem
-import PluginHost
+import LifecycleC
 
 // The exported status functions of include/lifecycle.h. `@c @implementation`: the compiler checks
 // each signature against the header's declaration. Every one is [thread-safe].

@@ -2,49 +2,110 @@ import AppLifecycle
 import CLifecycleABI
 import CLifecycleSystem
 import Glibc
+import LifecycleC
 import Logging
+import Synchronization
 
-/// The host-API tables handed to plugins in `init`: one private copy per plugin, in a page of its own
-/// that is made read-only (`mprotect(PROT_READ)`) before the plugin sees it, so that a plugin writing
-/// through its `const lc_host_api_t *` faults in that plugin instead of redirecting every other
-/// plugin's calls. The page also holds the plugin's copy of the dictionary table (`host->dict`).
+/// The host-API tables handed to plugins in `init`: one private copy per plugin (with its own copy of
+/// the dictionary table, `host->dict`), in memory made read-only (`mprotect(PROT_READ)`) before any
+/// plugin sees it, so that a plugin writing through its `const lc_host_api_t *` faults in that plugin
+/// instead of redirecting every other plugin's calls (include/lifecycle.h, "Ownership rules").
+///
+/// The copies are carved out of mappings of many slots: each mapping is filled with identical copies,
+/// then made read-only once, and its slots handed out one by one. A copy handed back is handed out
+/// again as it is (its contents never change), so a process makes a mapping (an `mmap` and an
+/// `mprotect`) only when every slot is in use: the first plugin pays one, each later mapping holds
+/// twice as many slots as the one before (up to 64 pages).
 ///
 /// Every function still takes the calling plugin's `lc_plugin *` and checks ownership with it (see
 /// include/lifecycle.h, "Ownership").
 package enum HostAPITable {
-    /// Maps and fills a read-only page for one plugin.
-    /// - Returns: the table (an `lc_host_api_t *` at the start of the page); free it with `free(_:)`.
+    /// Hands out a read-only copy. [thread-safe]
+    /// - Returns: the table (an `lc_host_api_t *`, its `dict` its own copy); give it back with `free(_:)`.
     package static func make() -> UnsafePointer<lc_host_api_t> {
-        let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let hostSize = MemoryLayout<lc_host_api_t>.size
-        let dictOffset = (hostSize + 15) & ~15
-        precondition(dictOffset + MemoryLayout<lc_dict_api_t>.size <= pageSize, "the host-API tables outgrew a page")
-        guard let page = mmap(nil, pageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), page != MAP_FAILED else {
-            fatalError("mmap of a host-API page failed: \(String(cString: strerror(errno)))")
+        let slot = pool.withLock { pool in
+            if let node = pool.free {
+                pool.free = node.next
+                return UnsafeMutableRawPointer(bitPattern: node.slot)!
+            }
+            if pool.remaining == 0 { pool.map() }
+            let slot = pool.next!
+            pool.next = slot + Layout.slotSize
+            pool.remaining -= 1
+            return slot
         }
-        let dict = (page + dictOffset).bindMemory(to: lc_dict_api_t.self, capacity: 1)
-        dict.initialize(to: lcDictAPI.pointee)
-        let table = page.bindMemory(to: lc_host_api_t.self, capacity: 1)
-        table.initialize(to: template)
-        table.pointee.dict = UnsafePointer(dict)
-        guard mprotect(page, pageSize, PROT_READ) == 0 else {
-            fatalError("mprotect of a host-API page failed: \(String(cString: strerror(errno)))")
-        }
-        return UnsafePointer(table)
+        return UnsafePointer(slot.assumingMemoryBound(to: lc_host_api_t.self))
     }
 
-    /// Unmaps a table made by `make()`.
+    /// Gives back a table made by `make()`; it is handed out again unchanged. [thread-safe]
     package static func free(_ table: UnsafePointer<lc_host_api_t>) {
-        munmap(UnsafeMutableRawPointer(mutating: table), Int(sysconf(Int32(_SC_PAGESIZE))))
+        let slot = UInt(bitPattern: table)
+        pool.withLock { $0.free = FreeSlot(slot, next: $0.free) }
     }
 
-    /// What every copy holds (its `dict` is replaced by the page's own copy).
-    nonisolated(unsafe) private static let template: lc_host_api_t = {
+    /// Where a copy's parts are in a slot.
+    private enum Layout {
+        static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
+        static let dictOffset = (MemoryLayout<lc_host_api_t>.size + 15) & ~15
+        static let slotSize = (dictOffset + MemoryLayout<lc_dict_api_t>.size + 15) & ~15
+        /// The largest mapping, in pages.
+        static let maximumPages = 64
+    }
+
+    /// A slot handed back (a list: no array type to instantiate in the first load of a process).
+    private final class FreeSlot: Sendable {
+        /// The slot's address.
+        let slot: UInt
+        let next: FreeSlot?
+
+        init(_ slot: UInt, next: FreeSlot?) {
+            self.slot = slot
+            self.next = next
+        }
+    }
+
+    private struct Pool {
+        /// The next unused slot of the newest mapping, and how many follow it (itself included).
+        var next: UnsafeMutableRawPointer?
+        var remaining = 0
+        var free: FreeSlot?
+        /// The size of the next mapping.
+        var pages = 1
+
+        /// Maps `pages` pages, fills every slot with a copy, makes them read-only.
+        mutating func map() {
+            precondition(Layout.slotSize <= Layout.pageSize, "the host-API tables outgrew a page")
+            let size = pages * Layout.pageSize
+            guard let mapping = mmap(nil, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), mapping != MAP_FAILED else {
+                fatalError("mmap of host-API tables failed: \(String(cString: strerror(errno)))")
+            }
+            let count = size / Layout.slotSize
+            for index in 0..<count {
+                let slot = mapping + index * Layout.slotSize
+                let dict = (slot + Layout.dictOffset).bindMemory(to: lc_dict_api_t.self, capacity: 1)
+                dict.initialize(to: lcDictAPIContents())
+                slot.bindMemory(to: lc_host_api_t.self, capacity: 1).initialize(to: contents(dict: dict))
+            }
+            guard mprotect(mapping, size, PROT_READ) == 0 else {
+                fatalError("mprotect of host-API tables failed: \(String(cString: strerror(errno)))")
+            }
+            next = mapping
+            remaining = count
+            pages = min(pages * 2, Layout.maximumPages)
+        }
+    }
+
+    private static let pool = Mutex(Pool())
+
+    /// What every copy holds, `dict` its own copy of the dictionary table. Made in place (not copied
+    /// from a stored template): a template's first write cost the first plugin load of a process a
+    /// page fault.
+    private static func contents(dict: UnsafePointer<lc_dict_api_t>) -> lc_host_api_t {
     lc_host_api_t(
         struct_size: UInt32(MemoryLayout<lc_host_api_t>.size),
         abi_major: UInt32(LC_ABI_VERSION_MAJOR),
         abi_minor: UInt32(LC_ABI_VERSION_MINOR),
-        dict: lcDictAPI,
+        dict: dict,
         set_error: { plugin, message in
             HostCalls.withPlugin(plugin, "set_error", mainThread: true) { p, _ in
                 guard let message else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "set_error: message is NULL") }
@@ -71,7 +132,7 @@ package enum HostAPITable {
         },
         remove_observer: { plugin, token in
             HostCalls.withPlugin(plugin, "remove_observer", mainThread: true) { p, handle in
-                handle.removeObserver(token, owner: p, function: "remove_observer")
+                handle.removeObserver(token, owner: p.id, function: "remove_observer")
             }
         },
         post: { plugin, name, sender, userInfo in
@@ -109,15 +170,14 @@ package enum HostAPITable {
         },
         add_timer: { plugin, seconds, fn, ctx, out in
             HostCalls.withPlugin(plugin, "add_timer", mainThread: true) { p, handle in
-                handle.addTimer(seconds, fn: fn, ctx: ctx, owner: p, out: out, function: "add_timer")
+                handle.addTimer(seconds, fn: fn, ctx: ctx, owner: p.id, out: out, function: "add_timer")
             }
         },
         cancel_timer: { plugin, source in
             HostCalls.withPlugin(plugin, "cancel_timer", mainThread: true) { p, handle in
-                guard p.timers.contains(source) else {
+                guard handle.hasTimer(source, owner: p.id) else {
                     return lcFail(lc_status(LC_ERR_NOT_FOUND), "cancel_timer: plugin '\(p.id)' has no timer \(source)")
                 }
-                p.timers.remove(source)
                 return handle.cancelTimer(source, function: "cancel_timer")
             }
         },
@@ -171,7 +231,7 @@ package enum HostAPITable {
             }
         }
     )
-    }()
+    }
 }
 
 /// The checks every host-API call starts with.

@@ -2,6 +2,7 @@ import AppLifecycle
 import CLifecycleABI
 import CLifecycleSystem
 import Glibc
+import LifecycleC
 
 /// Why a plugin was not loaded. `message` names the file and the reason.
 package struct PluginRefusal: Error, Sendable, CustomStringConvertible {
@@ -29,14 +30,16 @@ extension AppHandle {
         guard loop.isOnLoopThread else {
             throw refuse("plugins are loaded on the main run loop's thread", LC_ERR_WRONG_THREAD)
         }
-        guard path.hasPrefix("/") else {
+        guard path.utf8.first == UInt8(ascii: "/") else {
             throw refuse("the path is relative; plugins are loaded from absolute paths only")
         }
-        try checkELF(path, refuse)
-
         // RTLD_NODELETE: a dlclose'd Swift image would crash the runtime later; unloading only deactivates.
         guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
-            throw refuse("dlopen failed: \(dlerror().map { String(cString: $0) } ?? "unknown error")")
+            let error = dlerror().map { String(cString: $0) } ?? "unknown error"
+            // A missing or non-ELF file is refused in the host's words. Checked only once dlopen has
+            // failed (dlopen reads the header itself): a load that succeeds opens the file once.
+            try checkELF(path, refuse)
+            throw refuse("dlopen failed: \(error)")
         }
         guard let entrySymbol = dlsym(handle, LC_PLUGIN_ENTRY_SYMBOL) else {
             throw refuse("no entry symbol '\(LC_PLUGIN_ENTRY_SYMBOL)' (export `const lc_plugin_descriptor_t *lc_plugin_entry(void)`)")
@@ -66,7 +69,7 @@ extension AppHandle {
         guard status == LC_OK else {
             plugin.removeRegistrations(in: self)
             plugin.isActive = false
-            retire(plugin)
+            pluginSet.retire(plugin)
             let why = plugin.initError ?? "the plugin set no message"
             throw refuse("init failed with \(String(cString: lcStatusName(status))): \(why)")
         }
@@ -74,12 +77,12 @@ extension AppHandle {
 
         // ABI 1.1: the table init registered; else (1.0) the exported functions, found by name.
         // withCString: the table's symbols are literals, NUL-terminated in place, so no C copy is allocated.
-        let (handlers, implemented) = plugin.delegateTable.map { table in
+        let (handlers, rows) = plugin.delegateTable.map { table in
             table.withUnsafeBufferPointer { FFIDelegates.bind(addresses: $0, convention: .pluginTable(plugin)) }
-        } ?? FFIDelegates.bind(lookup: { $0.withCString { dlsym(handle, $0) } }, app: opaque, closures: closures,
+        } ?? FFIDelegates.bind(symbols: { $0.withCString { dlsym(handle, $0) } }, app: opaque, closures: closures,
                                owner: plugin, id: id)
-        plugin.implementedMethods = implemented
-        if !implemented.isEmpty {
+        plugin.implementedRows = rows
+        if !rows.isEmpty {
             do {
                 plugin.delegateToken = try app.addDelegate(handlers, id: id)
             } catch {
@@ -87,7 +90,7 @@ extension AppHandle {
                 throw refuse(error.message)
             }
         }
-        register(plugin)
+        pluginSet.register(plugin)
         return plugin
     }
 
@@ -142,7 +145,8 @@ extension AppHandle {
         }
         let major = raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
         let minor = raw.loadUnaligned(fromByteOffset: 12, as: UInt32.self)
-        let host = "\(LC_ABI_VERSION_MAJOR).\(LC_ABI_VERSION_MINOR)"
+        // Only for the messages: formatting it on every load cost the first load of a process ~10 µs.
+        var host: String { "\(LC_ABI_VERSION_MAJOR).\(LC_ABI_VERSION_MINOR)" }
         guard major == UInt32(LC_ABI_VERSION_MAJOR) else {
             throw refuse("built for ABI \(major).\(minor); this host speaks ABI \(host) (the major version must match)", LC_ERR_VERSION)
         }

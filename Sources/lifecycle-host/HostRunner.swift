@@ -1,6 +1,7 @@
 import AppLifecycle
 @preconcurrency import Glibc
 import Logging
+import LifecycleC
 import PluginHost
 
 /// The exit statuses of `lifecycle-host run` (documented in docs/host.md).

@@ -1,6 +1,7 @@
 import AppLifecycle
 import ArgumentParser
 @preconcurrency import Glibc
+import LifecycleC
 import PluginHost
 
 /// `lifecycle-host`: runs an application's iOS life cycle with observer plugins.

@@ -5,6 +5,7 @@ import Foundation
 import Glibc
 import TestSupport
 import XCTest
+@testable import LifecycleC
 @testable import PluginHost
 
 /// ABI 1.1: the delegate table registered with `set_delegate`, per-plugin state, completion tokens.

@@ -3,6 +3,7 @@ import CLifecycle
 import CLifecycleABI
 import Foundation
 import Glibc
+import LifecycleC
 import PluginHost
 import XCTest
 

@@ -4,6 +4,7 @@ import CLifecycleSystem
 import Foundation
 import TestSupport
 import XCTest
+@testable import LifecycleC
 @testable import PluginHost
 
 final class LoaderTests: XCTestCase {

@@ -7,6 +7,7 @@ import Glibc
 import Synchronization
 import TestSupport
 import XCTest
+@testable import LifecycleC
 @testable import PluginHost
 
 /// Issue 8, ownership: a plugin can remove, end or cancel only what it registered itself, and its

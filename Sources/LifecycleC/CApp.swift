@@ -44,10 +44,10 @@ extension AppHandle {
         return lc_status(LC_OK)
     }
 
-    /// A plugin's removal: only an observer the plugin registered itself.
-    package func removeObserver(_ token: lc_observer_token, owner: LoadedPlugin, function: String) -> lc_status {
-        guard app.center.removeObserver(ObserverToken(rawValue: token), owner: owner.id) else {
-            return lcFail(lc_status(LC_ERR_NOT_FOUND), "\(function): plugin '\(owner.id)' has no observer with token \(token)")
+    /// A plugin's removal: only an observer the plugin (id `owner`) registered itself.
+    package func removeObserver(_ token: lc_observer_token, owner: String, function: String) -> lc_status {
+        guard app.center.removeObserver(ObserverToken(rawValue: token), owner: owner) else {
+            return lcFail(lc_status(LC_ERR_NOT_FOUND), "\(function): plugin '\(owner)' has no observer with token \(token)")
         }
         return lc_status(LC_OK)
     }
@@ -108,7 +108,7 @@ extension AppHandle {
     }
 
     package func addTimer(_ seconds: Double, fn: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, ctx: UnsafeMutableRawPointer?,
-                  owner: LoadedPlugin?, out: UnsafeMutablePointer<lc_source_id>?, function: String) -> lc_status
+                  owner: String?, out: UnsafeMutablePointer<lc_source_id>?, function: String) -> lc_status
     {
         guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
         guard seconds.isFinite, seconds >= 0 else {
@@ -137,15 +137,14 @@ extension AppHandle {
 // MARK: Creating an application
 
 /// The configuration a C caller gave, over the defaults; a shorter (older) struct's tail stays default.
-package func configuration(from config: UnsafePointer<lc_config_t>?) throws(PluginRefusal) -> Configuration {
+package func configuration(from config: UnsafePointer<lc_config_t>?) throws(CStatusError) -> Configuration {
     var configuration = Configuration()
     guard let config else { return configuration }
     var c = lc_config_t()
     lc_config_init_defaults(&c)
     let size = Int(config.pointee.struct_size)
     guard size >= 8 else {
-        throw PluginRefusal(path: "lc_app_create", reason: "config->struct_size is \(size); use lc_config_init",
-                            status: lc_status(LC_ERR_INVALID_ARGUMENT))
+        throw CStatusError(status: lc_status(LC_ERR_INVALID_ARGUMENT), message: "config->struct_size is \(size); use lc_config_init")
     }
     withUnsafeMutableBytes(of: &c) { $0.copyMemory(from: UnsafeRawBufferPointer(start: config, count: min(size, MemoryLayout<lc_config_t>.size))) }
     configuration.watchdogPolicy = Int(c.watchdog_policy) == LC_WATCHDOG_REPORT ? .report : .terminate

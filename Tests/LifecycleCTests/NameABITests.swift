@@ -9,7 +9,7 @@ final class NameABITests: XCTestCase {
         let folder = try CBuild.temporaryFolder("names")
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let program = folder + "/names"
-        let compile = try CBuild.run("/usr/bin/cc", ["-Wall", "-Werror", CBuild.root + "/Tests/PluginHostTests/Fixtures/names.c",
+        let compile = try CBuild.run("/usr/bin/cc", ["-Wall", "-Werror", CBuild.root + "/Tests/LifecycleCTests/Fixtures/names.c",
                                                      "-I", CBuild.root + "/include", "-L", CBuild.products, "-llifecycle",
                                                      "-Wl,-rpath,\(CBuild.products)", "-lpthread", "-o", program])
         XCTAssertEqual(compile.status, 0, compile.output)

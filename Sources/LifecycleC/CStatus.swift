@@ -82,6 +82,12 @@ package func lcLastErrorMessage() -> UnsafePointer<CChar> {
     return cString("")
 }
 
+/// A failure to hand back to a C caller as a status and a message (`lcFail(error.status, error.message)`).
+package struct CStatusError: Error, Sendable {
+    package let status: lc_status
+    package let message: String
+}
+
 // MARK: - Status codes
 
 /// The `lc_status` for an engine error code; codes added later map to `LC_ERR_INTERNAL`. [thread-safe]

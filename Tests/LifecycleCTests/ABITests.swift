@@ -3,7 +3,7 @@ import CLifecycle
 import CLifecycleABI
 import Foundation
 import XCTest
-@testable import PluginHost
+@testable import LifecycleC
 
 /// The append-only struct rule where the host reads a caller's struct.
 final class ABITests: XCTestCase {

@@ -3,7 +3,7 @@ import CLifecycle
 import CLifecycleABI
 import CLifecycleSystem
 import Foundation
-@testable import PluginHost
+@testable import LifecycleC
 import XCTest
 
 // The C face of dictionaries, lists and statuses, called exactly as C calls them: the `lc_*` names

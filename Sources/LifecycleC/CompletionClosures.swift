@@ -10,7 +10,8 @@ import Synchronization
 /// up in one table. What C code calls is a static function plus that token:
 ///
 /// - ABI 1.1 plugin delegate tables: `lc_complete_fn complete` + `lc_completion_token token`
-///   (`complete(plugin, token, result)`), checked against the calling plugin;
+///   (`complete(plugin, token, result)`, the plugins module's function: `PluginIdentity.completeFunction`),
+///   checked against the calling plugin;
 /// - `lc_delegate_t` (lc_app_add_delegate): `complete(void *completion, result)` with the token as
 ///   the `completion` pointer's bits;
 /// - ABI 1.0 exported delegate functions: a libffi closure (`CompletionClosurePool`) that holds a
@@ -50,10 +51,10 @@ package enum Completions {
     /// - Parameters:
     ///   - owner: the plugin that may complete it (checked by the 1.1 entry point), or nil.
     ///   - label: e.g. "org.example.plugin application:performFetchWithCompletionHandler:".
-    package static func register(_ handler: FetchCompletionHandler, owner: LoadedPlugin?, label: String,
+    package static func register(_ handler: FetchCompletionHandler, owner: (any PluginIdentity)?, label: String,
                                  logger: Logger?) -> UInt64
     {
-        let ownerBits = owner.map { UInt(bitPattern: Int(bitPattern: $0.opaque)) } ?? 0
+        let ownerBits = owner.map { UInt(bitPattern: ObjectIdentifier($0)) } ?? 0
         return state.withLock { s in
             if s.entries.count >= s.sweepAt {
                 s.entries = s.entries.filter { !$0.value.handler.requestEnded }
@@ -69,9 +70,11 @@ package enum Completions {
     /// Completes the request of `token`, if it is open and (with a `caller`) the caller's. [thread-safe]
     /// - Parameter caller: the plugin that calls (ABI 1.1); nil where the caller cannot be known.
     /// - Returns: LC_OK, or LC_ERR_NOT_FOUND (late, repeated, unknown or foreign token), the message set.
-    package static func complete(_ token: UInt64, _ result: lc_fetch_result, caller: LoadedPlugin?, function: String) -> lc_status {
+    package static func complete(_ token: UInt64, _ result: lc_fetch_result, caller: (any PluginIdentity)?,
+                                 function: String) -> lc_status
+    {
         enum Outcome { case complete(FetchCompletionHandler), report(FetchCompletionHandler?, String, Logger) }
-        let callerBits = caller.map { UInt(bitPattern: Int(bitPattern: $0.opaque)) }
+        let callerBits = caller.map { UInt(bitPattern: ObjectIdentifier($0)) }
         let who = caller.map { "plugin '\($0.id)'" } ?? "a caller"
         let outcome: Outcome = state.withLock { s in
             guard var entry = s.entries[token] else {
@@ -105,12 +108,6 @@ package enum Completions {
 
     /// How many requests the table still knows (open ones, and ended ones not swept yet). [thread-safe]
     package static var entryCount: Int { state.withLock { $0.entries.count } }
-
-    /// `lc_complete_fn`: what ABI 1.1 delegate functions receive as `complete`.
-    static let pluginComplete: @convention(c) (OpaquePointer?, UInt64, lc_fetch_result) -> lc_status = { plugin, token, result in
-        guard let plugin else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "complete: plugin is NULL") }
-        return complete(token, result, caller: LoadedPlugin.from(plugin), function: "complete")
-    }
 
     /// What `lc_delegate_t` functions receive as `complete`: the token travels as the pointer's bits.
     static let delegateComplete: @convention(c) (UnsafeMutableRawPointer?, lc_fetch_result) -> Void = { token, result in
@@ -182,7 +179,7 @@ package final class CompletionClosurePool: Sendable {
 
     /// A C function pointer that completes `handler`'s request through a fresh token. [thread-safe]
     /// - Returns: the code address (a `void (*)(lc_fetch_result)`); valid for the life of the process.
-    package func makeCompletion(for handler: FetchCompletionHandler, owner: LoadedPlugin? = nil, label: String = "",
+    package func makeCompletion(for handler: FetchCompletionHandler, owner: (any PluginIdentity)? = nil, label: String = "",
                                 logger: Logger? = nil) -> UnsafeRawPointer
     {
         let token = Completions.register(handler, owner: owner, label: label, logger: logger)

@@ -4,24 +4,25 @@ import CLifecycleSystem
 import Glibc
 import Logging
 
-/// What an `lc_app *` points at: one application with its loop, its plugins, its C delegates and
-/// the C callbacks registered on it.
+/// What an `lc_app *` points at: one application with its loop, its C delegates and the C callbacks
+/// registered on it.
 ///
-/// Bound to the thread that created it (the loop's thread), like the `Application` it wraps.
+/// Bound to the thread that created it (the loop's thread), like the `Application` it wraps. It knows
+/// nothing of plugins: the plugins module keeps its loaded plugins in `attachment`.
 package final class AppHandle: @unchecked Sendable {
     package let loop: MainRunLoop
     package let app: Application
     /// `app.center`, unretained (the application owns it for as long as this handle lives): the
     /// posting fast path calls it without a retain/release pair.
     package let center: Unmanaged<AppNotificationCenter>
-    /// Loaded plugins in load order.
-    package private(set) var plugins: [LoadedPlugin] = []
-    /// Unloaded plugins, kept so that a stale `lc_plugin *` is answered, not dereferenced freed.
-    var retired: [LoadedPlugin] = []
+    /// What a module above keeps on this application (the plugins module: its loaded plugins); told
+    /// first when the application shuts down. [loop-thread]
+    package var attachment: (any AppHandleAttachment)?
     /// The C function pointers handed to ABI 1.0 plugins' completion-taking delegate functions (the
     /// process-wide pool: its closures are never freed).
     package var closures: CompletionClosurePool { CompletionClosurePool.shared }
-    private var timers: [UInt64: LoopSource] = [:]
+    /// Live timers and who added them (a plugin's id, or nil for a C caller).
+    private var timers: [UInt64: (source: LoopSource, owner: String?)] = [:]
     private var nextTimerID: UInt64 = 1
     private var traceCallback: (fn: @convention(c) (UnsafePointer<lc_trace_event_t>?, UnsafeMutableRawPointer?) -> Void,
                                 ctx: UnsafeMutableRawPointer?)?
@@ -51,10 +52,11 @@ package final class AppHandle: @unchecked Sendable {
             && MemoryLayout<R>.offset(of: \R.userInfo) == MemoryLayout<C>.offset(of: \C.user_info)
     }()
 
-    /// Unloads the plugins (newest first) before the application goes.
+    /// Lets the attachment go first (the plugins module unloads the plugins, newest first), then
+    /// cancels the timers, before the application goes.
     package func shutdown() {
-        for plugin in plugins.reversed() { unload(plugin) }
-        for timer in timers.values { timer.cancel() }
+        attachment?.shutdown(self)
+        for timer in timers.values { timer.source.cancel() }
         timers.removeAll()
     }
 
@@ -95,63 +97,40 @@ package final class AppHandle: @unchecked Sendable {
 
     // MARK: Timers (for C callers and plugins)
 
-    package func addTimer(seconds: Double, owner: LoadedPlugin?, _ body: @escaping () -> Void) -> UInt64 {
+    /// Adds a one-shot timer on the loop; `owner` (a plugin's id) may later cancel it by id.
+    package func addTimer(seconds: Double, owner: String?, _ body: @escaping () -> Void) -> UInt64 {
         let id = nextTimerID
         nextTimerID += 1
         let delay = Duration.nanoseconds(Int64(max(0, min(seconds, 1e9)) * 1e9))
-        timers[id] = loop.addTimer(after: delay) { [weak self, weak owner] in
+        let source = loop.addTimer(after: delay) { [weak self] in
             self?.timers[id] = nil
-            owner?.timers.remove(id)
             body()
         }
-        owner?.timers.insert(id)
+        timers[id] = (source, owner)
         return id
     }
 
     @discardableResult
     package func cancelTimer(_ id: UInt64) -> Bool {
-        guard let source = timers.removeValue(forKey: id) else { return false }
-        source.cancel()
+        guard let timer = timers.removeValue(forKey: id) else { return false }
+        timer.source.cancel()
         return true
     }
 
-    // MARK: Plugins
+    /// Whether timer `id` is live and was added by `owner`.
+    package func hasTimer(_ id: UInt64, owner: String) -> Bool { timers[id]?.owner == owner }
 
-    /// The loaded plugins sorted by id (ids are unique among loaded plugins), searched by halving: the
-    /// duplicate check of each load stays cheap with a thousand plugins. (A dictionary would do as
-    /// well later, but instantiating its type costs the first load of a process more than a search.)
-    private var pluginsByID: [LoadedPlugin] = []
-
-    /// Where `id` is, or would be inserted, in `pluginsByID`.
-    private func sortedIndex(of id: String) -> (index: Int, found: Bool) {
-        var low = 0
-        var high = pluginsByID.count
-        while low < high {
-            let middle = (low + high) / 2
-            if pluginsByID[middle].id < id { low = middle + 1 } else { high = middle }
-        }
-        return (low, low < pluginsByID.count && pluginsByID[low].id == id)
+    /// Cancels every live timer `owner` added.
+    package func cancelTimers(owner: String) {
+        for (id, timer) in timers where timer.owner == owner { cancelTimer(id) }
     }
+}
 
-    package func plugin(id: String) -> LoadedPlugin? {
-        let position = sortedIndex(of: id)
-        return position.found ? pluginsByID[position.index] : nil
-    }
-
-    func register(_ plugin: LoadedPlugin) {
-        plugins.append(plugin)
-        pluginsByID.insert(plugin, at: sortedIndex(of: plugin.id).index)
-    }
-
-    /// Deactivates a plugin: its observers, delegate functions, timers and background tasks are
-    /// removed, then its deinit runs. The image stays mapped (RTLD_NODELETE).
-    package func unload(_ plugin: LoadedPlugin) {
-        guard let index = plugins.firstIndex(where: { $0 === plugin }) else { return }
-        plugins.remove(at: index)
-        let position = sortedIndex(of: plugin.id)
-        if position.found, pluginsByID[position.index] === plugin { pluginsByID.remove(at: position.index) }
-        plugin.deactivate(in: self)
-    }
+/// What a module above the C layer keeps on an application (`AppHandle.attachment`): the plugins
+/// module keeps its loaded plugins there, so that the C layer needs no plugin type.
+package protocol AppHandleAttachment: AnyObject {
+    /// Called first by `AppHandle.shutdown()`, on the loop thread, while the application still works.
+    func shutdown(_ handle: AppHandle)
 }
 
 /// Calls `body` with a C string for `string`, or NULL.

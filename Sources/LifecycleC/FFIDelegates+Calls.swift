@@ -1,0 +1,126 @@
+import AppLifecycle
+// @preconcurrency: libffi's type descriptors (`ffi_type_pointer`, ...) are C globals that libffi never
+// changes after load; only their addresses are taken here.
+@preconcurrency import CFFI
+import Synchronization
+
+// The delegate bridge's calls: one prepared `ffi_cif` per signature, and a call's arguments in a fixed
+// frame on the stack.
+
+extension FFIDelegates {
+    // MARK: Call interfaces
+
+    /// A prepared `ffi_cif` and its argument-type array: immutable once prepared, shared by every
+    /// thread, and never freed (there is one per signature for the life of the process).
+    package final class CallInterface: @unchecked Sendable {
+        let cif: UnsafeMutablePointer<ffi_cif>
+        package let signature: Signature
+        private let argumentTypes: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>
+        /// The interface prepared before this one (the cache is a list).
+        fileprivate let next: CallInterface?
+
+        fileprivate init(_ signature: Signature, next: CallInterface?) {
+            self.signature = signature
+            self.next = next
+            let count = signature.argumentCount
+            cif = .allocate(capacity: 1)
+            argumentTypes = .allocate(capacity: max(count, 1))
+            for index in 0..<count { argumentTypes[index] = signature.argumentType(at: index).ffiType }
+            let status = ffi_prep_cif(cif, FFI_DEFAULT_ABI, UInt32(count), signature.returnType.ffiType, argumentTypes)
+            precondition(status == FFI_OK, "ffi_prep_cif failed (\(status.rawValue)) for \(signature)")
+        }
+    }
+
+    /// The prepared interfaces: a handful (one per distinct signature), newest first, searched in
+    /// order. A list, not a dictionary keyed by `Signature` nor an array: instantiating either type
+    /// at run time cost the first plugin load of a process (a dictionary makes the runtime look up
+    /// `Signature: Hashable` through every conformance record of the process, about 0.1 ms).
+    private static let interfaces = Mutex<(newest: CallInterface?, count: Int)>((nil, 0))
+
+    /// The prepared call interface for `signature`: made on first use, the same object afterwards.
+    /// [thread-safe]
+    package static func callInterface(for signature: Signature) -> CallInterface {
+        interfaces.withLock { cache in
+            var candidate = cache.newest
+            while let interface = candidate {
+                if interface.signature == signature { return interface }
+                candidate = interface.next
+            }
+            let interface = CallInterface(signature, next: cache.newest)
+            cache = (interface, cache.count + 1)
+            return interface
+        }
+    }
+
+    /// How many call interfaces have been prepared so far. [thread-safe]
+    package static var preparedInterfaceCount: Int { interfaces.withLock { $0.count } }
+}
+
+extension FFIDelegates.CType {
+    /// libffi's description of the type (static storage in libffi).
+    var ffiType: UnsafeMutablePointer<ffi_type> {
+        switch self {
+        case .void: return withUnsafeMutablePointer(to: &ffi_type_void) { $0 }
+        case .bool: return withUnsafeMutablePointer(to: &ffi_type_uint8) { $0 }
+        case .uint32: return withUnsafeMutablePointer(to: &ffi_type_uint32) { $0 }
+        case .uint64: return withUnsafeMutablePointer(to: &ffi_type_uint64) { $0 }
+        case .pointer: return withUnsafeMutablePointer(to: &ffi_type_pointer) { $0 }
+        }
+    }
+}
+
+/// The arguments of one call, each in its own 8-byte slot (pointers, and the 64-bit token): at
+/// most six (a 1.1 remote notification: plugin, state, user_info, complete, token; an `lc_delegate_t`
+/// open_url: app, url, source, annotation, ctx). On the stack; a call allocates nothing.
+struct Frame {
+    var slots: (UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?, UnsafeRawPointer?) =
+        (nil, nil, nil, nil, nil, nil)
+    var count = 0
+
+    @inline(__always)
+    mutating func append(_ value: UnsafeRawPointer?) {
+        switch count {
+        case 0: slots.0 = value
+        case 1: slots.1 = value
+        case 2: slots.2 = value
+        case 3: slots.3 = value
+        case 4: slots.4 = value
+        default: slots.5 = value
+        }
+        count += 1
+    }
+}
+
+/// A delegate function found in a plugin, with its prepared call interface. [loop-thread]: called
+/// from the bound handlers only.
+///
+/// Every argument is pointer-sized (checked when a row is bound), so a call stores its arguments in
+/// a fixed frame on the stack: a call allocates nothing and checks nothing, and costs `ffi_call`
+/// plus a few stores.
+struct BoundFunction {
+    let cif: UnsafeMutablePointer<ffi_cif>
+    let entry: @convention(c) () -> Void
+
+    init(cif: UnsafeMutablePointer<ffi_cif>, address: UnsafeMutableRawPointer) {
+        self.cif = cif
+        entry = unsafeBitCast(address, to: (@convention(c) () -> Void).self)
+    }
+
+    /// `ffi_call` with the frame's slots (the cif's argument count says how many are read); returns
+    /// the raw `ffi_arg` result.
+    @inline(__always)
+    func invoke(_ frame: Frame) -> ffi_arg {
+        var slots = frame.slots
+        var result: ffi_arg = 0
+        withUnsafeMutableBytes(of: &slots) { slots in
+            let base = slots.baseAddress!
+            var values: (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, UnsafeMutableRawPointer?,
+                         UnsafeMutableRawPointer?, UnsafeMutableRawPointer?) =
+                (base, base + 8, base + 16, base + 24, base + 32, base + 40)
+            withUnsafeMutableBytes(of: &values) { values in
+                ffi_call(cif, entry, &result, values.baseAddress!.assumingMemoryBound(to: UnsafeMutableRawPointer?.self))
+            }
+        }
+        return result
+    }
+}

@@ -1,0 +1,191 @@
+import AppLifecycle
+
+/// The one delegate bridge of the C layer: C functions implementing delegate methods become an
+/// ordinary `DelegateHandlers` table, called through libffi. Every way C implements delegates goes
+/// through it — a plugin's exported ABI 1.0 functions (found by the plugins module with `dlsym`), a
+/// plugin's ABI 1.1 `lc_plugin_delegate_t`, and `lc_delegate_t` (`lc_app_add_delegate`) — with one
+/// marshalling of dictionaries, strings, archives and completions, and one way to call.
+///
+/// One table, `functions` (this file), lists every delegate function: the method, the C symbol, the
+/// libffi return and argument types, and how Swift values are marshalled (`Shape`). Binding
+/// (`FFIDelegates+Binding.swift`) sets a handler for each row given an address, as a closure that
+/// marshals the arguments and calls the C function with `ffi_call` (`FFIDelegates+Calls.swift`).
+/// Adding a delegate method means adding a row, plus a `Shape` case only when no existing one fits.
+///
+/// - Threads: every bound handler runs on the loop thread, as every delegate does; the C function is
+///   called on that thread. The call interfaces are prepared once per signature, lazily and under a
+///   lock, and shared read-only by all threads. Completion function pointers handed to plugins may be
+///   called from any thread (see `CompletionClosurePool`).
+/// - Ownership: dictionaries, strings and archives handed to a C function are owned by the host and
+///   live exactly as long as the call (the header's rule). The C function addresses must stay
+///   mapped while the handlers exist (plugins are loaded with `RTLD_NODELETE`).
+package enum FFIDelegates {
+    /// A C type at the delegate ABI, as libffi describes it.
+    package enum CType: UInt8, Sendable, Hashable {
+        case void
+        /// C `bool`: one byte (`ffi_type_uint8`); a returned one is read from an `ffi_arg`-sized buffer.
+        case bool
+        case uint32
+        /// `uint64_t` (an `lc_completion_token`).
+        case uint64
+        /// Any data or function pointer (`lc_app *`, `const lc_dict *`, `const char *`, a completion function).
+        case pointer
+    }
+
+    /// How a row's Swift handler maps onto its C arguments: each case names the handler it sets.
+    ///
+    /// The handler is named by a setter (`{ $0.didBecomeActive = $1 }`) rather than a key path: the
+    /// runtime instantiates key-path literals on first use, which made the first plugin load of a
+    /// process pay for 19 of them (about 0.15 ms), and every write through one goes through the
+    /// generic key-path machinery.
+    package enum Shape: Sendable {
+        package typealias Setter<Handler> = @Sendable (inout DelegateHandlers, Handler?) -> Void
+
+        /// `void f(lc_app *app)`
+        case notify(Setter<(Application) -> Void>)
+        /// `bool f(lc_app *app, const lc_dict *options)`
+        case askWithDict(Setter<(Application, UserInfo) -> Bool>)
+        /// `void f(lc_app *app, const lc_dict *dict)`
+        case receiveDict(Setter<(Application, UserInfo) -> Void>)
+        /// `bool f(lc_app *app, const char *url, const char *source_app, const lc_dict *annotation)`
+        case openURL
+        /// `void f(lc_app *app, void (*completion)(lc_fetch_result))`
+        case fetch
+        /// `void f(lc_app *app, const lc_dict *user_info, void (*completion)(lc_fetch_result))`
+        case remoteNotificationWithCompletion
+        /// `bool f(lc_app *app, [const] lc_dict *coder)`: the archive's values in a box; written back
+        /// into the archive after the call when `writable` (the C parameter is not `const`).
+        case askArchive(Setter<(Application, StateArchive) -> Bool>, writable: Bool)
+        /// `void f(lc_app *app, [const] lc_dict *coder)`, as `askArchive`.
+        case archive(Setter<(Application, StateArchive) -> Void>, writable: Bool)
+
+        /// What every row of this shape returns, and (below) the arguments it takes; checked against the
+        /// row's declared C types when a 1.0 row is bound, never per call.
+        var returnType: CType {
+            switch self {
+            case .notify, .receiveDict, .fetch, .remoteNotificationWithCompletion, .archive: return .void
+            case .askWithDict, .askArchive, .openURL: return .bool
+            }
+        }
+
+        /// The method's own arguments (all pointers), between the receiver and the completion.
+        var coreArgumentCount: Int {
+            switch self {
+            case .notify, .fetch: return 0
+            case .askWithDict, .receiveDict, .askArchive, .archive, .remoteNotificationWithCompletion: return 1
+            case .openURL: return 3
+            }
+        }
+
+        /// Whether the method hands over a completion (fetch, remote notification with completion).
+        var takesCompletion: Bool {
+            switch self {
+            case .fetch, .remoteNotificationWithCompletion: return true
+            default: return false
+            }
+        }
+    }
+
+    /// One exported delegate function.
+    package struct Function: Sendable {
+        package let method: DelegateMethod
+        /// The exported C symbol, exactly as include/lifecycle.h declares it.
+        package let symbol: String
+        /// Its C type under ABI 1.0: every argument is a pointer.
+        package let signature: Signature
+        package let shape: Shape
+
+        init(_ method: DelegateMethod, _ symbol: String, returns: CType, pointers: Int, _ shape: Shape) {
+            self.method = method
+            self.symbol = symbol
+            signature = Signature(returnType: returns, pointers: pointers)
+            self.shape = shape
+        }
+
+        package var returnType: CType { signature.returnType }
+        package var argumentTypes: [CType] { signature.argumentTypes }
+    }
+
+    /// A C function type; rows with equal signatures share one prepared `ffi_cif`.
+    ///
+    /// Packed in one integer (the return type, the count, then 3 bits an argument): comparing two is
+    /// one compare, and making one allocates nothing (binding a plugin makes one a row).
+    package struct Signature: Sendable, Hashable, CustomStringConvertible {
+        /// At most this many arguments (the longest delegate call takes six).
+        static let maximumArguments = 8
+        private var bits: UInt32
+
+        package init(returnType: CType, argumentTypes: [CType]) {
+            precondition(argumentTypes.count <= Self.maximumArguments, "a delegate function takes at most \(Self.maximumArguments) arguments")
+            bits = UInt32(returnType.rawValue)
+            for type in argumentTypes { append(type) }
+        }
+
+        /// `returnType f(void *, …)` with `pointers` pointer arguments.
+        init(returnType: CType, pointers: Int) {
+            bits = UInt32(returnType.rawValue)
+            for _ in 0..<pointers { append(.pointer) }
+        }
+
+        package var returnType: CType { CType(rawValue: UInt8(bits & 0x7))! }
+        var argumentCount: Int { Int((bits >> 3) & 0xF) }
+        func argumentType(at index: Int) -> CType { CType(rawValue: UInt8((bits >> (7 + 3 * UInt32(index))) & 0x7))! }
+        package var argumentTypes: [CType] { (0..<argumentCount).map(argumentType(at:)) }
+
+        mutating func append(_ type: CType) {
+            let count = argumentCount
+            precondition(count < Self.maximumArguments, "a delegate function takes at most \(Self.maximumArguments) arguments")
+            bits = (bits & ~(0xF << 3)) | UInt32(count + 1) << 3 | UInt32(type.rawValue) << (7 + 3 * UInt32(count))
+        }
+
+        package var description: String { "\(returnType)(\(argumentTypes.map { "\($0)" }.joined(separator: ", ")))" }
+    }
+
+    /// The delegate functions, in header order.
+    ///
+    /// In a buffer allocated once and never freed, not an `Array`: making `[Function]`'s type at run
+    /// time (demangling its name) cost the first plugin load of a process about 10 µs.
+    nonisolated(unsafe) package static let functions: UnsafeBufferPointer<Function> = {
+        let rows = UnsafeMutablePointer<Function>.allocate(capacity: 32)
+        var count = 0
+        func add(_ function: Function) {
+            precondition(count < 32, "at most 32 rows (`Rows` is 32 bits)")
+            (rows + count).initialize(to: function)
+            count += 1
+        }
+        add(Function(.willFinishLaunching, "application_willFinishLaunchingWithOptions", returns: .bool,
+                     pointers: 2, .askWithDict({ $0.willFinishLaunching = $1 })))
+        add(Function(.didFinishLaunching, "application_didFinishLaunchingWithOptions", returns: .bool,
+                     pointers: 2, .askWithDict({ $0.didFinishLaunching = $1 })))
+        add(Function(.didBecomeActive, "applicationDidBecomeActive", returns: .void, pointers: 1, .notify({ $0.didBecomeActive = $1 })))
+        add(Function(.willResignActive, "applicationWillResignActive", returns: .void, pointers: 1, .notify({ $0.willResignActive = $1 })))
+        add(Function(.didEnterBackground, "applicationDidEnterBackground", returns: .void, pointers: 1, .notify({ $0.didEnterBackground = $1 })))
+        add(Function(.willEnterForeground, "applicationWillEnterForeground", returns: .void, pointers: 1, .notify({ $0.willEnterForeground = $1 })))
+        add(Function(.willTerminate, "applicationWillTerminate", returns: .void, pointers: 1, .notify({ $0.willTerminate = $1 })))
+        add(Function(.didReceiveMemoryWarning, "applicationDidReceiveMemoryWarning", returns: .void, pointers: 1,
+                     .notify({ $0.didReceiveMemoryWarning = $1 })))
+        add(Function(.significantTimeChange, "applicationSignificantTimeChange", returns: .void, pointers: 1,
+                     .notify({ $0.significantTimeChange = $1 })))
+        add(Function(.protectedDataWillBecomeUnavailable, "applicationProtectedDataWillBecomeUnavailable", returns: .void,
+                     pointers: 1, .notify({ $0.protectedDataWillBecomeUnavailable = $1 })))
+        add(Function(.protectedDataDidBecomeAvailable, "applicationProtectedDataDidBecomeAvailable", returns: .void,
+                     pointers: 1, .notify({ $0.protectedDataDidBecomeAvailable = $1 })))
+        add(Function(.openURL, "application_openURL", returns: .bool, pointers: 4, .openURL))
+        add(Function(.performFetch, "application_performFetchWithCompletionHandler", returns: .void,
+                     pointers: 2, .fetch))
+        add(Function(.didReceiveRemoteNotificationWithCompletion,
+                     "application_didReceiveRemoteNotification_fetchCompletionHandler", returns: .void,
+                     pointers: 3, .remoteNotificationWithCompletion))
+        add(Function(.didReceiveRemoteNotification, "application_didReceiveRemoteNotification", returns: .void,
+                     pointers: 2, .receiveDict({ $0.didReceiveRemoteNotification = $1 })))
+        add(Function(.shouldSaveApplicationState, "application_shouldSaveApplicationState", returns: .bool,
+                     pointers: 2, .askArchive({ $0.shouldSaveApplicationState = $1 }, writable: true)))
+        add(Function(.shouldRestoreApplicationState, "application_shouldRestoreApplicationState", returns: .bool,
+                     pointers: 2, .askArchive({ $0.shouldRestoreApplicationState = $1 }, writable: false)))
+        add(Function(.willEncodeRestorableState, "application_willEncodeRestorableStateWithCoder", returns: .void,
+                     pointers: 2, .archive({ $0.willEncodeRestorableState = $1 }, writable: true)))
+        add(Function(.didDecodeRestorableState, "application_didDecodeRestorableStateWithCoder", returns: .void,
+                     pointers: 2, .archive({ $0.didDecodeRestorableState = $1 }, writable: false)))
+        return UnsafeBufferPointer(start: rows, count: count)
+    }()
+}

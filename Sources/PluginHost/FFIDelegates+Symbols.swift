@@ -1,0 +1,56 @@
+import AppLifecycle
+import CLifecycleABI
+import LifecycleC
+
+// Where a plugin's delegate functions come from: its exported symbols (ABI 1.0) or the table its init
+// registered (ABI 1.1). Both end in the C layer's one bridge, `FFIDelegates.bind(addresses:convention:)`.
+
+extension FFIDelegates {
+    /// Binds the delegate functions a plugin exports (ABI 1.0).
+    ///
+    /// Looks up every row's symbol with `lookup` and sets the matching handler for each one found.
+    /// Returns immediately; nothing is called.
+    /// - Parameters:
+    ///   - lookup: finds an exported function by name (`dlsym` on the plugin's handle), nil when absent.
+    ///   - app: passed unchanged as every function's first argument (`lc_app *`); never dereferenced here.
+    ///   - closures: makes the completion function pointers of the fetch and remote-notification calls.
+    ///   - owner: the plugin that exports them (labels and logs its completions), nil for none.
+    /// - Returns: the handler table (add it with `Application.addDelegate(_:id:)`; call its handlers on
+    ///   the loop thread only) and the rows found.
+    package static func bind(symbols lookup: (String) -> UnsafeMutableRawPointer?, app: OpaquePointer?,
+                             closures: CompletionClosurePool, owner: (any PluginIdentity)? = nil,
+                             id: String = "") -> (handlers: DelegateHandlers, rows: Rows)
+    {
+        // withUnsafeTemporaryAllocation: every symbol first (in table order), on the stack.
+        withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: functions.count) { addresses in
+            for index in functions.indices { addresses[index] = lookup(functions[index].symbol) }
+            return bind(addresses: UnsafeBufferPointer(addresses),
+                        convention: .exported(app: app.map(UnsafeRawPointer.init), closures: closures, owner: owner, id: id))
+        }
+    }
+
+    /// `bind(symbols:…)` with the methods found, in table order.
+    package static func bind(lookup: (String) -> UnsafeMutableRawPointer?, app: OpaquePointer?,
+                             closures: CompletionClosurePool, owner: (any PluginIdentity)? = nil,
+                             id: String = "") -> (handlers: DelegateHandlers, implemented: [DelegateMethod])
+    {
+        let bound = bind(symbols: lookup, app: app, closures: closures, owner: owner, id: id)
+        return (bound.handlers, bound.rows.methods)
+    }
+
+    /// The function addresses of an `lc_plugin_delegate_t` of `size` bytes, one per row: its fields are
+    /// the rows in order (a shorter struct's missing tail is NULL).
+    static func pluginTableAddresses(_ table: UnsafePointer<lc_plugin_delegate_t>, size: Int) -> [UnsafeMutableRawPointer?] {
+        typealias T = lc_plugin_delegate_t
+        let first = MemoryLayout<T>.offset(of: \T.will_finish_launching)!
+        let stride = MemoryLayout<UnsafeMutableRawPointer?>.stride
+        precondition(MemoryLayout<T>.offset(of: \T.did_decode_restorable_state)! == first + stride * (functions.count - 1)
+                         && MemoryLayout<T>.offset(of: \T.perform_fetch)! == first + stride * 12,
+                     "lc_plugin_delegate_t's fields are no longer the rows of `functions`, in order")
+        let raw = UnsafeRawPointer(table)
+        return functions.indices.map { index in
+            let offset = first + stride * index
+            return offset + stride <= min(size, MemoryLayout<T>.size) ? raw.load(fromByteOffset: offset, as: UnsafeMutableRawPointer?.self) : nil
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import AppLifecycle
+import LifecycleC
+
+/// An application's plugins: what the plugins module attaches to an `AppHandle` (its `attachment`),
+/// so that the C layer holds them without knowing their type. [loop-thread]
+final class PluginSet: AppHandleAttachment {
+    /// Loaded plugins in load order.
+    private(set) var loaded: [LoadedPlugin] = []
+    /// Unloaded plugins, kept so that a stale `lc_plugin *` is answered, not dereferenced freed.
+    private var retired: [LoadedPlugin] = []
+    /// The loaded plugins sorted by id (ids are unique among loaded plugins), searched by halving: the
+    /// duplicate check of each load stays cheap with a thousand plugins. (A dictionary would do as
+    /// well later, but instantiating its type costs the first load of a process more than a search.)
+    private var byID: [LoadedPlugin] = []
+
+    /// Where `id` is, or would be inserted, in `byID`.
+    private func sortedIndex(of id: String) -> (index: Int, found: Bool) {
+        var low = 0
+        var high = byID.count
+        while low < high {
+            let middle = (low + high) / 2
+            if byID[middle].id < id { low = middle + 1 } else { high = middle }
+        }
+        return (low, low < byID.count && byID[low].id == id)
+    }
+
+    func plugin(id: String) -> LoadedPlugin? {
+        let position = sortedIndex(of: id)
+        return position.found ? byID[position.index] : nil
+    }
+
+    func register(_ plugin: LoadedPlugin) {
+        loaded.append(plugin)
+        byID.insert(plugin, at: sortedIndex(of: plugin.id).index)
+    }
+
+    /// Takes `plugin` out of the loaded ones; false when it is not loaded.
+    func remove(_ plugin: LoadedPlugin) -> Bool {
+        guard let index = loaded.firstIndex(where: { $0 === plugin }) else { return false }
+        loaded.remove(at: index)
+        let position = sortedIndex(of: plugin.id)
+        if position.found, byID[position.index] === plugin { byID.remove(at: position.index) }
+        return true
+    }
+
+    /// Keeps an unloaded plugin object alive until the application goes (stale handles stay safe).
+    func retire(_ plugin: LoadedPlugin) { retired.append(plugin) }
+
+    /// Unloads the plugins, newest first, before the application goes.
+    func shutdown(_ handle: AppHandle) {
+        for plugin in loaded.reversed() { handle.unload(plugin) }
+    }
+}
+
+extension AppHandle {
+    /// This application's plugins, attached on first use.
+    var pluginSet: PluginSet {
+        if let set = attachment as? PluginSet { return set }
+        precondition(attachment == nil, "the application's attachment is not the plugins module's")
+        let set = PluginSet()
+        attachment = set
+        return set
+    }
+
+    /// Loaded plugins in load order.
+    package var plugins: [LoadedPlugin] { (attachment as? PluginSet)?.loaded ?? [] }
+
+    package func plugin(id: String) -> LoadedPlugin? { (attachment as? PluginSet)?.plugin(id: id) }
+
+    /// Deactivates a plugin: its observers, delegate functions, timers and background tasks are
+    /// removed, then its deinit runs. The image stays mapped (RTLD_NODELETE).
+    package func unload(_ plugin: LoadedPlugin) {
+        guard pluginSet.remove(plugin) else { return }
+        plugin.deactivate(in: self)
+    }
+}
