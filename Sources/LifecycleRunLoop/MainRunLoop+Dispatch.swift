@@ -72,35 +72,32 @@ extension MainRunLoop {
     }
 
     /// Whether a batch interrupted by `stop()` still has items to run. [loop-thread]
-    var hasCarriedWork: Bool { batchIndex < batch.count }
+    var hasCarriedWork: Bool { batch != nil }
 
     func dispatchPosted(_ honoursStop: Bool) -> Int {
-        // The wake-up event was consumed by epoll_wait, before the swap: a post that lands after the
-        // swap finds the queue empty and writes again, so no wake-up is lost.
+        // The wake-up event was consumed by epoll_wait, before the take: a post that lands after the
+        // take finds the queue empty and writes again, so no wake-up is lost.
         var ran = 0
         if hasCarriedWork {
             ran += runBatch(honoursStop)
             if hasCarriedWork { return ran }
         }
-        // Every item of the batch has been moved out: trade the empty buffer for the queue's.
-        if batch.capacity > Self.maxSpareCapacity { batch.free(from: batch.count) }
-        batch.count = 0
-        batchIndex = 0
+        // Every item of the batch has been moved out: take the queue's chunks, handing back the
+        // drained ones.
         queueLock.lock()
-        swap(&queue.pointee, &batch)
+        batch = queue.pointee.takeAll(recycling: state.pointee.drained)
         queueLock.unlock()
+        state.pointee.drained = nil
+        batchIndex = 0
         ran += runBatch(honoursStop)
         return ran
     }
 
-    /// Runs `batch` from `batchIndex` in order, moving each item out; on stop, the rest stays for the
-    /// next turn.
+    /// Runs the batch from `batchIndex` in order, moving each item out; on stop, the rest stays for
+    /// the next turn.
     func runBatch(_ honoursStop: Bool) -> Int {
         // Locals: callbacks cannot reach the batch (reentrant turns are refused; perform and stop
         // touch only the queue and the stop flag).
-        guard let base = batch.base else { return 0 }
-        let count = batch.count
-        var index = batchIndex
         var ran = 0
         // A message's handler is looked up (under the queue lock, which guards the target table) once
         // per run of messages to one target, and again only after the table changed.
@@ -109,35 +106,53 @@ extension MainRunLoop {
         // `receiver` keeps the cached receiver alive; `unretained` calls it without a retain per message.
         var receiver: LoopMessageReceiver?
         var unretained: Unmanaged<LoopMessageReceiver>?
-        while index < count {
-            let item = (base + index).move()
-            index += 1
-            if item.target == .closure {
-                unsafeDowncast(item.payload.unsafelyUnwrapped, to: PerformBox.self).work()
-                ran += 1
-            } else {
-                let version = targetsVersion.load(ordering: .relaxed)
-                if item.target != cachedTarget || version != cachedVersion {
-                    queueLock.lock()
-                    receiver = targets.pointee.handler(for: item.target)
-                    unretained = receiver.map { Unmanaged.passUnretained($0) }
-                    cachedVersion = targetsVersion.load(ordering: .relaxed)
-                    queueLock.unlock()
-                    cachedTarget = item.target
-                }
-                if let unretained {
-                    unretained._withUnsafeGuaranteedRef { $0.receive(item) }
+        var index = batchIndex
+        while let chunk = batch {
+            let items = chunk.pointee.items
+            let count = chunk.pointee.count
+            while index < count {
+                let item = (items + index).move()
+                index += 1
+                if item.target == .closure {
+                    unsafeDowncast(item.payload.unsafelyUnwrapped, to: PerformBox.self).work()
                     ran += 1
+                } else {
+                    let version = targetsVersion.load(ordering: .relaxed)
+                    if item.target != cachedTarget || version != cachedVersion {
+                        queueLock.lock()
+                        receiver = targets.pointee.handler(for: item.target)
+                        unretained = receiver.map { Unmanaged.passUnretained($0) }
+                        cachedVersion = targetsVersion.load(ordering: .relaxed)
+                        queueLock.unlock()
+                        cachedTarget = item.target
+                    }
+                    if let unretained {
+                        unretained._withUnsafeGuaranteedRef { $0.receive(item) }
+                        ran += 1
+                    }
+                }
+                if index < count || chunk.pointee.next != nil, stopping(honoursStop) {
+                    // Keep the epoll fd readable for a foreign poller while work is carried over.
+                    _ = lcs_eventfd_signal(wakeFD)
+                    if index == count { finish(chunk) } else { batchIndex = index }
+                    return ran
                 }
             }
-            if index < count, stopping(honoursStop) {
-                // Keep the epoll fd readable for a foreign poller while work is carried over.
-                _ = lcs_eventfd_signal(wakeFD)
-                break
-            }
+            finish(chunk)
+            index = 0
         }
-        batchIndex = index
+        withExtendedLifetime(receiver) {}
         return ran
+    }
+
+    /// Moves the batch past `chunk`, whose items have all been moved out, and keeps it for the pool.
+    @inline(__always)
+    private func finish(_ chunk: UnsafeMutablePointer<WorkChunk>) {
+        batch = chunk.pointee.next
+        batchIndex = 0
+        chunk.pointee.count = 0
+        chunk.pointee.next = state.pointee.drained
+        state.pointee.drained = chunk
     }
 
     func dispatchTimers(_ honoursStop: Bool) -> Int {

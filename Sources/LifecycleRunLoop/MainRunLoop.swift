@@ -36,8 +36,6 @@ public final class MainRunLoop: @unchecked Sendable {
     /// Source ids start here, so a reader's id is its epoll token and never collides with ours.
     static let firstSourceID: UInt64 = 16
     static let maxEvents: Int32 = 64
-    /// A drained batch buffer keeps its storage for the next swap unless it grew past this (items).
-    static let maxSpareCapacity = 1 << 16
 
     /// The loop's thread. Immutable. Usable from inline code: `isOnLoopThread` is inlined into the
     /// callers in other modules (the posting paths check it on every post).
@@ -48,7 +46,7 @@ public final class MainRunLoop: @unchecked Sendable {
 
     // [thread-safe]
     /// The cross-thread queue, guarded by `queueLock`.
-    let queue: UnsafeMutablePointer<WorkBuffer>
+    let queue: UnsafeMutablePointer<WorkQueue>
     let queueLock = QueueLock()
     let stopRequested = Atomic<Bool>(false)
     /// The receivers of `send`, guarded by `queueLock`; `targetsVersion` changes with every change.
@@ -66,10 +64,13 @@ public final class MainRunLoop: @unchecked Sendable {
     let eventMasks: UnsafeMutablePointer<UInt32>
 
     struct LoopState {
-        /// The batch being run (swapped out of the queue); `batch[batchIndex...]` have not run yet.
-        /// Items of a batch interrupted by `stop()` stay here and run before the queue on the next turn.
-        var batch = WorkBuffer()
+        /// The batch being run (taken out of the queue): the chunk being run, whose items from
+        /// `batchIndex` on (and every later chunk's) have not run yet. Items of a batch interrupted by
+        /// `stop()` stay here and run before the queue on the next turn.
+        var batch: UnsafeMutablePointer<WorkChunk>?
         var batchIndex = 0
+        /// Chunks the batch emptied, handed back to the queue's pool at the next take.
+        var drained: UnsafeMutablePointer<WorkChunk>?
         var timers = TimerHeap()
         /// Heap entries whose source was cancelled (removed lazily).
         var cancelledTimers = 0
@@ -82,7 +83,7 @@ public final class MainRunLoop: @unchecked Sendable {
         var isDispatching = false
     }
 
-    var batch: WorkBuffer {
+    var batch: UnsafeMutablePointer<WorkChunk>? {
         _read { yield state.pointee.batch }
         _modify { yield &state.pointee.batch }
     }
@@ -159,7 +160,7 @@ public final class MainRunLoop: @unchecked Sendable {
         eventTokens = .allocate(capacity: Int(Self.maxEvents))
         eventMasks = .allocate(capacity: Int(Self.maxEvents))
         queue = .allocate(capacity: 1)
-        queue.initialize(to: WorkBuffer())
+        queue.initialize(to: WorkQueue())
         targets = .allocate(capacity: 1)
         targets.initialize(to: TargetTable())
         state = .allocate(capacity: 1)
@@ -175,8 +176,9 @@ public final class MainRunLoop: @unchecked Sendable {
         _ = close(timerFD)
         _ = close(wakeFD)
         _ = close(epollFD)
-        batch.free(from: batchIndex)
-        queue.pointee.free(from: 0)
+        WorkChunk.freeChain(batch, from: batchIndex)
+        WorkChunk.freeChain(state.pointee.drained, from: 0)
+        queue.pointee.free()
         queue.deinitialize(count: 1)
         queue.deallocate()
         targets.deinitialize(count: 1)
@@ -255,8 +257,7 @@ public final class MainRunLoop: @unchecked Sendable {
     @inline(__always)
     func enqueue(_ item: consuming LoopMessage) {
         queueLock.lock()
-        queue.pointee.append(item)
-        let wasEmpty = queue.pointee.count == 1
+        let wasEmpty = queue.pointee.append(item)
         queueLock.unlock()
         // One eventfd write per batch: the loop consumes the wake-up event (epoll_wait, edge-triggered)
         // before it swaps the queue out, so a post that finds the queue empty is always followed by a

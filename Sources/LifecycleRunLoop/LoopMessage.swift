@@ -65,48 +65,6 @@ final class PerformBox: Sendable {
     init(_ work: @escaping @Sendable () -> Void) { self.work = work }
 }
 
-/// The storage of queued work (messages; `perform` closures travel as messages to
-/// `LoopTarget.closure`): a manually managed buffer the loop trades for an empty one under the
-/// queue lock, so that a swap copies three words and both buffers keep their capacity across batches
-/// (no element copies, no reallocation once warmed up, no array uniqueness checks).
-///
-/// Plain value with no ownership semantics of its own: exactly one variable holds each buffer
-/// (the queue, or the loop's `batch`); items in `0..<count` are initialized. Touched only under the
-/// queue lock or, once swapped out, on the loop thread.
-struct WorkBuffer {
-    var base: UnsafeMutablePointer<LoopMessage>?
-    var count = 0
-    var capacity = 0
-
-    @inline(__always)
-    mutating func append(_ item: consuming LoopMessage) {
-        if count == capacity { grow() }
-        (base.unsafelyUnwrapped + count).initialize(to: item)
-        count += 1
-    }
-
-    @inline(never)
-    private mutating func grow() {
-        let newCapacity = Swift.max(64, capacity * 2)
-        let grown = UnsafeMutablePointer<LoopMessage>.allocate(capacity: newCapacity)
-        if let base {
-            grown.moveInitialize(from: base, count: count)
-            base.deallocate()
-        }
-        base = grown
-        capacity = newCapacity
-    }
-
-    /// Destroys the items in `start..<count` (those not moved out yet) and frees the storage.
-    mutating func free(from start: Int) {
-        if let base {
-            if start < count { (base + start).deinitialize(count: count - start) }
-            base.deallocate()
-        }
-        self = WorkBuffer()
-    }
-}
-
 /// The loop's message receivers by slot; freed slots are reused with a new generation. [queue lock]
 struct TargetTable {
     private var handlers: [(LoopMessageReceiver)?] = []
