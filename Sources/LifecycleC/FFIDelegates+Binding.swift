@@ -206,6 +206,12 @@ extension FFIDelegates {
                     }
                 }
             }
+        case .openURLWithOptions:
+            handlers.openURLWithOptions = { _, url, options in
+                url.withCString { url in
+                    withDict(options) { options in receiver.bool(f, method, url, options, core: 2) }
+                }
+            }
         case .fetch:
             handlers.performFetch = { _, handler in
                 receiver.void(f, method, core: 0, completion: handler)

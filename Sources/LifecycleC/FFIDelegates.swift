@@ -49,6 +49,8 @@ package enum FFIDelegates {
         case receiveDict(Setter<(Application, UserInfo) -> Void>)
         /// `bool f(lc_app *app, const char *url, const char *source_app, const lc_dict *annotation)`
         case openURL
+        /// `bool f(lc_app *app, const char *url, const lc_dict *options)`
+        case openURLWithOptions
         /// `void f(lc_app *app, void (*completion)(lc_fetch_result))`
         case fetch
         /// `void f(lc_app *app, const lc_dict *user_info, void (*completion)(lc_fetch_result))`
@@ -64,7 +66,7 @@ package enum FFIDelegates {
         var returnType: CType {
             switch self {
             case .notify, .receiveDict, .fetch, .remoteNotificationWithCompletion, .archive: return .void
-            case .askWithDict, .askArchive, .openURL: return .bool
+            case .askWithDict, .askArchive, .openURL, .openURLWithOptions: return .bool
             }
         }
 
@@ -73,6 +75,7 @@ package enum FFIDelegates {
             switch self {
             case .notify, .fetch: return 0
             case .askWithDict, .receiveDict, .askArchive, .archive, .remoteNotificationWithCompletion: return 1
+            case .openURLWithOptions: return 2
             case .openURL: return 3
             }
         }
@@ -186,6 +189,8 @@ package enum FFIDelegates {
                      pointers: 2, .archive({ $0.willEncodeRestorableState = $1 }, writable: true)))
         add(Function(.didDecodeRestorableState, "application_didDecodeRestorableStateWithCoder", returns: .void,
                      pointers: 2, .archive({ $0.didDecodeRestorableState = $1 }, writable: false)))
+        // Appended (the 1.1 table's last field): application:openURL:options: (seed 004).
+        add(Function(.openURLWithOptions, "application_openURL_options", returns: .bool, pointers: 3, .openURLWithOptions))
         return UnsafeBufferPointer(start: rows, count: count)
     }()
 }

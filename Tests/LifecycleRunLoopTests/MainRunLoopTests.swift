@@ -341,6 +341,29 @@ final class MainRunLoopTests: XCTestCase {
         XCTAssertEqual(log.value, [1, 2, 3, 4])
     }
 
+    /// The queue is a chain of 1,024-item chunks: stops at the last item of a chunk, at the first of
+    /// the next, and in the middle of one each leave the rest in order for the next run.
+    func testStopsAtAndAcrossChunkBoundariesKeepTheRestInOrder() throws {
+        let loop = try MainRunLoop()
+        let log = LoopConfined<[Int]>([])
+        let total = 3_000
+        let stops: Set<Int> = [1_023, 1_024, 1_500, 2_047]  // 0-based: last of chunk 1, first of chunk 2, …
+        for item in 0..<total {
+            loop.perform {
+                log.value.append(item)
+                if stops.contains(item) { loop.stop() }
+            }
+        }
+        loop.perform { log.value.append(-1); loop.stop() }
+        var runs = 0
+        while log.value.last != -1, runs < 10 {
+            try loop.run()
+            runs += 1
+        }
+        XCTAssertEqual(runs, stops.count + 1)
+        XCTAssertEqual(log.value, Array(0..<total) + [-1])
+    }
+
     func testRunAndDispatchPendingFromInsideACallbackAreRefused() throws {
         let loop = try MainRunLoop()
         var runError: RunLoopError?
