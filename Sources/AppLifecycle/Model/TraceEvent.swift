@@ -154,13 +154,13 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
     init(seq: UInt64, time: Duration, payload: Payload, state: ApplicationState) {
         let text = payload.text
         self.init(seq: seq, time: time, payload: payload, state: state,
-                  kind: text.kind, name: text.name, observer: text.observer, detail: text.detail, scene: payload.scene)
+                  kind: text.kind, name: text.name, observer: text.observer, detail: text.detail)
     }
 
     /// An event with words of the caller's choosing, whatever the payload says: for tests proving
     /// that a reader of the trace decides from the payload, not from the words.
     package init(seq: UInt64, time: Duration, payload: Payload, state: ApplicationState,
-                 kind: Kind, name: String, observer: String?, detail: String?, scene: String? = nil)
+                 kind: Kind, name: String, observer: String?, detail: String?)
     {
         self.seq = seq
         self.time = time
@@ -170,7 +170,7 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         self.name = name
         self.observer = observer
         self.detail = detail
-        self.scene = scene
+        scene = payload.scene  // typed data, not words: always the payload's
     }
 
     /// `kind name [observer] {scene} (detail)` — the compact form tests and logs compare (`{scene}`
