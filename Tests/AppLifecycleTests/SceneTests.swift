@@ -521,4 +521,35 @@ final class SceneTests: XCTestCase {
         try h.perform(.deactivateScene("side"))
         XCTAssertEqual(got, ["side"])
     }
+
+    func testAnInterruptionEndsWhenTheLastSceneLeavesTheForeground() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        try h.perform(.beginInterruption)
+        try h.perform(.moveSceneToBackground("main"))
+        XCTAssertEqual(h.app.state, .suspended)
+        try h.perform(.foreground)
+        XCTAssertEqual(h.app.state, .active)
+        try h.perform(.deactivateScene("main"))
+        try h.perform(.activateScene("main"))  // no stale interruption refuses it
+        XCTAssertEqual(h.sceneStates, ["main=foreground-active"])
+    }
+
+    func testExitsOnSuspendScenesNeverRunInTheBackground() throws {
+        let h = try Harness.scenes { $0.exitsOnSuspend = true }
+        try h.launch()
+        XCTAssertApplicationError(try h.app.perform(.moveSceneToBackground("main")), .illegalAction,
+                                  "action 'scene background main' is not allowed: the application exits on suspend, so it never runs in the background (seed 003); use home or terminate")
+        XCTAssertEqual(try h.perform(.home), [
+            "delegate sceneWillResignActive: [s] {main}",
+            "notification sceneWillDeactivate {main}",
+            "scene-state foreground-inactive {main}",
+            "notification willResignActive",
+            "state inactive",
+            "delegate applicationWillTerminate: [a]",
+            "notification willTerminate",
+            "scene-state unattached {main}",
+            "state not-running",
+        ])
+    }
 }

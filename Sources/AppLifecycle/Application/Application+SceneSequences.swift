@@ -95,6 +95,7 @@ extension Application {
             try callSceneDelegates(.sceneDidEnterBackground, \.didEnterBackground, scene)
             try postScene(.sceneDidEnterBackground, scene)
             if state.isForeground, !connectedScenes.contains(where: { $0.state.isForeground }) {
+                interrupted = false  // an interruption ends when the application leaves the foreground
                 setState(.background)
                 backgroundSince = .now
                 applicationEnters = true

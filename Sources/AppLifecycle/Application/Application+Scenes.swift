@@ -118,6 +118,7 @@ extension Application {
             if configuration.sceneManifest?.supportsMultipleScenes == false, let other = connectedScenes.first {
                 throw refused("the application does not support multiple scenes and scene '\(other.id)' is connected")
             }
+            if inBackground, configuration.exitsOnSuspend { throw refused(Self.exitsOnSuspendReason) }
             if !inBackground { try comingForward() }
         case .activate:
             let scene = try connected()
@@ -129,6 +130,7 @@ extension Application {
         case .background:
             let scene = try connected()
             guard scene.state.isForeground else { throw refused("scene '\(id)' is \(scene.state); only a foreground scene moves to the background") }
+            if configuration.exitsOnSuspend { throw refused(Self.exitsOnSuspendReason) }
         case .foreground:
             let scene = try connected()
             guard scene.state == .background || scene.state == .suspended else {
@@ -149,6 +151,8 @@ extension Application {
             }
         }
     }
+
+    static let exitsOnSuspendReason = "the application exits on suspend, so it never runs in the background (seed 003); use home or terminate"
 
     func validateUpdateUserActivity(_ scene: String?, _ name: String) throws(ApplicationError) {
         guard state.isRunning else {
