@@ -79,6 +79,7 @@ struct RunValues: Equatable {
             case "--no-clock": values.noClock = true
             case "--no-socket": values.noSocket = true
             case "--exits-on-suspend": values.engine.exitsOnSuspend = true
+            case "--scenes": values.engine.scenes = true
             default:
                 guard index < arguments.count else { return nil }
                 let value = arguments[index]
