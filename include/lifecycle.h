@@ -878,7 +878,8 @@ LC_EXPORT bool application_openURL_options(lc_app *app, const char *url, const l
 // none), "userInfo": dictionary}. Connection options are {"urlContexts": [{"url": string, "options":
 // dictionary}...], "userActivities": [activity...]} (each list absent when empty); scene_willConnect…
 // also finds "stateRestorationActivity" (an activity) there when this delegate saved one.
-// Return a configuration name with static storage (or valid until the next call); NULL: no answer.
+// Return a configuration name with static storage (or valid until the next call); NULL answers
+// "Default Configuration". The first delegate's answer names the session's configuration.
 LC_EXPORT const char *application_configurationForConnectingSceneSession_options(lc_app *app, const char *session_id,
                                                                                  const lc_dict *options);
 // `sessions`: one key per discarded session id, in order; each value its configuration name (string).
