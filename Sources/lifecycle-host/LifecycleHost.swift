@@ -249,6 +249,9 @@ struct Check: ParsableCommand {
                 print("  observes:    \(names.isEmpty ? "(nothing)" : names.joined(separator: ", "))")
                 let methods = plugin.implementedMethods.map(\.selector)
                 print("  delegates:   \(methods.isEmpty ? "(none)" : methods.joined(separator: ", "))")
+                // ABI 1.2: the scene delegate methods, only for a plugin that has some.
+                let sceneMethods = plugin.implementedSceneMethods.map(\.selector)
+                if !sceneMethods.isEmpty { print("  scenes:      \(sceneMethods.joined(separator: ", "))") }
                 handle.unload(plugin)
             } catch {
                 refused += 1
