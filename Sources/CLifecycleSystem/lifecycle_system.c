@@ -112,6 +112,15 @@ static uint64_t clock_ns(clockid_t id) {
 uint64_t lcs_monotonic_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 uint64_t lcs_realtime_ns(void) { return clock_ns(CLOCK_REALTIME); }
 
+int lcs_thread_create_signals_blocked(pthread_t *thread, void *(*start)(void *), void *arg) {
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    int result = pthread_create(thread, NULL, start, arg);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    return result;
+}
+
 const char *lcs_strerror(int code) {
     const char *text = strerrordesc_np(code);
     return text ? text : "unknown error";

@@ -8,7 +8,7 @@ extension Application {
         let called = TraceEvent.Payload.delegateCalled(method: method, delegate: slot.id)
         trace(scene.map { .inScene($0, called) } ?? called)
         if inBudget { watchdog.setCurrent(event: method.selector, observer: slot.id) }
-        let result = body()
+        let result = marked(method, owner: slot.owner, body)
         try checkKilled()
         return result
     }
@@ -85,7 +85,9 @@ extension Application {
         if let failure { throw failure }
     }
 
+    /// After a callback: traces a hang the watchdog reported meanwhile, and unwinds a killed application.
     func checkKilled() throws(Killed) {
+        if killSwitch.hangPending.load(ordering: .relaxed) { traceHangReports() }
         if killSwitch.killed.load(ordering: .relaxed) { throw Killed() }
     }
 

@@ -41,6 +41,8 @@ public final class Application: @unchecked Sendable {
         let id: String
         let token: UInt64
         let handlers: DelegateHandlers
+        /// `id` in the center's owner table, for the callback probe.
+        let owner: UInt32
     }
 
     struct QueuedNotification {
@@ -81,6 +83,8 @@ public final class Application: @unchecked Sendable {
         let id: String
         let token: UInt64
         let handlers: SceneDelegateHandlers
+        /// `id` in the center's owner table, for the callback probe.
+        let owner: UInt32
     }
 
     var slots: [DelegateSlot] = []
@@ -125,11 +129,17 @@ public final class Application: @unchecked Sendable {
         self.configuration = configuration
         self.loop = loop
         center = AppNotificationCenter(loop: loop)
-        let killSwitch = KillSwitch(configuration)
+        let killSwitch = KillSwitch(configuration, loop: loop)
         self.killSwitch = killSwitch
-        watchdog = Watchdog(policy: configuration.watchdogPolicy) { report in killSwitch.overrun(report) }
+        watchdog = Watchdog(configuration: configuration, probe: center.probe,
+                            onOverrun: { report in
+                                if case .hang = report.subject { killSwitch.hang(report) } else { killSwitch.overrun(report) }
+                            },
+                            onTerminationOverdue: { report in killSwitch.terminationOverdue(report) })
         archiveStore = configuration.archiveDirectory.map { ArchiveStore(directory: $0) }
         center.heldDeliveryHandler = { [weak self] name, sender, info in self?.held(name, sender: sender, userInfo: info) }
+        center.nestingLimitHandler = { [weak self] name, depth, poster in self?.trace(.postRefused(name: name, depth: depth, poster: poster)) }
+        killSwitch.application = self
     }
 
     deinit {
@@ -169,7 +179,7 @@ public final class Application: @unchecked Sendable {
         }
         let token = nextDelegateToken
         nextDelegateToken += 1
-        slots.append(DelegateSlot(id: id, token: token, handlers: handlers))
+        slots.append(DelegateSlot(id: id, token: token, handlers: handlers, owner: center.ownerID(id)))
         sortedIDs.insert(id, at: position.index)
         return DelegateToken(rawValue: token)
     }
@@ -232,6 +242,7 @@ public final class Application: @unchecked Sendable {
         do {
             try run(action)
         } catch {
+            traceHangReports()
             goNotRunning(.killedByWatchdog)
         }
         currentAction = nil

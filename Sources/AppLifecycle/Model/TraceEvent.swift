@@ -121,6 +121,10 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         case archiveFailed(ArchiveOperation, delegate: String, message: String)
         /// A budget was overrun: which budget, how long it was, how long it took, who, and the policy.
         case watchdogOverrun(WatchdogReport)
+        /// A post of `name` was refused: `depth` dispatches were already nested
+        /// (`AppNotificationCenter.maximumNesting`); nothing was delivered. `poster`: the owner of the
+        /// observer that posted ("" if none).
+        case postRefused(name: NotificationName, depth: Int, poster: String)
         /// The scene `scene` went from `from` to `to`; `reason` is set when the application stopped
         /// running with the scene connected (the scene is unattached with no callback).
         case sceneStateChanged(scene: String, from: SceneState, to: SceneState, reason: StateChangeReason?)
@@ -232,6 +236,9 @@ extension TraceEvent.Payload {
             return (.error, "archive", delegate, operation == .saved ? message : "\(message); launching without it")
         case .watchdogOverrun(let report):
             return (.watchdog, report.event, report.observer, report.description)
+        case .postRefused(let name, let depth, let poster):
+            return (.error, "post refused", poster,
+                    "\(name.rawValue): \(depth) dispatches were already nested (the limit is \(AppNotificationCenter.maximumNesting)); nothing was delivered")
         case .sceneStateChanged(_, _, let to, let reason):
             return (.sceneState, to.rawValue, nil, reason?.traceDetail)
         case .inScene(_, let event):

@@ -34,6 +34,7 @@ struct CenterState {
     var dispatchDepth = 0
     var heldDeliveryHandler: ((NotificationName, UInt, UserInfo?) -> Void)?
     var observerWillRun: ((_ owner: String) -> Bool)?
+    var nestingLimitHandler: ((NotificationName, Int, String) -> Void)?
     var rawUserInfoBridge: ((UserInfo) -> AnyObject)?
     /// This center's address on the loop: posts from other threads travel there as messages, so
     /// centers sharing a loop never see each other's posts. Set once in init, then only read (from

@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -51,6 +52,11 @@ int lcs_unblock_signal(int signo);
 int lcs_signalfd(int fd, const int *signals, int count);
 /// Reads one siginfo; returns the signal number, 0 when none is pending, or -1.
 int lcs_signalfd_read(int fd, int32_t *sender_pid);
+
+/// Starts a thread that has every signal blocked from its first instruction (the caller's mask is
+/// set to all around pthread_create, then restored), so that a process's signals stay pending for a
+/// signalfd instead of landing on a helper thread. Returns pthread_create's result (0 or an errno).
+int lcs_thread_create_signals_blocked(pthread_t *thread, void *(*start)(void *), void *arg);
 
 /// The text of an errno value; static storage, thread-safe.
 const char *lcs_strerror(int code);
