@@ -37,10 +37,12 @@ extern "C" {
 // Version
 
 #define LC_ABI_VERSION_MAJOR 1
-#define LC_ABI_VERSION_MINOR 2 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
+#define LC_ABI_VERSION_MINOR 3 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
                                 // 1.2: scenes and Handoff (lc_scene, lc_scene_*, lc_app_scene, LC_NAME_SCENE_*, the scene and Handoff
                                 //      delegate functions, the scene actions); fields appended to lc_config_t, lc_action_t,
                                 //      lc_trace_event_t, lc_delegate_t, lc_plugin_delegate_t and lc_host_api_t
+                                // 1.3: the hang budget (lc_config_t.hang_budget, budget_name "hang"), the nesting limit of
+                                //      posts (LC_ERR_NESTING_LIMIT)
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -77,6 +79,10 @@ enum {
     LC_ERR_VERSION = -13,                // ABI versions do not match
     LC_ERR_DUPLICATE = -14,              // an id that is already in use
     LC_ERR_INTERNAL = -15,
+    // ABI 1.3
+    LC_ERR_NESTING_LIMIT = -16,          // a post from inside 64 nested dispatches (an observer re-posting from
+                                         // its own callback, …): refused, nothing delivered; the dispatches
+                                         // under way go on. The trace has an `error` event "post refused".
 };
 
 /// The constant's name, e.g. "LC_ERR_ILLEGAL_ACTION". Static storage. [thread-safe]
@@ -324,7 +330,8 @@ typedef struct lc_watchdog_report {
     uint32_t struct_size;
     const char *observer;    // the delegate or plugin id ("" when unknown)
     const char *event;       // the callback, notification, completion handler or background task
-    const char *budget_name; // "launch", "didEnterBackground", "willTerminate", "completionHandler", "backgroundTask"
+    const char *budget_name; // "launch", "didEnterBackground", "willTerminate", "completionHandler", "backgroundTask",
+                             // "hang" (1.3: one callback outside the budgeted phases)
     double budget_seconds;
     double elapsed_seconds;
     lc_watchdog_policy policy;
@@ -361,6 +368,13 @@ typedef struct lc_config {
     // UIApplicationSceneManifest: LC_SCENE_MANIFEST makes the application scene-based; add
     // LC_SCENE_MANIFEST_SINGLE_SCENE for UIApplicationSupportsMultipleScenes = NO.
     lc_scene_manifest_flags scene_manifest;
+    // Appended in 1.3 (a shorter struct keeps the default). The main-thread hang budget in seconds: any
+    // one callback outside the launch, didEnterBackground and willTerminate phases (an observer, a
+    // delegate function, an expiration handler) that runs longer is reported to on_watchdog (budget
+    // "hang") and, under LC_WATCHDOG_TERMINATE, kills the application (the callback cannot be
+    // unwound: the app stops once it returns). 0 keeps the default, 5. Measured by sampling: reported
+    // within a quarter of the budget (at most 1 s) after it ends.
+    double hang_budget;
 } lc_config_t;
 
 /// Fills `config` with the defaults (struct_size included). [thread-safe]
@@ -452,7 +466,8 @@ LC_EXPORT lc_status lc_app_remove_observer(lc_app *app, lc_observer_token token)
 /// it is delivered on the main run loop, in this thread's post order. `user_info` may be NULL; the
 /// caller keeps it. Posted on the main thread and delivered at once, observers receive the caller's
 /// dictionary itself (no copy; they must not change it); a post from another thread, or one held
-/// while the application is suspended, carries a copy taken now. [thread-safe]
+/// while the application is suspended, carries a copy taken now. On the main thread from inside 64
+/// nested dispatches it is refused with LC_ERR_NESTING_LIMIT (1.3), nothing delivered. [thread-safe]
 LC_EXPORT lc_status lc_app_post(lc_app *app, const char *name, const void *sender, const lc_dict *user_info);
 /// lc_app_observe by interned id (see lc_name_intern). LC_ERR_UNKNOWN_NAME for 0 or an id never
 /// issued (the message names the id). Writes the token to `*out` (may be NULL). [main-thread]
@@ -462,7 +477,8 @@ LC_EXPORT lc_status lc_app_observe_name(lc_app *app, lc_name name, const void *s
 /// `user_info`. On the main thread observers have run when it returns; from another thread it is
 /// queued and delivered on the main run loop in this thread's post order (with lc_app_post's and
 /// lc_app_perform_async's). `user_info` as for lc_app_post; `sender` is never dereferenced.
-/// LC_ERR_UNKNOWN_NAME for 0 or an id never issued (the message names the id). [thread-safe]
+/// LC_ERR_UNKNOWN_NAME for 0 or an id never issued (the message names the id); LC_ERR_NESTING_LIMIT
+/// as lc_app_post. [thread-safe]
 LC_EXPORT lc_status lc_app_post_name(lc_app *app, lc_name name, const void *sender, const lc_dict *user_info);
 
 // Delegates implemented in C. Any function pointer may be NULL (not implemented). Dictionaries are

@@ -46,5 +46,5 @@ import LifecycleC
         let box = UserInfoBox.from(userInfo)
         return center.post(nameID: name, sender: UInt(bitPattern: sender), userInfo: box.current, rawUserInfo: box)
     }
-    return posted ? lc_status(LC_OK) : lcUnknownNameID(name, "lc_app_post_name")
+    return posted == .posted ? lc_status(LC_OK) : lcPostFailure(posted, name, "lc_app_post_name")
 }

@@ -63,18 +63,19 @@ extension AppHandle {
         guard let name else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): name is NULL") }
         let notificationName: NotificationName
         do { notificationName = try NotificationName(cString: name) } catch { return lcFail(error) }
-        return post(notificationName, sender: sender, userInfo: userInfo)
+        return post(notificationName, sender: sender, userInfo: userInfo, function: function)
     }
 
     /// Posts an interned name. [thread-safe] On the loop thread observers have run when this returns;
     /// from another thread the post is queued (no lock but the loop's queue lock, no `String`).
     /// `userInfo` is copied (its value is read now).
-    package func post(_ name: NotificationName, sender: UnsafeRawPointer?, userInfo: OpaquePointer?) -> lc_status {
+    /// LC_ERR_NESTING_LIMIT when refused at the nesting limit.
+    package func post(_ name: NotificationName, sender: UnsafeRawPointer?, userInfo: OpaquePointer?, function: String) -> lc_status {
         let box = userInfo.map { UserInfoBox.from($0) }
-        center._withUnsafeGuaranteedRef {
+        let posted = center._withUnsafeGuaranteedRef {
             $0.post(name, sender: NotificationSender(rawValue: UInt(bitPattern: sender)), userInfo: box?.current, rawUserInfo: box)
         }
-        return lc_status(LC_OK)
+        return posted ? lc_status(LC_OK) : lcNestingLimit(name.rawValue, function)
     }
 
     package func beginBackgroundTask(_ name: UnsafePointer<CChar>?, expiration: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
@@ -124,12 +125,16 @@ extension AppHandle {
         return lc_status(LC_OK)
     }
 
+    /// Runs `fn(ctx)` on the loop, marked as a callback of `owner` (a plugin's id, or "" for a C caller).
     package func performAsync(_ fn: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, ctx: UnsafeMutableRawPointer?,
-                      function: String) -> lc_status
+                              owner: String = "", function: String) -> lc_status
     {
         guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
         let callback = CCallback(fn: fn, ctx: ctx)
-        loop.perform { callback.fn(callback.ctx) }
+        loop.perform { [weak self] in
+            guard let self else { return }
+            app.runMarked("posted work", owner: owner) { callback.fn(callback.ctx) }
+        }
         return lc_status(LC_OK)
     }
 }
@@ -160,6 +165,7 @@ package func configuration(from config: UnsafePointer<lc_config_t>?) throws(CSta
     b.completionHandler = budget(c.completion_handler_budget, b.completionHandler)
     b.backgroundTask = budget(c.background_task_budget, b.backgroundTask)
     b.expirationWarning = budget(c.expiration_warning, b.expirationWarning)
+    b.hang = budget(c.hang_budget, b.hang)  // 1.3: a 1.2 struct is zero-filled there (the default)
     configuration.budgets = b
     configuration.archiveDirectory = c.archive_directory.map { String(cString: $0) }
     if c.scene_manifest & UInt32(LC_SCENE_MANIFEST) != 0 {
@@ -199,6 +205,7 @@ package func lc_config_init_defaults(_ config: UnsafeMutablePointer<lc_config_t>
     config.pointee.completion_handler_budget = 30
     config.pointee.background_task_budget = 30
     config.pointee.expiration_warning = 5
+    config.pointee.hang_budget = 5
 }
 
 // MARK: Actions

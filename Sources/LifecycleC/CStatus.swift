@@ -65,6 +65,24 @@ package func lcUnknownNameID(_ id: UInt32, _ function: String) -> lc_status {
     lcFail(LC_ERR_UNKNOWN_NAME, "\(function): no notification name has id \(id) (ids come from lc_name_intern; 0 is never valid)")
 }
 
+/// The status of a post the center did not make (`post(nameID:)`'s outcome other than `.posted`):
+/// LC_ERR_UNKNOWN_NAME naming the id, or LC_ERR_NESTING_LIMIT naming the name and the limit. Kept out
+/// of line: the posting fast paths only branch to it. [thread-safe]
+@inline(never)
+package func lcPostFailure(_ outcome: AppNotificationCenter.PostOutcome, _ id: UInt32, _ function: String) -> lc_status {
+    switch outcome {
+    case .nestingLimit: return lcNestingLimit(NotificationName(internedID: id)?.rawValue ?? "#\(id)", function)
+    case .unknownName, .posted: return lcUnknownNameID(id, function)
+    }
+}
+
+/// Records "`function`: 'NAME' was not posted: …" and returns LC_ERR_NESTING_LIMIT. [thread-safe]
+@inline(never)
+package func lcNestingLimit(_ name: String, _ function: String) -> lc_status {
+    lcFail(LC_ERR_NESTING_LIMIT, "\(function): '\(name)' was not posted: \(AppNotificationCenter.maximumNesting) dispatches are "
+        + "already nested (the nesting limit; an observer re-posting from its own callback?); nothing was delivered")
+}
+
 /// Decodes a C string from the caller as UTF-8; on invalid UTF-8 records
 /// "`function`: `argument` is not valid UTF-8" (LC_ERR_INVALID_ARGUMENT) and returns nil. [thread-safe]
 package func lcString(_ pointer: UnsafePointer<CChar>, _ function: String, _ argument: String) -> String? {
@@ -146,6 +164,8 @@ private func statusText(_ status: lc_status) -> StatusText {
     case LC_ERR_VERSION: StatusText(name: "LC_ERR_VERSION", message: "the ABI versions do not match")
     case LC_ERR_DUPLICATE: StatusText(name: "LC_ERR_DUPLICATE", message: "the id is already in use")
     case LC_ERR_INTERNAL: StatusText(name: "LC_ERR_INTERNAL", message: "an internal error in the library")
+    case LC_ERR_NESTING_LIMIT:
+        StatusText(name: "LC_ERR_NESTING_LIMIT", message: "a post from inside 64 nested dispatches was refused; nothing was delivered")
     default: StatusText(name: "LC_STATUS_UNKNOWN", message: "not a known status code")
     }
 }

@@ -182,8 +182,8 @@ package enum HostAPITable {
             }
         },
         perform_async: { plugin, fn, ctx in
-            HostCalls.withPlugin(plugin, "perform_async", mainThread: false) { _, handle in
-                handle.performAsync(fn, ctx: ctx, function: "perform_async")
+            HostCalls.withPlugin(plugin, "perform_async", mainThread: false) { p, handle in
+                handle.performAsync(fn, ctx: ctx, owner: p.id, function: "perform_async")
             }
         },
         get_extension: { _, _ in
@@ -227,7 +227,7 @@ package enum HostAPITable {
         post_name: { plugin, name, sender, userInfo in
             HostCalls.withPlugin(plugin, "post_name", mainThread: false) { _, handle in
                 guard let known = NotificationName(internedID: name) else { return lcUnknownNameID(name, "post_name") }
-                return handle.post(known, sender: sender, userInfo: userInfo)
+                return handle.post(known, sender: sender, userInfo: userInfo, function: "post_name")
             }
         },
         scene_find: { plugin, id, out in
