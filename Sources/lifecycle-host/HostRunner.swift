@@ -2,6 +2,7 @@ import AppLifecycle
 @preconcurrency import Glibc
 import Logging
 import LifecycleC
+import LifecycleOSEvents
 import PluginHost
 
 /// The exit statuses of `lifecycle-host run` (documented in docs/host.md).
@@ -14,8 +15,15 @@ enum HostExit {
     static let scriptError: Int32 = 2
     /// At least one plugin was refused (the others ran).
     static let pluginRefused: Int32 = 3
-    /// The watchdog killed the application (policy terminate).
+    /// The watchdog killed the application (policy terminate): a budgeted phase overran, or a callback
+    /// ran past the hang budget. The process exits at once, from the watchdog thread.
     static let watchdogKill: Int32 = 4
+    /// A termination (SIGTERM, SIGINT) did not end the process within the terminate budget: the
+    /// watchdog thread ended it (the main thread was stuck, e.g. in a callback that never returns).
+    static let terminationOverdue: Int32 = 5
+    /// Code that is not the host's (a plugin) called `exit()` while the host ran: intercepted, reported
+    /// in an `exit` trace line, and the process exits with this instead of the status asked for.
+    static let pluginExit: Int32 = 6
 
     /// Whether `event` is the watchdog killing the application, which makes the run end with
     /// `watchdogKill`. Read from the event's typed payload, never from its words.
@@ -77,14 +85,17 @@ struct RunOptions {
 /// Runs one application: loads the plugins, launches, then takes commands from the script, the
 /// prompt, the control socket and the OS until the application is no longer running.
 ///
-/// Everything happens on the main thread's run loop; the only other thread that acts is the
-/// watchdog's, which exits the process when the terminate policy kills the application.
+/// Everything happens on the main thread's run loop; the only other threads that act are the
+/// watchdog's, which exits the process when the terminate policy kills the application or a
+/// termination is overdue, and the pending-signal watch's, which starts the terminate budget when
+/// SIGTERM or SIGINT arrives while the main thread is stuck (see `EmergencyExit`).
 final class HostRunner: @unchecked Sendable {
     // @unchecked: used on the main thread only (the loop's); closures handed to the loop run there too.
     private var options: RunOptions
     private let writer: TraceWriter
     private var handle: AppHandle?
     private var sources: HostOSEvents?
+    private var signalWatch: PendingSignalWatch?
     private var server: ControlServer?
     private let timeline: TimelineRecorder?
     private var script: [ScenarioLine] = []
@@ -96,6 +107,9 @@ final class HostRunner: @unchecked Sendable {
     private var refusedPlugins = 0
     private var exitCode: Int32?
     private var killed = false
+    /// SIGTERM or SIGINT arrived: the run ends once the application is not running, whatever the
+    /// scenario or the prompt still had to do.
+    private var endRequested = false
 
     init(options: RunOptions) {
         self.options = options
@@ -122,14 +136,10 @@ final class HostRunner: @unchecked Sendable {
         }
 
         var configuration = options.configuration
-        let writer = self.writer
-        configuration.onWatchdogKill = { report in
-            // iOS kills the app outright; a callback that never returns cannot be unwound, so exit here.
-            writer.write(TraceLine(kind: "watchdog", name: report.event, state: .notRunning, plugin: report.observer,
-                                   detail: report.description + "; the process exits"))
-            fputs("lifecycle-host: watchdog: \(report.description)\n", stderr)
-            _exit(HostExit.watchdogKill)
-        }
+        // iOS kills the app outright; a callback that never returns cannot be unwound, so exit here.
+        configuration.onWatchdogKill = { report in EmergencyExit.end(.watchdogKill(report)) }
+        // SIGTERM or SIGINT was not honoured in time: the main thread is stuck; end from the watchdog.
+        configuration.onTerminationOverdue = { report in EmergencyExit.end(.terminationOverdue(report)) }
         let handle: AppHandle
         do {
             handle = try AppHandle(configuration: configuration)
@@ -138,6 +148,14 @@ final class HostRunner: @unchecked Sendable {
             return HostExit.failure
         }
         self.handle = handle
+        EmergencyExit.setWriter(writer)
+        EmergencyExit.setApplication(handle.app)
+        EmergencyExit.arm()
+        defer {
+            // After `shutdown` (defers run in reverse): a plugin's deinit calling exit() is still caught.
+            EmergencyExit.disarm()
+            EmergencyExit.setApplication(nil)
+        }
         defer { shutdown() }
         handle.swiftTraceHandler = { [unowned self] event in self.traced(event) }
         writer.writeHeader()
@@ -151,11 +169,13 @@ final class HostRunner: @unchecked Sendable {
             log: { [unowned self] line in self.hostLine("error", "os-events", detail: line) })
         do { try sources.start() } catch { hostLine("error", "os-events", detail: error.message) }
         self.sources = sources
+        if options.osEvents.signals { watchTerminationSignals(handle.app) }
 
         if options.socket {
             let path = options.socketPath ?? ControlServer.defaultPath()
             do {
                 server = try ControlServer(path: path, loop: handle.loop) { [unowned self] request in self.answer(request) }
+                EmergencyExit.setSocketPath(path)
                 hostLine("socket", path)
             } catch {
                 hostLine("error", "socket", detail: error.message)
@@ -190,28 +210,48 @@ final class HostRunner: @unchecked Sendable {
     private func shutdown() {
         stdinSource?.cancel()
         server?.close()
+        EmergencyExit.setSocketPath(nil)
+        signalWatch?.stop()
         sources?.stop()
         if let path = options.timeline, let timeline {
             if !writeFile(path, timeline.svg()) {
                 fputs("lifecycle-host: cannot write \(path): \(String(cString: strerror(errno)))\n", stderr)
             }
         }
-        handle?.shutdown()
+        if let handle { handle.app.runMarked("plugin unload", owner: "") { handle.shutdown() } }
+    }
+
+    /// Starts the terminate budget as soon as SIGTERM or SIGINT is pending, from a thread of its own:
+    /// if the main thread is stuck and never reads the signal, the watchdog still ends the process
+    /// when the budget runs out (`onTerminationOverdue`). The loop reads and handles the signal as
+    /// usual when it can (`endForSignal`).
+    private func watchTerminationSignals(_ app: Application) {
+        do {
+            signalWatch = try PendingSignalWatch(signals: [SIGTERM, SIGINT]) { signo in
+                app.armTerminationDeadline(reason: OSOrigin.signal(signo).description)
+            }
+        } catch {
+            hostLine("error", "os-events", detail: error.message)
+        }
     }
 
     // MARK: Plugins
 
     private func loadPlugins(_ handle: AppHandle) {
+        // Loading runs the plugin's init: marked as a callback (named by the path until the plugin has
+        // an id), so that the hang budget watches it and an exit() in it is traced as the plugin's.
         for path in options.plugins {
             do {
-                let plugin = try handle.loadPlugin(path: absolute(path))
+                let path = absolute(path)
+                let plugin = try handle.app.runMarked("init", owner: path) { () throws(PluginRefusal) in try handle.loadPlugin(path: path) }
                 hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)")
             } catch {
                 refused(error)
             }
         }
         for folder in options.pluginFolders {
-            let result = handle.loadPlugins(folder: absolute(folder))
+            let folder = absolute(folder)
+            let result = handle.app.runMarked("init", owner: folder + "/*.so") { handle.loadPlugins(folder: folder) }
             for plugin in result.loaded { hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)") }
             for refusal in result.refused { refused(refusal) }
         }
@@ -261,6 +301,10 @@ final class HostRunner: @unchecked Sendable {
     /// purges the application, a warning reaches no code (a suspended application runs none).
     /// (`origin` is the words the OS-event sources give; they own that format.)
     private func performOSEvent(_ command: HostCommand, origin: OSOrigin) {
+        if case .signal(let signo) = origin, signo == SIGTERM || signo == SIGINT {
+            endForSignal(command, origin: origin)
+            return
+        }
         if case .pressure(let level) = origin, handle?.app.state == .suspended {
             if level == .critical {
                 perform(.action(.purge), origin: .os(origin))
@@ -270,6 +314,21 @@ final class HostRunner: @unchecked Sendable {
             return
         }
         perform(command, origin: .os(origin))
+    }
+
+    /// SIGTERM or SIGINT: the terminate budget starts (if the pending-signal watch did not start it
+    /// already), a running application is terminated, and the run ends as soon as it is not running —
+    /// the rest of the scenario is not run, the prompt is not read any more.
+    private func endForSignal(_ command: HostCommand, origin: OSOrigin) {
+        guard let handle else { return }
+        handle.app.armTerminationDeadline(reason: origin.description)
+        endRequested = true
+        if handle.app.state == .notRunning {
+            hostLine("input", command.description, detail: "\(origin): the application is not running; the run ends")
+            finishIfDone()
+        } else {
+            perform(command, origin: .os(origin))
+        }
     }
 
     private func runScript() {
@@ -299,7 +358,7 @@ final class HostRunner: @unchecked Sendable {
     private func finishIfDone() {
         guard let handle, exitCode == nil else { return }
         if killed { return finish(HostExit.watchdogKill) }
-        guard handle.app.state == .notRunning, !scriptRunning, !(options.interactive && stdinOpen) else { return }
+        guard handle.app.state == .notRunning, endRequested || (!scriptRunning && !(options.interactive && stdinOpen)) else { return }
         finish(refusedPlugins > 0 ? HostExit.pluginRefused : HostExit.ok)
     }
 
@@ -313,6 +372,7 @@ final class HostRunner: @unchecked Sendable {
 
     private func traced(_ event: TraceEvent) {
         writer.write(event)
+        EmergencyExit.noteState(event.state)
         timeline?.record(event)
         if case .stateChanged(_, let to, _) = event.payload {
             sources?.applicationStateChanged(to: to)

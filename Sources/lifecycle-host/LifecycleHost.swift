@@ -10,7 +10,8 @@ struct LifecycleHost: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lifecycle-host",
         abstract: "Runs the iOS application life cycle with observer plugins.",
-        discussion: "Exit status of 'run': 0 clean end, 1 failure, 2 scenario error, 3 a plugin refused, 4 watchdog kill.",
+        discussion: "Exit status of 'run': 0 clean end, 1 failure, 2 scenario error, 3 a plugin refused, 4 watchdog kill, "
+            + "5 a termination (SIGTERM, SIGINT) not done within the terminate budget, 6 a plugin called exit().",
         subcommands: [Run.self, Demo.self, Check.self, Send.self, Status.self])
 }
 
@@ -20,7 +21,9 @@ struct EngineOptions: ParsableArguments {
     var trace: String = EngineValues().trace
 
     @Option(name: .customLong("budget"), help: ArgumentHelp("A time budget in seconds (repeatable).",
-                                                         discussion: "NAME: launch, did-enter-background, will-terminate, completion, background-task, expiration-warning.",
+                                                         discussion: "NAME: launch, did-enter-background, will-terminate, completion, background-task, expiration-warning, "
+                                                             + "hang (one callback outside those phases, default 5), terminate (SIGTERM to exit, default "
+                                                             + "did-enter-background + will-terminate + hang).",
                                                          valueName: "NAME=SECONDS"))
     var budgets: [String] = []
 
@@ -94,8 +97,11 @@ struct EngineValues: Equatable {
             case "completion", "completion-handler", "completionHandler": configuration.budgets.completionHandler = duration
             case "background-task", "backgroundTask": configuration.budgets.backgroundTask = duration
             case "expiration-warning", "expirationWarning": configuration.budgets.expirationWarning = duration
+            case "hang": configuration.budgets.hang = duration
+            case "terminate": configuration.budgets.terminate = duration
             default:
-                throw ValidationError("unknown budget '\(parts[0])' (launch, did-enter-background, will-terminate, completion, background-task, expiration-warning)")
+                throw ValidationError("unknown budget '\(parts[0])' (launch, did-enter-background, will-terminate, completion, background-task, "
+                                      + "expiration-warning, hang, terminate)")
             }
         }
         options.configuration = configuration
@@ -234,12 +240,22 @@ struct Check: ParsableCommand {
 
     func run() throws {
         let handle: AppHandle
-        do { handle = try AppHandle(configuration: Configuration()) } catch { throw ValidationError("\(error)") }
-        defer { handle.shutdown() }
+        // A plugin whose init exits or never returns is reported as `run` reports it (statuses 6 and 4).
+        var configuration = Configuration()
+        configuration.onWatchdogKill = { report in EmergencyExit.end(.watchdogKill(report)) }
+        do { handle = try AppHandle(configuration: configuration) } catch { throw ValidationError("\(error)") }
+        EmergencyExit.setApplication(handle.app)
+        EmergencyExit.arm()
+        defer {
+            handle.shutdown()
+            EmergencyExit.disarm()
+            EmergencyExit.setApplication(nil)
+        }
         var refused = 0
         for path in plugins {
             do {
-                let plugin = try handle.loadPlugin(path: absolute(path))
+                let path = absolute(path)
+                let plugin = try handle.app.runMarked("init", owner: path) { () throws(PluginRefusal) in try handle.loadPlugin(path: path) }
                 print("\(plugin.path)")
                 print("  id:          \(plugin.id)")
                 print("  version:     \(plugin.version)")
@@ -252,7 +268,7 @@ struct Check: ParsableCommand {
                 // ABI 1.2: the scene delegate methods, only for a plugin that has some.
                 let sceneMethods = plugin.implementedSceneMethods.map(\.selector)
                 if !sceneMethods.isEmpty { print("  scenes:      \(sceneMethods.joined(separator: ", "))") }
-                handle.unload(plugin)
+                handle.app.runMarked("deinit", owner: plugin.id) { handle.unload(plugin) }
             } catch {
                 refused += 1
                 print("\(error.path)")
