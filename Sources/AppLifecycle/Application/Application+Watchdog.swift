@@ -5,7 +5,8 @@ extension Application {
     @inline(__always)
     func marked<R>(_ method: DelegateMethod, owner: UInt32, _ body: () -> R) -> R {
         let probe = center.probe
-        let mark = probe.enter(CallbackProbe.word(.delegate, subject: probe.labelID(method.selector), owner: owner))
+        let mark = probe.enter(CallbackProbe.head(.delegate, subject: probe.labelID(method.selector)))
+        mark.slot.pointee.store(UInt64(owner), ordering: .relaxed)
         defer { probe.leave(mark) }
         return body()
     }

@@ -72,7 +72,7 @@ extension AppNotificationCenter {
     /// owner of the observer that posted, from the probe).
     @inline(never)
     private func refuseNested(_ name: NotificationName) -> Bool {
-        let poster = probe.callback(probe.innermostWord).owner
+        let poster = probe.innermostOwner()
         state.pointee.nestingLimitHandler?(name, state.pointee.dispatchDepth, poster)
         return false
     }
@@ -212,36 +212,28 @@ extension AppNotificationCenter {
     }
 }
 
-/// One dispatch's marks in the callback probe: each observer is marked as it is called (innermost),
-/// and at the outermost level it also begins a new outermost callback (its own hang budget). `done()`
-/// puts back the callback the dispatch was nested in. [loop-thread]
+/// One dispatch's marks in the callback probe: the dispatch is marked as it begins (what is
+/// dispatched), each observer as it is called (one store: its owner), and `done()` puts back what the
+/// dispatch was nested in. At the outermost level each owner's observers are an outermost callback
+/// with its own hang budget. [loop-thread]
 struct ProbeMarks {
-    private let words: UnsafeMutablePointer<CallbackProbe.Words>
-    private let bits: UInt64
-    private let previous: UInt64
-    private let outermost: Bool
+    private let probe: Unmanaged<CallbackProbe>
+    private let mark: CallbackProbe.Mark
 
     @inline(__always)
     init(_ probe: CallbackProbe, _ name: NotificationName) {
-        words = probe.words
-        bits = CallbackProbe.observerBits(name.id)
-        previous = words.pointee.innermostWord.load(ordering: .relaxed)
-        outermost = words.pointee.depth == 0
-        words.pointee.depth &+= 1
+        self.probe = Unmanaged.passUnretained(probe)
+        mark = probe.enter(CallbackProbe.head(.observer, subject: name.id))
     }
 
-    /// The observer registered by the owner at `owner` is about to be called.
+    /// An observer registered by the owner at `owner` is about to be called.
     @inline(__always)
     func observer(_ owner: UInt32) {
-        let word = bits | UInt64(owner)
-        words.pointee.innermostWord.store(word, ordering: .relaxed)
-        if outermost { words.pointee.beginOutermost(word) }
+        mark.slot.pointee.store(UInt64(owner), ordering: .relaxed)
     }
 
     @inline(__always)
     func done() {
-        words.pointee.depth &-= 1
-        words.pointee.innermostWord.store(previous, ordering: .relaxed)
-        if outermost { words.pointee.outermostSerial.store(0, ordering: .relaxed) }
+        probe._withUnsafeGuaranteedRef { $0.leave(mark) }
     }
 }
