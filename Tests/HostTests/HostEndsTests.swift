@@ -58,6 +58,20 @@ final class HostEndsTests: XCTestCase {
 
     private func seconds(since start: Date) -> Double { Date().timeIntervalSince(start) }
 
+    /// The last trace line, checked to be the spinner's `watchdog` line for `budget` in `state`; its
+    /// fields.
+    private func spinnerWatchdogLine(_ process: RunningProcess, budget: String, state: String,
+                                     file: StaticString = #filePath, line: UInt = #line) throws -> (fields: [String: Any], detail: String)
+    {
+        let last = json(try XCTUnwrap(process.output.last, file: file, line: line))
+        XCTAssertEqual(last["kind"] as? String, "watchdog", file: file, line: line)
+        XCTAssertEqual(last["budget"] as? String, budget, file: file, line: line)
+        XCTAssertEqual(last["name"] as? String, "didBecomeActive", file: file, line: line)
+        XCTAssertEqual(last["plugin"] as? String, "com.example.spin", file: file, line: line)
+        XCTAssertEqual(last["state"] as? String, state, file: file, line: line)
+        return (last, try XCTUnwrap(last["detail"] as? String, file: file, line: line))
+    }
+
     // MARK: Signals
 
     func testSIGTERMOrSIGINTDuringAPendingWaitEndsTheRunAtOnce() throws {
@@ -103,13 +117,7 @@ final class HostEndsTests: XCTestCase {
         XCTAssertEqual(status, 5, process.standardError)
         XCTAssertGreaterThanOrEqual(took, 0.9, "the loop had its terminate budget")
         XCTAssertLessThan(took, 2.5, "ended within the terminate budget (1 s), not never")
-        let last = json(try XCTUnwrap(process.output.last))
-        XCTAssertEqual(last["kind"] as? String, "watchdog")
-        XCTAssertEqual(last["budget"] as? String, "terminate")
-        XCTAssertEqual(last["name"] as? String, "didBecomeActive")
-        XCTAssertEqual(last["plugin"] as? String, "com.example.spin")
-        XCTAssertEqual(last["state"] as? String, "active")
-        let detail = try XCTUnwrap(last["detail"] as? String)
+        let detail = try spinnerWatchdogLine(process, budget: "terminate", state: "active").detail
         XCTAssertTrue(detail.hasPrefix("signal SIGTERM: the application did not end within the terminate budget (1.0"), detail)
         XCTAssertTrue(detail.hasSuffix(" of 1.000 s); the main thread was still in the didBecomeActive observer of 'com.example.spin'; "
             + "the process exits with status 5"), detail)
@@ -127,12 +135,7 @@ final class HostEndsTests: XCTestCase {
         let active = try XCTUnwrap(process.waitForLine { $0.contains("\"kind\":\"notification\",\"name\":\"didBecomeActive\"") })
         let status = process.wait(timeout: 20)
         XCTAssertEqual(status, 4, process.standardError)
-        let last = json(try XCTUnwrap(process.output.last))
-        XCTAssertEqual(last["kind"] as? String, "watchdog")
-        XCTAssertEqual(last["budget"] as? String, "hang")
-        XCTAssertEqual(last["name"] as? String, "didBecomeActive")
-        XCTAssertEqual(last["plugin"] as? String, "com.example.spin")
-        let detail = try XCTUnwrap(last["detail"] as? String)
+        let (last, detail) = try spinnerWatchdogLine(process, budget: "hang", state: "not-running")
         XCTAssertTrue(detail.hasPrefix("didBecomeActive by 'com.example.spin' overran the hang budget: at least 0.5"), detail)
         XCTAssertTrue(detail.hasSuffix(" of 0.500 s (policy: terminate); the process exits"), detail)
         // Reported after the budget, and within a quarter of it more (plus scheduling).

@@ -8,12 +8,9 @@ final class RobustnessABITests: XCTestCase {
     func testHangBudgetAndNestingLimitThroughTheCABI() throws {
         let folder = try CBuild.temporaryFolder("robustness")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let program = folder + "/robustness"
-        let compile = try CBuild.run("/usr/bin/cc", ["-Wall", "-Werror", CBuild.root + "/Tests/LifecycleCTests/Fixtures/robustness.c",
-                                                     "-I", CBuild.root + "/include", "-L", CBuild.products, "-llifecycle",
-                                                     "-Wl,-rpath,\(CBuild.products)", "-o", program])
+        let (compile, run) = try CBuild.runLinkedProgram("Tests/LifecycleCTests/Fixtures/robustness.c", in: folder)
         XCTAssertEqual(compile.status, 0, compile.output)
-        let result = try CBuild.run(program, [])
+        let result = try XCTUnwrap(run)
         XCTAssertEqual(result.status, 0, result.output)
         // The engine's own log lines (standard error) are not compared.
         let stdout = result.output.components(separatedBy: "--stderr--").first ?? ""
@@ -24,11 +21,7 @@ final class RobustnessABITests: XCTestCase {
         XCTAssertTrue(got[hang].hasPrefix("  trace: watchdog com.example.slow (com.example.slow overran the hang budget: at least 0."), got[hang])
         XCTAssertTrue(got[hang].hasSuffix(" of 0.200 s (policy: report))"), got[hang])
         got[hang] = "  trace: watchdog com.example.slow (…)"
-        let want = (Self.expected + "\n").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        for (index, line) in want.enumerated() {
-            XCTAssertEqual(index < got.count ? got[index] : "<end>", line, "line \(index + 1)")
-        }
-        XCTAssertEqual(got.count, want.count, result.output)
+        XCTAssertEqual(CBuild.mismatchedLines(got, Self.expected), [], result.output)
     }
 
     static let expected = """

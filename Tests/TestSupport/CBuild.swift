@@ -50,6 +50,32 @@ public enum CBuild {
         return output
     }
 
+    /// Compiles the C program `fixture` (a path below the repository root) against include/lifecycle.h,
+    /// linked with the built liblifecycle.so (`extra`: more compiler arguments), and runs it if it
+    /// compiled. Returns both results; `run` is nil when the compile failed.
+    public static func runLinkedProgram(_ fixture: String, in folder: String, extra: [String] = [])
+        throws -> (compile: (status: Int32, output: String), run: (status: Int32, output: String)?)
+    {
+        let program = folder + "/" + URL(fileURLWithPath: fixture).deletingPathExtension().lastPathComponent
+        let compile = try run("/usr/bin/cc", ["-Wall", "-Werror", root + "/" + fixture, "-I", root + "/include", "-L", products,
+                                              "-llifecycle", "-Wl,-rpath,\(products)"] + extra + ["-o", program])
+        guard compile.status == 0 else { return (compile, nil) }
+        return (compile, try run(program, []))
+    }
+
+    /// Where `got` (lines) differs from `want` (text, one line each): `line N: got '…', want '…'`, and
+    /// a count line when they differ in length. Empty when they are the same.
+    public static func mismatchedLines(_ got: [String], _ want: String) -> [String] {
+        let wanted = (want + "\n").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var differences: [String] = []
+        for (index, line) in wanted.enumerated() {
+            let found = index < got.count ? got[index] : "<end>"
+            if found != line { differences.append("line \(index + 1): got '\(found)', want '\(line)'") }
+        }
+        if got.count != wanted.count { differences.append("\(got.count) lines, want \(wanted.count)") }
+        return differences
+    }
+
     /// A plugin source with the descriptor fields given (C expressions).
     public static func plugin(id: String = "com.example.test", magic: String = "LC_PLUGIN_MAGIC", major: String = "LC_ABI_VERSION_MAJOR",
                        minor: String = "LC_ABI_VERSION_MINOR", size: String = "sizeof(lc_plugin_descriptor_t)",

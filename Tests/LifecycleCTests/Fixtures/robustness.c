@@ -13,14 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define CHECK(call)                                                                                     \
-    do {                                                                                                \
-        lc_status s_ = (call);                                                                          \
-        if (s_ != LC_OK) {                                                                              \
-            printf("%s failed: %s: %s\n", #call, lc_status_name(s_), lc_last_error_message());          \
-            exit(1);                                                                                    \
-        }                                                                                               \
-    } while (0)
+#include "check.h"
 
 static void on_watchdog(const lc_watchdog_report_t *r, void *ctx) {
     (void)ctx;
