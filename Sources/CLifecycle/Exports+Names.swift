@@ -46,5 +46,6 @@ import LifecycleC
         let box = UserInfoBox.from(userInfo)
         return center.post(nameID: name, sender: UInt(bitPattern: sender), userInfo: box.current, rawUserInfo: box)
     }
-    return posted == .posted ? lc_status(LC_OK) : lcPostFailure(posted, name, "lc_app_post_name")
+    if case .posted = posted { return lc_status(LC_OK) }  // a pattern, not `==`: no generic Equatable call per post
+    return lcPostFailure(posted, name, "lc_app_post_name")
 }

@@ -86,7 +86,7 @@ extension Application {
             let task = tasks[index]
             trace(.backgroundTask(id: id, phase: .expiring, name: task.name, owner: task.owner))
             if let handler = task.expirationHandler {
-                center.probe.marked(.other, label: "expiration handler", owner: center.ownerID(task.owner), handler)
+                runMarked("expiration handler", owner: task.owner, handler)
             }
         }
     }

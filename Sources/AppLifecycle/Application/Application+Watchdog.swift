@@ -4,11 +4,7 @@ extension Application {
     /// budgeted phases).
     @inline(__always)
     func marked<R>(_ method: DelegateMethod, owner: UInt32, _ body: () -> R) -> R {
-        let probe = center.probe
-        let mark = probe.enter(CallbackProbe.head(.delegate, subject: probe.labelID(method.selector)))
-        mark.slot.pointee.store(UInt64(owner), ordering: .relaxed)
-        defer { probe.leave(mark) }
-        return body()
+        center.runMarked(CallbackProbe.bits(.delegate, subject: center.probe.labelID(method.selector)), owner: owner, body)
     }
 
     /// Traces the hang reports the watchdog made since the last call. [loop-thread]
@@ -56,6 +52,6 @@ extension Application {
     /// Runs `body` (a plugin's `init`, timer or posted work) marked as a callback named `label` of
     /// `owner`, so that the hang budget watches it and `runningCallbacks` names it. [loop-thread]
     public func runMarked<R, E: Error>(_ label: String, owner: String, _ body: () throws(E) -> R) throws(E) -> R {
-        try center.probe.marked(.other, label: label, owner: center.ownerID(owner), body)
+        try center.runMarked(CallbackProbe.bits(.other, subject: center.probe.labelID(label)), owner: center.ownerID(owner), body)
     }
 }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// Calling observers: the dispatch loops, the callback probe's marks and the nesting limit.
 extension AppNotificationCenter {
     /// How deep dispatches may nest: a post made from inside this many nested dispatches of one center
@@ -29,11 +31,12 @@ extension AppNotificationCenter {
     func run(_ list: UnsafeMutablePointer<ObserverList>, _ name: NotificationName, _ sender: UInt,
              _ userInfo: UserInfo?, _ raw: AnyObject? = nil) -> Bool
     {
-        guard state.pointee.dispatchDepth < Self.maximumNesting else { return refuseNested(name) }
+        let depth = state.pointee.dispatchDepth
+        guard depth < Self.maximumNesting else { return refuseNested(name) }
         // Observers added during this dispatch wait for the next post; entries below `end` never move
         // during a dispatch (removal only tombstones them), so the counts read here hold for all of it.
         let end = list.pointee.count
-        let marks = ProbeMarks(probe, name)
+        let marks = ProbeMarks(state, level: depth &+ state.pointee.markedDepth, CallbackProbe.bits(.observer, subject: name.id))
         list.pointee.dispatchDepth &+= 1
         state.pointee.dispatchDepth &+= 1
         if userInfo == nil, state.pointee.observerWillRun == nil {
@@ -68,11 +71,29 @@ extension AppNotificationCenter {
         return true
     }
 
+    /// Runs `body` — a call into code the center does not own: a delegate method, an expiration
+    /// handler, a plugin's `init` or timer — marked in the callback probe, owned by the
+    /// owner at `owner` (`bits`: `CallbackProbe.bits`): the hang budget watches it, and a dispatch
+    /// inside it is nested. [loop-thread]
+    package func runMarked<R, E: Error>(_ bits: UInt64, owner: UInt32, _ body: () throws(E) -> R) throws(E) -> R {
+        // Levels: below 64 dispatches (the nesting limit) and below 63 counted marked callbacks, so
+        // every level is below `CallbackProbe.levels`; deeper marked callbacks share the last level.
+        let marks = ProbeMarks(state, level: state.pointee.dispatchDepth + state.pointee.markedDepth, bits)
+        let counted = state.pointee.markedDepth < CallbackProbe.levels / 2 - 1
+        marks.observer(owner)
+        if counted { state.pointee.markedDepth += 1 }
+        defer {
+            if counted { state.pointee.markedDepth -= 1 }
+            marks.done()
+        }
+        return try body()
+    }
+
     /// A post at the nesting limit: nothing is delivered; the handler hears of it with the poster (the
     /// owner of the observer that posted, from the probe).
     @inline(never)
     private func refuseNested(_ name: NotificationName) -> Bool {
-        let poster = probe.innermostOwner()
+        let poster = probe.running()?.innermost.owner ?? ""
         state.pointee.nestingLimitHandler?(name, state.pointee.dispatchDepth, poster)
         return false
     }
@@ -212,28 +233,30 @@ extension AppNotificationCenter {
     }
 }
 
-/// One dispatch's marks in the callback probe: the dispatch is marked as it begins (what is
-/// dispatched), each observer as it is called (one store: its owner), and `done()` puts back what the
-/// dispatch was nested in. At the outermost level each owner's observers are an outermost callback
-/// with its own hang budget. [loop-thread]
+/// One dispatch's marks in the callback probe (see `CallbackProbe`): the dispatch writes its level's
+/// *what* (the name) as it begins and clears it as it ends, and each observer writes the *whose* (its
+/// owner: one store) as it is called. Each observer of an outermost dispatch (level 0) is an
+/// outermost callback with its own hang budget. [loop-thread]
 struct ProbeMarks {
-    private let probe: Unmanaged<CallbackProbe>
-    private let mark: CallbackProbe.Mark
+    /// The *what* word of this dispatch's level; the *whose* follows it.
+    private let slot: UnsafeMutablePointer<Atomic<UInt64>>
 
+    /// `level`: how many dispatches and marked callbacks are under way around this one (below
+    /// `CallbackProbe.levels`: dispatches stop at the nesting limit, marked callbacks are capped).
     @inline(__always)
-    init(_ probe: CallbackProbe, _ name: NotificationName) {
-        self.probe = Unmanaged.passUnretained(probe)
-        mark = probe.enter(CallbackProbe.head(.observer, subject: name.id))
+    init(_ state: UnsafeMutablePointer<CenterState>, level: Int, _ bits: UInt64) {
+        slot = state.pointee.probeMarks.unsafelyUnwrapped + 2 &* level
+        slot.pointee.store(bits, ordering: .relaxed)
     }
 
     /// An observer registered by the owner at `owner` is about to be called.
     @inline(__always)
     func observer(_ owner: UInt32) {
-        mark.slot.pointee.store(UInt64(owner), ordering: .relaxed)
+        (slot + 1).pointee.store(UInt64(owner), ordering: .relaxed)
     }
 
     @inline(__always)
     func done() {
-        probe._withUnsafeGuaranteedRef { $0.leave(mark) }
+        slot.pointee.store(0, ordering: .relaxed)
     }
 }

@@ -66,6 +66,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         self.loop = loop
         state = .allocate(capacity: 1)
         state.initialize(to: CenterState())
+        state.pointee.probeMarks = probe.marks
         let receiver = CenterReceiver()
         state.pointee.target = loop.addTarget(receiver)
         receiver.center = Unmanaged.passUnretained(self)

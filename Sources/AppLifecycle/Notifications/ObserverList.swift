@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One observer slot. Trivially copyable: the dispatch loop copies it without reference counting.
 struct ObserverEntry {
     var function: RawObserverFunction
@@ -32,6 +34,12 @@ struct CenterState {
     /// Closure boxes of removed Swift observers, released once no dispatch is under way.
     var graveyard: [Unmanaged<ObserverBox>] = []
     var dispatchDepth = 0
+    /// How many marked callbacks (delegate methods, expiration handlers, plugins' init and timers) are
+    /// running, nested: with `dispatchDepth`, whether a dispatch is the outermost callback.
+    var markedDepth = 0
+    /// The callback probe's marks (`CallbackProbe.marks`), here so that a dispatch reaches them
+    /// without going through the probe.
+    var probeMarks: UnsafeMutablePointer<Atomic<UInt64>>?
     var heldDeliveryHandler: ((NotificationName, UInt, UserInfo?) -> Void)?
     var observerWillRun: ((_ owner: String) -> Bool)?
     var nestingLimitHandler: ((NotificationName, Int, String) -> Void)?

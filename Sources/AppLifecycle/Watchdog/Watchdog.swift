@@ -192,7 +192,7 @@ final class Watchdog: @unchecked Sendable {
         }
         guard let overrun = hang.sample(probe, now: now), let running = probe.running() else { return }
         // Still the same callback after the read (not one that began meanwhile).
-        guard probe.sample() == overrun.marks else { return }
+        guard probe.outerWords() == overrun.words else { return }
         onOverrun(WatchdogReport(observer: running.outermost.owner, event: running.outermost.name, budget: .hang,
                                  of: hang.budget, elapsed: overrun.elapsed, policy: policy,
                                  subject: .hang(running.outermost, in: running.innermost)))
