@@ -345,16 +345,15 @@ public final class AppNotificationCenter: @unchecked Sendable {
         if userInfo == nil, state.pointee.observerWillRun == nil {
             // The common post: no userInfo, no watchdog.
             if end == 1, list.pointee.filteredCount == 0 {
-                // One observer, the most common case: called right here.
-                let entry = list.pointee[0]
-                if entry.token != 0 {
-                    if entry.boxed {
-                        Unmanaged<ObserverBox>.fromOpaque(entry.context.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
-                            $0.block(AppNotification(name: name, sender: NotificationSender(rawValue: sender)))
-                        }
-                    } else {
-                        var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender)
-                        entry.function(&record, entry.context)
+                // One observer, the most common case: called right here, from its call alone. A C
+                // observer's tombstone calls a no-op; a Swift observer's has no context.
+                let call = list.pointee.calls[0]
+                if list.pointee.boxedCount == 0 {
+                    var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender)
+                    call.function(&record, call.context)
+                } else if let context = call.context {
+                    Unmanaged<ObserverBox>.fromOpaque(context)._withUnsafeGuaranteedRef {
+                        $0.block(AppNotification(name: name, sender: NotificationSender(rawValue: sender)))
                     }
                 }
             } else if list.pointee.boxedCount == 0 {
