@@ -6,8 +6,10 @@ extension Application {
     /// Adds a scene delegate (held strongly), called after the scene delegates added before it, for
     /// every scene. The scene-delegate counterpart of `addDelegate(_:id:)`: ids are unique among scene
     /// delegates (an application delegate may have the same id).
-    /// - Parameter id: a unique name (a plugin id): traces, watchdog reports and its per-scene
-    ///   restoration archives use it.
+    /// - Parameters:
+    ///   - delegate: the scene delegate; the methods its `respondsTo(_:)` admits are called (all by default).
+    ///   - id: a unique name (a plugin id): traces, watchdog reports and its per-scene restoration
+    ///     archives use it.
     /// - Throws: `.invalidArgument` for an empty or duplicate id; `.notOnLoopThread`.
     @discardableResult
     public func addSceneDelegate(_ delegate: SceneDelegate, id: String) throws(ApplicationError) -> DelegateToken {

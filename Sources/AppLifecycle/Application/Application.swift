@@ -151,7 +151,9 @@ public final class Application: @unchecked Sendable {
     }
 
     /// Adds a delegate (held strongly); it is called after those added before it.
-    /// - Parameter id: a unique name (a plugin id): traces, watchdog reports and its archive file use it.
+    /// - Parameters:
+    ///   - delegate: the delegate; the methods its `respondsTo(_:)` admits are called (all by default).
+    ///   - id: a unique name (a plugin id): traces, watchdog reports and its archive file use it.
     /// - Throws: `.invalidArgument` for an empty or duplicate id.
     @discardableResult
     public func addDelegate(_ delegate: ApplicationDelegate, id: String) throws(ApplicationError) -> DelegateToken {
