@@ -1,4 +1,4 @@
-/// Scenes (seed 004): scene delegates, the connected scenes and their sessions, the legality of
+/// Scenes (Apple, "Managing your app's life cycle"): scene delegates, the connected scenes and their sessions, the legality of
 /// scene actions, and calling scene delegates and posting scene notifications.
 extension Application {
     // MARK: Scene delegates
@@ -154,7 +154,7 @@ extension Application {
         }
     }
 
-    static let exitsOnSuspendReason = "the application exits on suspend, so it never runs in the background (seed 003); use home or terminate"
+    static let exitsOnSuspendReason = "the application exits on suspend, so it never runs in the background (UIApplicationExitsOnSuspend); use home or terminate"
 
     func validateUpdateUserActivity(_ scene: String?, _ name: String) throws(ApplicationError) {
         guard state.isRunning else {

@@ -155,7 +155,7 @@ int main(void) {
         "note com.example.ping\n"
         "delegate willResignActive (active)\n"
         "note willResignActive\n"
-        "delegate didEnterBackground (background)\n" // terminate goes through the background (seed 001)
+        "delegate didEnterBackground (background)\n" // terminate goes through the background (as on iOS)
         "note didEnterBackground\n"
         "delegate willTerminate (background)\n"
         "note willTerminate\n";
