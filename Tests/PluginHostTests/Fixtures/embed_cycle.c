@@ -2,7 +2,7 @@
 // launch -> Home -> return -> posts from another thread (nested loop via lc_app_fd) -> terminate.
 // Prints "ok" and exits 0, or prints what differed and exits 1.
 //
-//   cc embed_cycle.c $(pkg-config --cflags --libs lifecycle) -Wl,-rpath,<libdir> -lpthread
+//   cc embed_cycle.c $(pkg-config --cflags --libs lifecycle) -lpthread
 
 #include <lifecycle.h>
 
