@@ -108,7 +108,7 @@ enum {
 /// "not-running", "inactive", "active", "background", "suspended". Static storage. [thread-safe]
 LC_EXPORT const char *lc_state_name(lc_state state);
 
-/// ABI 1.2: the state of one scene (seed 004).
+/// ABI 1.2: the state of one scene (Apple, "Managing your app's life cycle").
 typedef uint32_t lc_scene_state;
 enum {
     LC_SCENE_STATE_UNATTACHED = 0,          // not connected (before willConnect, after didDisconnect)
@@ -707,7 +707,7 @@ typedef struct lc_plugin_delegate {
     void (*will_encode_restorable_state)(lc_plugin *plugin, void *state, lc_dict *coder);
     void (*did_decode_restorable_state)(lc_plugin *plugin, void *state, const lc_dict *coder);
     // Appended in 1.1; read only when struct_size covers it (a table built against an earlier 1.1
-    // header is shorter: this field counts as NULL). application:openURL:options: (seed 004), called
+    // header is shorter: this field counts as NULL). application:openURL:options: (Apple, "Managing your app's life cycle"), called
     // instead of open_url when set. `options` holds "sourceApplication" (string) and "annotation" when
     // the request has them; it is never NULL.
     bool (*open_url_with_options)(lc_plugin *plugin, void *state, const char *url, const lc_dict *options);
@@ -868,7 +868,7 @@ LC_EXPORT bool application_shouldRestoreApplicationState(lc_app *app, const lc_d
 LC_EXPORT void application_willEncodeRestorableStateWithCoder(lc_app *app, lc_dict *coder);
 LC_EXPORT void application_didDecodeRestorableStateWithCoder(lc_app *app, const lc_dict *coder);
 LC_EXPORT bool application_openURL_options(lc_app *app, const char *url, const lc_dict *options);
-// ^ application:openURL:options: (seed 004): called instead of application_openURL when exported.
+// ^ application:openURL:options: (Apple, "Managing your app's life cycle"): called instead of application_openURL when exported.
 //   `options` (never NULL) holds "sourceApplication" and "annotation" when the request has them.
 
 // ABI 1.2: scenes and Handoff. Called only in a scene-based application, except the four Handoff

@@ -241,7 +241,7 @@ package enum FFIDelegates {
                      pointers: 2, .archive({ $0.willEncodeRestorableState = $1 }, writable: true)))
         add(Function(.didDecodeRestorableState, "application_didDecodeRestorableStateWithCoder", returns: .void,
                      pointers: 2, .archive({ $0.didDecodeRestorableState = $1 }, writable: false)))
-        // Appended (the 1.1 table's last field): application:openURL:options: (seed 004).
+        // Appended (the 1.1 table's last field): application:openURL:options: (Apple, "Managing your app's life cycle").
         add(Function(.openURLWithOptions, "application_openURL_options", returns: .bool, pointers: 3, .openURLWithOptions))
         // Appended in ABI 1.2 (the 1.2 fields of the tables, in this order): scene sessions and Handoff …
         add(Function(.configurationForConnecting, "application_configurationForConnectingSceneSession_options",

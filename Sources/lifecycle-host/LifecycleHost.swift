@@ -185,7 +185,7 @@ struct Demo: ParsableCommand {
         if options.configuration.archiveDirectory == nil {
             options.configuration.archiveDirectory = "/tmp/lifecycle-host-demo-\(getuid())"
         }
-        let folder = executableFolder()
+        let folder = examplePluginFolder()
         options.plugins = ["Echo", "StateKeeper", "Greeter", "CacheTrimmer"].map { "\(folder)/lib\($0).so" }
         try buildMissingPlugins(options.plugins, folder: folder)
         options.scriptText = ("demo.scenario", DemoScenario.text)

@@ -1,5 +1,5 @@
 /// State preservation and restoration through the archive store. A delegate takes part only if it
-/// implements both shouldSaveApplicationState and shouldRestoreApplicationState (seed 002: "Apps must
+/// implements both shouldSaveApplicationState and shouldRestoreApplicationState (`UIApplicationDelegate`: "Apps must
 /// implement this method and the application:shouldRestoreApplicationState: method for state
 /// preservation to occur"); one that implements only one of them is traced as skipped.
 extension Application {

@@ -1,4 +1,4 @@
-/// The sequences of a scene-based application (seed 004): a scene's steps through its states, each
+/// The sequences of a scene-based application (Apple, "Managing your app's life cycle"): a scene's steps through its states, each
 /// followed by the application's notification when the application's derived state changes, and the
 /// application-wide sequences (launch, Home, return, interruption) expressed as scene steps.
 ///

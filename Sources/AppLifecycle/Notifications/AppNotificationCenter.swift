@@ -80,8 +80,10 @@ public final class AppNotificationCenter: @unchecked Sendable {
     ///
     /// [loop-thread] The closure runs on the loop thread, in registration order among the name's observers.
     /// - Parameters:
+    ///   - name: the notification name observed.
     ///   - sender: only notifications from this sender (`.none`: any sender).
     ///   - owner: who registers it (a plugin id), named by the watchdog and in traces.
+    ///   - block: called with each notification, on the loop thread.
     /// - Returns: the token to remove the observer with.
     @discardableResult
     public func observe(_ name: NotificationName, sender: NotificationSender = .none, owner: String = "",
