@@ -16,6 +16,7 @@ let package = Package(
         .library(name: "Greeter", type: .dynamic, targets: ["Greeter"]),
         .library(name: "CacheTrimmer", type: .dynamic, targets: ["CacheTrimmer"]),
         .library(name: "Sessions", type: .dynamic, targets: ["Sessions"]),
+        .library(name: "Scenes", type: .dynamic, targets: ["Scenes"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
@@ -91,6 +92,7 @@ let package = Package(
         .target(name: "Greeter", path: "Plugins/Greeter", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
         .target(name: "CacheTrimmer", dependencies: ["CLifecycleABI"], path: "Plugins/CacheTrimmer"),
         .target(name: "Sessions", path: "Plugins/Sessions", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
+        .target(name: "Scenes", path: "Plugins/Scenes", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
         // A child process the archive tests kill in the middle of a save.
         .executableTarget(
             name: "archive-writer-child",

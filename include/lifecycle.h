@@ -37,7 +37,10 @@ extern "C" {
 // Version
 
 #define LC_ABI_VERSION_MAJOR 1
-#define LC_ABI_VERSION_MINOR 1 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
+#define LC_ABI_VERSION_MINOR 2 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
+                                // 1.2: scenes and Handoff (lc_scene, lc_scene_*, lc_app_scene, LC_NAME_SCENE_*, the scene and Handoff
+                                //      delegate functions, the scene actions); fields appended to lc_config_t, lc_action_t,
+                                //      lc_trace_event_t, lc_delegate_t, lc_plugin_delegate_t and lc_host_api_t
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -91,6 +94,7 @@ typedef struct lc_app lc_app;       // an application: engine, notification cent
 typedef struct lc_dict lc_dict;     // a userInfo / launch options / archive dictionary
 typedef struct lc_list lc_list;     // a list value inside a dictionary
 typedef struct lc_plugin lc_plugin; // a loaded plugin, as the host sees it
+typedef struct lc_scene lc_scene;   // ABI 1.2: a scene of a scene-based application (see "Scenes")
 
 typedef uint32_t lc_state;
 enum {
@@ -103,6 +107,20 @@ enum {
 
 /// "not-running", "inactive", "active", "background", "suspended". Static storage. [thread-safe]
 LC_EXPORT const char *lc_state_name(lc_state state);
+
+/// ABI 1.2: the state of one scene (seed 004).
+typedef uint32_t lc_scene_state;
+enum {
+    LC_SCENE_STATE_UNATTACHED = 0,          // not connected (before willConnect, after didDisconnect)
+    LC_SCENE_STATE_FOREGROUND_INACTIVE = 1, // on screen, no input
+    LC_SCENE_STATE_FOREGROUND_ACTIVE = 2,   // on screen, receiving input
+    LC_SCENE_STATE_BACKGROUND = 3,          // off screen, running
+    LC_SCENE_STATE_SUSPENDED = 4,           // off screen, running no code
+};
+
+/// ABI 1.2. "unattached", "foreground-inactive", "foreground-active", "background", "suspended"
+/// ("unknown" outside the enum). Static storage. [thread-safe]
+LC_EXPORT const char *lc_scene_state_name(lc_scene_state state);
 
 typedef uint32_t lc_fetch_result;
 enum {
@@ -258,6 +276,14 @@ enum {
     LC_NAME_SCREEN_DID_DISCONNECT = 20,
     LC_NAME_SCREEN_MODE_DID_CHANGE = 21,
     LC_NAME_UBIQUITY_IDENTITY_DID_CHANGE = 22,
+    // ABI 1.2: the six UIScene notifications, posted per scene with the scene as sender
+    // (note->sender is the scene's lc_scene *; see "Scenes"). Custom names get ids above 28.
+    LC_NAME_SCENE_WILL_CONNECT = 23,
+    LC_NAME_SCENE_DID_DISCONNECT = 24,
+    LC_NAME_SCENE_DID_ACTIVATE = 25,
+    LC_NAME_SCENE_WILL_DEACTIVATE = 26,
+    LC_NAME_SCENE_WILL_ENTER_FOREGROUND = 27,
+    LC_NAME_SCENE_DID_ENTER_BACKGROUND = 28,
 };
 
 /// Interns `name` (a standard short name, a UIKit alias, or a custom dotted name) and writes its id
@@ -307,6 +333,12 @@ typedef struct lc_watchdog_report {
 
 typedef void (*lc_watchdog_fn)(const lc_watchdog_report_t *report, void *ctx);
 
+typedef uint32_t lc_scene_manifest_flags; // ABI 1.2, bit set
+enum {
+    LC_SCENE_MANIFEST = 1u << 0,              // the application is scene-based
+    LC_SCENE_MANIFEST_SINGLE_SCENE = 1u << 1, // at most one scene connected at a time
+};
+
 typedef struct lc_config {
     uint32_t struct_size;              // sizeof(lc_config_t)
     lc_watchdog_policy watchdog_policy;
@@ -327,6 +359,10 @@ typedef struct lc_config {
     // the callback that overran may still be running. [any thread]
     lc_watchdog_fn on_watchdog;
     void *on_watchdog_ctx;
+    // Appended in 1.2 (a shorter struct keeps the default, 0: not scene-based). UIKit's
+    // UIApplicationSceneManifest: LC_SCENE_MANIFEST makes the application scene-based; add
+    // LC_SCENE_MANIFEST_SINGLE_SCENE for UIApplicationSupportsMultipleScenes = NO.
+    lc_scene_manifest_flags scene_manifest;
 } lc_config_t;
 
 /// Fills `config` with the defaults (struct_size included). [thread-safe]
@@ -369,6 +405,19 @@ enum {
     LC_ACTION_REMOTE_NOTIFICATION = 13, // options: the payload (may be NULL)
     LC_ACTION_TERMINATE = 14,
     LC_ACTION_PURGE = 15,
+    // ABI 1.2: scenes (a scene-based application only; `scene` names the scene, required) ...
+    LC_ACTION_SCENE_CONNECT = 16,            // the user asks for scene `scene` (to the foreground)
+    LC_ACTION_SCENE_CONNECT_BACKGROUND = 17, // the system asks for it (to the background)
+    LC_ACTION_SCENE_ACTIVATE = 18,
+    LC_ACTION_SCENE_DEACTIVATE = 19,
+    LC_ACTION_SCENE_BACKGROUND = 20,
+    LC_ACTION_SCENE_FOREGROUND = 21,
+    LC_ACTION_SCENE_DISCONNECT = 22,
+    LC_ACTION_SCENE_DISCARD = 23,            // the session is discarded (disconnecting its scene)
+    // ... and Handoff (`scene` optional: NULL is the frontmost scene, or the application without scenes)
+    LC_ACTION_CONTINUE_USER_ACTIVITY = 24,   // activity (required)
+    LC_ACTION_FAIL_TO_CONTINUE_USER_ACTIVITY = 25, // activity (its "activityType"), error (required)
+    LC_ACTION_UPDATE_USER_ACTIVITY = 26,     // activity (required)
 };
 
 // A shorter (older or trimmed) struct is accepted as long as it holds struct_size and kind (8 bytes):
@@ -381,6 +430,12 @@ typedef struct lc_action {
     const char *url;                 // borrowed
     const char *source_application;  // borrowed, may be NULL
     const lc_dict *annotation;       // borrowed, may be NULL
+    // Appended in 1.2 (a shorter struct reads them as NULL).
+    const char *scene;               // borrowed: the scene of a scene action (required), of a launch, open-url or
+                                     // activity (may be NULL: the default or frontmost scene)
+    const lc_dict *activity;         // borrowed: a user activity, {"activityType": string (required, non-empty),
+                                     // "title": string (optional), "userInfo": dictionary (optional)}
+    const char *error;               // borrowed: why the activity could not be continued (FAIL_TO_CONTINUE)
 } lc_action_t;
 
 /// Performs an action. [main-thread]
@@ -440,6 +495,27 @@ typedef struct lc_delegate {
     bool (*should_restore_application_state)(lc_app *app, const lc_dict *coder, void *ctx);
     void (*will_encode_restorable_state)(lc_app *app, lc_dict *coder, void *ctx);
     void (*did_decode_restorable_state)(lc_app *app, const lc_dict *coder, void *ctx);
+    // Appended in 1.2 (read only when struct_size covers them): scenes and Handoff, as the delegate
+    // functions of the same names (see "Delegate functions"); `scene` is owned by the application.
+    const char *(*configuration_for_connecting)(lc_app *app, const char *session_id, const lc_dict *options, void *ctx);
+    void (*did_discard_scene_sessions)(lc_app *app, const lc_dict *sessions, void *ctx);
+    bool (*will_continue_user_activity)(lc_app *app, const char *activity_type, void *ctx);
+    bool (*continue_user_activity)(lc_app *app, const lc_dict *activity, void *ctx);
+    void (*did_fail_to_continue_user_activity)(lc_app *app, const char *activity_type, const char *error, void *ctx);
+    void (*did_update_user_activity)(lc_app *app, const lc_dict *activity, void *ctx);
+    void (*scene_will_connect)(lc_app *app, lc_scene *scene, const lc_dict *options, void *ctx);
+    void (*scene_did_disconnect)(lc_app *app, lc_scene *scene, void *ctx);
+    void (*scene_did_become_active)(lc_app *app, lc_scene *scene, void *ctx);
+    void (*scene_will_resign_active)(lc_app *app, lc_scene *scene, void *ctx);
+    void (*scene_will_enter_foreground)(lc_app *app, lc_scene *scene, void *ctx);
+    void (*scene_did_enter_background)(lc_app *app, lc_scene *scene, void *ctx);
+    void (*scene_open_url_contexts)(lc_app *app, lc_scene *scene, const lc_dict *contexts, void *ctx);
+    bool (*scene_state_restoration_activity)(lc_app *app, lc_scene *scene, lc_dict *activity, void *ctx);
+    void (*scene_will_continue_user_activity)(lc_app *app, lc_scene *scene, const char *activity_type, void *ctx);
+    void (*scene_continue_user_activity)(lc_app *app, lc_scene *scene, const lc_dict *activity, void *ctx);
+    void (*scene_did_fail_to_continue_user_activity)(lc_app *app, lc_scene *scene, const char *activity_type,
+                                                     const char *error, void *ctx);
+    void (*scene_did_update_user_activity)(lc_app *app, lc_scene *scene, const lc_dict *activity, void *ctx);
 } lc_delegate_t;
 
 /// Adds a delegate under a unique id (copied); called after those added before it. [main-thread]
@@ -468,10 +544,39 @@ typedef struct lc_trace_event {
     lc_state state;       // after the event
     const char *observer; // delegate or plugin id, or NULL
     const char *detail;   // or NULL
+    const char *scene;    // appended in 1.2: the id of the scene the event is about, or NULL
 } lc_trace_event_t;
 
 /// Sets (or, with NULL, clears) the trace callback; the event is valid during the call. [main-thread]
 LC_EXPORT lc_status lc_app_set_trace(lc_app *app, void (*fn)(const lc_trace_event_t *event, void *ctx), void *ctx);
+
+// ---------------------------------------------------------------------------------------------
+// Scenes (ABI 1.2)
+//
+// A scene-based application (lc_config_t.scene_manifest) has scenes, each with an id, a state and a
+// session. An lc_scene * is owned by the application and stays valid until lc_app_destroy, also after
+// its scene disconnected (it then reports LC_SCENE_STATE_UNATTACHED; a reconnection of the same id is
+// a new handle). It is the sender of the scene's notifications (`note->sender`), the `scene` argument
+// of the scene delegate functions, and what lc_app_scene finds. Every function below checks it: NULL
+// is LC_ERR_INVALID_ARGUMENT; a pointer that is not a scene handle of a live application (a foreign
+// pointer, or one from a destroyed application) is LC_ERR_NOT_FOUND; outside the scene's main thread,
+// LC_ERR_WRONG_THREAD. Out-pointers are written only on success.
+
+/// The connected scene `id` (read during the call). LC_ERR_NOT_FOUND (the message names the id and the
+/// connected scenes) when none is connected. [main-thread]
+LC_EXPORT lc_status lc_app_scene(lc_app *app, const char *id, lc_scene **out);
+/// The scene's id (its session's persistent identifier), owned by the application, valid until
+/// lc_app_destroy. [main-thread]
+LC_EXPORT lc_status lc_scene_get_id(const lc_scene *scene, const char **out);
+/// The scene's current state. [main-thread]
+LC_EXPORT lc_status lc_scene_get_state(const lc_scene *scene, lc_scene_state *out);
+/// The persistent identifier of the scene's session (equal to the scene's id), owned by the
+/// application, valid until lc_app_destroy. [main-thread]
+LC_EXPORT lc_status lc_scene_get_session_id(const lc_scene *scene, const char **out);
+/// The name of the configuration chosen for the scene's session (application:
+/// configurationForConnectingSceneSession:options:, "Default Configuration" when no delegate answered),
+/// owned by the application, valid until lc_app_destroy. [main-thread]
+LC_EXPORT lc_status lc_scene_get_configuration_name(const lc_scene *scene, const char **out);
 
 // ---------------------------------------------------------------------------------------------
 // The main run loop
@@ -608,6 +713,31 @@ typedef struct lc_plugin_delegate {
     // instead of open_url when set. `options` holds "sourceApplication" (string) and "annotation" when
     // the request has them; it is never NULL.
     bool (*open_url_with_options)(lc_plugin *plugin, void *state, const char *url, const lc_dict *options);
+    // Appended in 1.2; read only when struct_size covers them (a shorter table never gets these calls).
+    // Scenes and Handoff, in the order and with the meaning of the delegate functions of the same names
+    // (see "Delegate functions"). `scene` is owned by the host (see "Scenes"); read it with host->scene_*.
+    const char *(*configuration_for_connecting)(lc_plugin *plugin, void *state, const char *session_id,
+                                                const lc_dict *options);
+    void (*did_discard_scene_sessions)(lc_plugin *plugin, void *state, const lc_dict *sessions);
+    bool (*will_continue_user_activity)(lc_plugin *plugin, void *state, const char *activity_type);
+    bool (*continue_user_activity)(lc_plugin *plugin, void *state, const lc_dict *activity);
+    void (*did_fail_to_continue_user_activity)(lc_plugin *plugin, void *state, const char *activity_type,
+                                               const char *error);
+    void (*did_update_user_activity)(lc_plugin *plugin, void *state, const lc_dict *activity);
+    void (*scene_will_connect)(lc_plugin *plugin, void *state, lc_scene *scene, const lc_dict *options);
+    void (*scene_did_disconnect)(lc_plugin *plugin, void *state, lc_scene *scene);
+    void (*scene_did_become_active)(lc_plugin *plugin, void *state, lc_scene *scene);
+    void (*scene_will_resign_active)(lc_plugin *plugin, void *state, lc_scene *scene);
+    void (*scene_will_enter_foreground)(lc_plugin *plugin, void *state, lc_scene *scene);
+    void (*scene_did_enter_background)(lc_plugin *plugin, void *state, lc_scene *scene);
+    void (*scene_open_url_contexts)(lc_plugin *plugin, void *state, lc_scene *scene, const lc_dict *contexts);
+    bool (*scene_state_restoration_activity)(lc_plugin *plugin, void *state, lc_scene *scene, lc_dict *activity);
+    void (*scene_will_continue_user_activity)(lc_plugin *plugin, void *state, lc_scene *scene,
+                                              const char *activity_type);
+    void (*scene_continue_user_activity)(lc_plugin *plugin, void *state, lc_scene *scene, const lc_dict *activity);
+    void (*scene_did_fail_to_continue_user_activity)(lc_plugin *plugin, void *state, lc_scene *scene,
+                                                     const char *activity_type, const char *error);
+    void (*scene_did_update_user_activity)(lc_plugin *plugin, void *state, lc_scene *scene, const lc_dict *activity);
 } lc_plugin_delegate_t;
 
 /// What the host offers a plugin. Owned by the host, valid until the plugin's deinit returns.
@@ -672,6 +802,18 @@ struct lc_host_api {
     /// See lc_app_post_name (ABI 1.1): on the main thread observers have run when it returns; from
     /// another thread it is queued in this thread's order. [thread-safe]
     lc_status (*post_name)(lc_plugin *plugin, lc_name name, const void *sender, const lc_dict *user_info);
+
+    // ---- ABI 1.2 (a 1.2 plugin is never loaded by an older host; a plugin declaring 1.1 checks
+    //      struct_size before calling these) ----
+
+    /// See lc_app_scene: the connected scene `id` of the plugin's application. [main-thread]
+    lc_status (*scene_find)(lc_plugin *plugin, const char *id, lc_scene **out);
+    /// See lc_scene_get_id, _get_state, _get_session_id, _get_configuration_name; a scene of another
+    /// application is LC_ERR_NOT_FOUND. [main-thread]
+    lc_status (*scene_get_id)(lc_plugin *plugin, const lc_scene *scene, const char **out);
+    lc_status (*scene_get_state)(lc_plugin *plugin, const lc_scene *scene, lc_scene_state *out);
+    lc_status (*scene_get_session_id)(lc_plugin *plugin, const lc_scene *scene, const char **out);
+    lc_status (*scene_get_configuration_name)(lc_plugin *plugin, const lc_scene *scene, const char **out);
 };
 
 /// Loads a plugin from an absolute path (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), checks it, and runs
@@ -730,6 +872,40 @@ LC_EXPORT void application_didDecodeRestorableStateWithCoder(lc_app *app, const 
 LC_EXPORT bool application_openURL_options(lc_app *app, const char *url, const lc_dict *options);
 // ^ application:openURL:options: (seed 004): called instead of application_openURL when exported.
 //   `options` (never NULL) holds "sourceApplication" and "annotation" when the request has them.
+
+// ABI 1.2: scenes and Handoff. Called only in a scene-based application, except the four Handoff
+// functions of the application, which are called only in an application without scenes.
+//
+// A user activity crosses as a dictionary: {"activityType": string, "title": string (absent when
+// none), "userInfo": dictionary}. Connection options are {"urlContexts": [{"url": string, "options":
+// dictionary}...], "userActivities": [activity...]} (each list absent when empty); scene_willConnect…
+// also finds "stateRestorationActivity" (an activity) there when this delegate saved one.
+// Return a configuration name with static storage (or valid until the next call); NULL answers
+// "Default Configuration". The first delegate's answer names the session's configuration.
+LC_EXPORT const char *application_configurationForConnectingSceneSession_options(lc_app *app, const char *session_id,
+                                                                                 const lc_dict *options);
+// `sessions`: one key per discarded session id, in order; each value its configuration name (string).
+LC_EXPORT void application_didDiscardSceneSessions(lc_app *app, const lc_dict *sessions);
+LC_EXPORT bool application_willContinueUserActivityWithType(lc_app *app, const char *activity_type);
+LC_EXPORT bool application_continueUserActivity_restorationHandler(lc_app *app, const lc_dict *activity);
+LC_EXPORT void application_didFailToContinueUserActivityWithType_error(lc_app *app, const char *activity_type,
+                                                                        const char *error);
+LC_EXPORT void application_didUpdateUserActivity(lc_app *app, const lc_dict *activity);
+LC_EXPORT void scene_willConnectToSession_options(lc_app *app, lc_scene *scene, const lc_dict *options);
+LC_EXPORT void sceneDidDisconnect(lc_app *app, lc_scene *scene);
+LC_EXPORT void sceneDidBecomeActive(lc_app *app, lc_scene *scene);
+LC_EXPORT void sceneWillResignActive(lc_app *app, lc_scene *scene);
+LC_EXPORT void sceneWillEnterForeground(lc_app *app, lc_scene *scene);
+LC_EXPORT void sceneDidEnterBackground(lc_app *app, lc_scene *scene);
+// `contexts`: {"urlContexts": [{"url": string, "options": dictionary}...]}.
+LC_EXPORT void scene_openURLContexts(lc_app *app, lc_scene *scene, const lc_dict *contexts);
+// `activity` is empty and writable: fill it (at least "activityType") and return true to save it.
+LC_EXPORT bool stateRestorationActivityForScene(lc_app *app, lc_scene *scene, lc_dict *activity);
+LC_EXPORT void scene_willContinueUserActivityWithType(lc_app *app, lc_scene *scene, const char *activity_type);
+LC_EXPORT void scene_continueUserActivity(lc_app *app, lc_scene *scene, const lc_dict *activity);
+LC_EXPORT void scene_didFailToContinueUserActivityWithType_error(lc_app *app, lc_scene *scene, const char *activity_type,
+                                                                  const char *error);
+LC_EXPORT void scene_didUpdateUserActivity(lc_app *app, lc_scene *scene, const lc_dict *activity);
 #endif
 
 #ifdef __cplusplus

@@ -108,7 +108,8 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
     withApp(app, "lc_app_remove_delegate") { handle in
         guard let id else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_remove_delegate: id is NULL") }
         let name = String(cString: id)
-        guard handle.app.removeDelegate(id: name) else {
+        let scene = handle.app.removeSceneDelegate(id: name)  // its scene functions (1.2), if it had any
+        guard handle.app.removeDelegate(id: name) || scene else {
             return lcFail(lc_status(LC_ERR_NOT_FOUND), "lc_app_remove_delegate: no delegate has id '\(name)'")
         }
         return lc_status(LC_OK)

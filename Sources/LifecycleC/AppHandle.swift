@@ -24,6 +24,8 @@ package final class AppHandle: @unchecked Sendable {
     /// Live timers and who added them (a plugin's id, or nil for a C caller).
     private var timers: [UInt64: (source: LoopSource, owner: String?)] = [:]
     private var nextTimerID: UInt64 = 1
+    /// The scenes remembered as `lc_scene *` handles (`SceneHandles`). [loop-thread]
+    var rememberedScenes: Set<ObjectIdentifier> = []
     private var traceCallback: (fn: @convention(c) (UnsafePointer<lc_trace_event_t>?, UnsafeMutableRawPointer?) -> Void,
                                 ctx: UnsafeMutableRawPointer?)?
 
@@ -58,6 +60,8 @@ package final class AppHandle: @unchecked Sendable {
         attachment?.shutdown(self)
         for timer in timers.values { timer.source.cancel() }
         timers.removeAll()
+        SceneHandles.forget(owner: self)
+        rememberedScenes.removeAll()
     }
 
     package var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
@@ -78,17 +82,22 @@ package final class AppHandle: @unchecked Sendable {
     package var swiftTraceHandler: ((TraceEvent) -> Void)?
 
     private func forwardTrace(_ event: TraceEvent) {
+        // A scene's delegate calls and notifications are traced before they happen: its handle is
+        // remembered before C code can meet it.
+        if let scene = event.scene { rememberScene(scene) }
         swiftTraceHandler?(event)
         guard let callback = traceCallback else { return }
         event.kind.rawValue.withCString { kind in
             event.name.withCString { name in
                 withOptionalCString(event.observer) { observer in
                     withOptionalCString(event.detail) { detail in
-                        var record = lc_trace_event_t(
-                            struct_size: UInt32(MemoryLayout<lc_trace_event_t>.size), seq: event.seq,
-                            time: event.time.secondsDouble, kind: kind, name: name,
-                            state: event.state.lcState, observer: observer, detail: detail)
-                        callback.fn(&record, callback.ctx)
+                        withOptionalCString(event.scene) { scene in
+                            var record = lc_trace_event_t(
+                                struct_size: UInt32(MemoryLayout<lc_trace_event_t>.size), seq: event.seq,
+                                time: event.time.secondsDouble, kind: kind, name: name,
+                                state: event.state.lcState, observer: observer, detail: detail, scene: scene)
+                            callback.fn(&record, callback.ctx)
+                        }
                     }
                 }
             }

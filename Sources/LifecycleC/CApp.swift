@@ -159,6 +159,9 @@ package func configuration(from config: UnsafePointer<lc_config_t>?) throws(CSta
     b.expirationWarning = try CSeconds.budget(c.expiration_warning, field: "expiration_warning", keep: b.expirationWarning)
     configuration.budgets = b
     configuration.archiveDirectory = c.archive_directory.map { String(cString: $0) }
+    if c.scene_manifest & UInt32(LC_SCENE_MANIFEST) != 0 {
+        configuration.sceneManifest = SceneManifest(supportsMultipleScenes: c.scene_manifest & UInt32(LC_SCENE_MANIFEST_SINGLE_SCENE) == 0)
+    }
     if let fn = c.on_watchdog {
         let callback = CCallback(fn: fn, ctx: c.on_watchdog_ctx)
         configuration.onWatchdogReport = { report in
@@ -212,10 +215,11 @@ extension AppHandle {
             $0.copyMemory(from: UnsafeRawBufferPointer(start: action, count: min(size, MemoryLayout<lc_action_t>.size)))
         }
         let options = a.options.map { UserInfoBox.from($0).value } ?? UserInfo()
+        let scene = a.scene.map { String(cString: $0) }  // NULL in a struct too short to hold it (1.1)
         let engineAction: Action
         switch Int(a.kind) {
-        case LC_ACTION_LAUNCH: engineAction = .launch(options: options)
-        case LC_ACTION_LAUNCH_BACKGROUND: engineAction = .launch(options: options, inBackground: true)
+        case LC_ACTION_LAUNCH: engineAction = .launch(options: options, scene: scene)
+        case LC_ACTION_LAUNCH_BACKGROUND: engineAction = .launch(options: options, inBackground: true, scene: scene)
         case LC_ACTION_INTERRUPT: engineAction = .beginInterruption
         case LC_ACTION_DISMISS: engineAction = .dismissInterruption
         case LC_ACTION_ACCEPT: engineAction = .acceptInterruption
@@ -232,16 +236,56 @@ extension AppHandle {
         case LC_ACTION_OPEN_URL:
             guard let url = a.url else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: open-url needs action->url") }
             engineAction = .openURL(String(cString: url), sourceApplication: a.source_application.map { String(cString: $0) },
-                                    annotation: a.annotation.map { .dict(UserInfoBox.from($0).value) })
+                                    annotation: a.annotation.map { .dict(UserInfoBox.from($0).value) }, scene: scene)
         case LC_ACTION_FETCH: engineAction = .backgroundFetch
         case LC_ACTION_REMOTE_NOTIFICATION: engineAction = .remoteNotification(options)
         case LC_ACTION_TERMINATE: engineAction = .terminate
         case LC_ACTION_PURGE: engineAction = .purge
+        case LC_ACTION_SCENE_CONNECT...LC_ACTION_UPDATE_USER_ACTIVITY:
+            switch sceneAction(a, scene: scene) {
+            case .success(let action): engineAction = action
+            case .failure(let error): return lcFail(error.status, error.message)
+            }
         default:
             return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: unknown action kind \(a.kind)")
         }
         do { try app.perform(engineAction) } catch { return lcFail(error) }
         return lc_status(LC_OK)
+    }
+}
+
+extension AppHandle {
+    /// The scene and Handoff actions (ABI 1.2), their arguments checked.
+    private func sceneAction(_ a: lc_action_t, scene: String?) -> Result<Action, CStatusError> {
+        func invalid(_ message: String) -> Result<Action, CStatusError> {
+            .failure(CStatusError(status: lc_status(LC_ERR_INVALID_ARGUMENT), message: "lc_app_perform: \(message)"))
+        }
+        let kind = Int(a.kind)
+        if kind <= LC_ACTION_SCENE_DISCARD {
+            guard let scene else { return invalid("a scene action needs action->scene") }
+            switch kind {
+            case LC_ACTION_SCENE_CONNECT: return .success(.connectScene(scene))
+            case LC_ACTION_SCENE_CONNECT_BACKGROUND: return .success(.connectScene(scene, inBackground: true))
+            case LC_ACTION_SCENE_ACTIVATE: return .success(.activateScene(scene))
+            case LC_ACTION_SCENE_DEACTIVATE: return .success(.deactivateScene(scene))
+            case LC_ACTION_SCENE_BACKGROUND: return .success(.moveSceneToBackground(scene))
+            case LC_ACTION_SCENE_FOREGROUND: return .success(.bringSceneToForeground(scene))
+            case LC_ACTION_SCENE_DISCONNECT: return .success(.disconnectScene(scene))
+            default: return .success(.discardSceneSession(scene))
+            }
+        }
+        guard let dict = a.activity else { return invalid("a user activity action needs action->activity") }
+        guard let activity = UserActivity(dictionary: UserInfoBox.from(dict).value) else {
+            return invalid("action->activity is not a user activity: it needs a non-empty string \"activityType\", "
+                + "and \"title\" (a string) and \"userInfo\" (a dictionary) when present")
+        }
+        switch kind {
+        case LC_ACTION_CONTINUE_USER_ACTIVITY: return .success(.continueUserActivity(activity, scene: scene))
+        case LC_ACTION_FAIL_TO_CONTINUE_USER_ACTIVITY:
+            guard let error = a.error else { return invalid("a failed user activity needs action->error") }
+            return .success(.failToContinueUserActivity(type: activity.activityType, error: String(cString: error), scene: scene))
+        default: return .success(.updateUserActivity(activity, scene: scene))
+        }
     }
 }
 
@@ -273,7 +317,7 @@ extension AppHandle {
             $0.copyMemory(from: UnsafeRawBufferPointer(start: delegate, count: min(size, MemoryLayout<lc_delegate_t>.size)))
         }
         // The fields in the bridge's row order; lc_delegate_t has no plain didReceiveRemoteNotification
-        // and no openURL:options: (the last row).
+        // and no openURL:options: (row 19). Its 1.2 fields are the rows after that, in order.
         func raw<F>(_ f: F?) -> UnsafeMutableRawPointer? { f.map { unsafeBitCast($0, to: UnsafeMutableRawPointer.self) } }
         let addresses: [UnsafeMutableRawPointer?] = [
             raw(d.will_finish_launching), raw(d.did_finish_launching), raw(d.did_become_active), raw(d.will_resign_active),
@@ -282,15 +326,25 @@ extension AppHandle {
             raw(d.open_url), raw(d.perform_fetch), raw(d.did_receive_remote_notification), nil,
             raw(d.should_save_application_state), raw(d.should_restore_application_state),
             raw(d.will_encode_restorable_state), raw(d.did_decode_restorable_state), nil,
+            raw(d.configuration_for_connecting), raw(d.did_discard_scene_sessions), raw(d.will_continue_user_activity),
+            raw(d.continue_user_activity), raw(d.did_fail_to_continue_user_activity), raw(d.did_update_user_activity),
+            raw(d.scene_will_connect), raw(d.scene_did_disconnect), raw(d.scene_did_become_active), raw(d.scene_will_resign_active),
+            raw(d.scene_will_enter_foreground), raw(d.scene_did_enter_background), raw(d.scene_open_url_contexts),
+            raw(d.scene_state_restoration_activity), raw(d.scene_will_continue_user_activity), raw(d.scene_continue_user_activity),
+            raw(d.scene_did_fail_to_continue_user_activity), raw(d.scene_did_update_user_activity),
         ]
         let idString = String(cString: id)
-        let h = addresses.withUnsafeBufferPointer {
-            FFIDelegates.bind(addresses: $0, convention: .delegateStruct(app: UnsafeRawPointer(opaque), ctx: UnsafeRawPointer(d.ctx), id: idString)).handlers
+        let convention = FFIDelegates.Convention.delegateStruct(app: UnsafeRawPointer(opaque), ctx: UnsafeRawPointer(d.ctx), id: idString)
+        let (h, scenes) = addresses.withUnsafeBufferPointer {
+            (FFIDelegates.bind(addresses: $0, convention: convention).handlers, FFIDelegates.bindScenes(addresses: $0, convention: convention))
         }
-        do {
-            try app.addDelegate(h, id: idString)
-        } catch {
-            return lcFail(error)
+        do { try app.addDelegate(h, id: idString) } catch { return lcFail(error) }
+        // The scene functions (1.2) make it a scene delegate too, under the same id.
+        if !scenes.rows.isEmpty {
+            do { try app.addSceneDelegate(scenes.handlers, id: idString) } catch {
+                app.removeDelegate(id: idString)
+                return lcFail(error)
+            }
         }
         return lc_status(LC_OK)
     }

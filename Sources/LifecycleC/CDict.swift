@@ -142,25 +142,18 @@ private func dictGet(
     _ function: String, _ dict: OpaquePointer, _ key: UnsafePointer<CChar>, wanted: String,
     _ write: (UserInfoBox, Int, UserInfoValue) -> Bool
 ) -> lc_status {
+    // The caller's handle is alive for the call: the box is used without a retain.
     Unmanaged<UserInfoBox>.fromOpaque(UnsafeRawPointer(dict))._withUnsafeGuaranteedRef { box in
-        dictGet(function, box, key, wanted: wanted, write)
+        guard let index = box.index(ofCKey: key) else {
+            guard let name = lcString(key, function, "key") else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
+            return lcFail(LC_ERR_NOT_FOUND, "\(function): no key '\(name)'")
+        }
+        let value = box.value(at: index)
+        guard write(box, index, value) else {
+            return lcFail(LC_ERR_TYPE_MISMATCH, "\(function): '\(box.key(at: index))' holds \(value.kindPhrase), not \(wanted)")
+        }
+        return ok
     }
-}
-
-@inline(__always)
-private func dictGet(
-    _ function: String, _ box: UserInfoBox, _ key: UnsafePointer<CChar>, wanted: String,
-    _ write: (UserInfoBox, Int, UserInfoValue) -> Bool
-) -> lc_status {
-    guard let index = box.index(ofCKey: key) else {
-        guard let name = lcString(key, function, "key") else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
-        return lcFail(LC_ERR_NOT_FOUND, "\(function): no key '\(name)'")
-    }
-    let value = box.value(at: index)
-    guard write(box, index, value) else {
-        return lcFail(LC_ERR_TYPE_MISMATCH, "\(function): '\(box.key(at: index))' holds \(value.kindPhrase), not \(wanted)")
-    }
-    return ok
 }
 
 /// The string under `key`, owned by the dictionary. [thread-safe]

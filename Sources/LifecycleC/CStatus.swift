@@ -103,6 +103,7 @@ package func lcStatus(for code: ApplicationError.Code) -> lc_status {
     case .archiveUnreadable, .archiveCorrupt, .archiveWriteFailed: lc_status(LC_ERR_ARCHIVE)
     case .system: lc_status(LC_ERR_SYSTEM)
     case .invalidArgument: lc_status(LC_ERR_INVALID_ARGUMENT)
+    case .unknownScene: lc_status(LC_ERR_NOT_FOUND)
     default: lc_status(LC_ERR_INTERNAL)
     }
 }

@@ -41,38 +41,60 @@ extension FFIDelegates {
     /// Which rows a binding implemented, one bit a row of `functions`: kept as bits so that binding
     /// allocates no array; `methods` lists them.
     package struct Rows: Sendable, Equatable {
-        package private(set) var bits: UInt32 = 0
+        package private(set) var bits: UInt64 = 0
 
         package init() {}
 
-        mutating func insert(_ row: Int) { bits |= 1 << UInt32(row) }
+        mutating func insert(_ row: Int) { bits |= 1 << UInt64(row) }
         package var isEmpty: Bool { bits == 0 }
         /// The methods, in table order.
-        package var methods: [DelegateMethod] { functions.indices.filter { bits & (1 << UInt32($0)) != 0 }.map { functions[$0].method } }
+        package var methods: [DelegateMethod] { functions.indices.filter { bits & (1 << UInt64($0)) != 0 }.map { functions[$0].method } }
     }
 
     /// The one delegate bridge: binds C functions given by address, one per row of `functions` (nil:
     /// not implemented), called the `convention`'s way. Every way C implements delegates (exported
     /// symbols, `lc_delegate_t`, `lc_plugin_delegate_t`) goes through here: one marshalling of
     /// dictionaries, strings, archives and completions, one way to call (libffi).
+    /// The application delegate's rows only; the scene delegate's are bound by `bindScenes`.
     /// - Returns: the handler table (add it with `Application.addDelegate(_:id:)`; call its handlers on
     ///   the loop thread only) and the rows bound.
     package static func bind(addresses: UnsafeBufferPointer<UnsafeMutableRawPointer?>,
                              convention: Convention) -> (handlers: DelegateHandlers, rows: Rows)
     {
-        precondition(addresses.count == functions.count, "one address per row")
-        precondition(functions.count <= 32, "Rows holds 32 rows")
         var handlers = DelegateHandlers()
+        let rows = bindRows(addresses, convention, scene: false) { install($0, $1, $2, into: &handlers) }
+        return (handlers, rows)
+    }
+
+    /// `bind(addresses:convention:)` for the scene delegate's rows (ABI 1.2): the same addresses (one
+    /// per row of `functions`), conventions, marshalling and calls; the application's rows are skipped.
+    /// - Returns: the handler table (add it with `Application.addSceneDelegate(_:id:)`) and the rows bound.
+    package static func bindScenes(addresses: UnsafeBufferPointer<UnsafeMutableRawPointer?>,
+                                   convention: Convention) -> (handlers: SceneDelegateHandlers, rows: Rows)
+    {
+        var handlers = SceneDelegateHandlers()
+        let rows = bindRows(addresses, convention, scene: true) { installScene($0, $1, $2, into: &handlers) }
+        return (handlers, rows)
+    }
+
+    /// Binds the rows of one kind (scene delegate or application delegate) that have an address.
+    private static func bindRows(_ addresses: UnsafeBufferPointer<UnsafeMutableRawPointer?>, _ convention: Convention,
+                                 scene: Bool, _ install: (Function, BoundFunction, Receiver) -> Void) -> Rows
+    {
+        precondition(addresses.count == functions.count, "one address per row")
+        precondition(functions.count <= 64, "Rows holds 64 rows")
         var rows = Rows()
-        let receiver = Receiver(convention)
+        var receiver: Receiver?
         for index in functions.indices {
-            guard let address = addresses[index] else { continue }
+            guard let address = addresses[index], functions[index].shape.isScene == scene else { continue }
             let function = functions[index]
             let call = BoundFunction(cif: interface(forRow: index, convention).cif, address: address)
-            install(function, call, receiver, into: &handlers)
+            let shared = receiver ?? Receiver(convention)
+            receiver = shared
+            install(function, call, shared)
             rows.insert(index)
         }
-        return (handlers, rows)
+        return rows
     }
 
     /// The call interface of row `index` under `convention`; for exported functions, checked against
@@ -228,11 +250,39 @@ extension FFIDelegates {
             set(&handlers) { _, archive in
                 withArchive(archive, writable: writable) { receiver.void(f, method, $0, core: 1) }
             }
+        case .configuration:
+            handlers.configurationForConnecting = { _, session, options in
+                session.persistentIdentifier.withCString { id in
+                    withDict(connectionDict(options, restored: nil)) { options in
+                        let name = receiver.call(f, method, id, options, core: 2)
+                        guard let text = UnsafePointer<CChar>(bitPattern: UInt(name)) else { return .default }
+                        return SceneConfiguration(name: String(cString: text))
+                    }
+                }
+            }
+        case .discardSessions:
+            handlers.didDiscardSceneSessions = { _, sessions in
+                var dict = UserInfo()
+                for session in sessions { dict[session.persistentIdentifier] = .string(session.configurationName ?? "") }
+                withDict(dict) { receiver.void(f, method, $0, core: 1) }
+            }
+        case .askWithString(let set):
+            set(&handlers) { _, text in text.withCString { receiver.bool(f, method, $0, core: 1) } }
+        case .askActivity(let set):
+            set(&handlers) { _, activity in withDict(activity.dictionary) { receiver.bool(f, method, $0, core: 1) } }
+        case .receiveActivity(let set):
+            set(&handlers) { _, activity in withDict(activity.dictionary) { receiver.void(f, method, $0, core: 1) } }
+        case .failActivity:
+            handlers.didFailToContinueUserActivity = { _, type, error in
+                type.withCString { type in error.withCString { receiver.void(f, method, type, $0, core: 2) } }
+            }
+        case .sceneNotify, .sceneWillConnect, .sceneOpenURLs, .sceneRestoration, .sceneWithString, .sceneActivity, .sceneFail:
+            preconditionFailure("\(function.symbol) is a scene delegate method: bound by bindScenes")
         }
     }
 
     /// Runs `body` with an `lc_dict *` holding `info` (NULL for nil), alive until `body` returns.
-    private static func withDict<R>(_ info: UserInfo?, _ body: (UnsafeRawPointer?) -> R) -> R {
+    static func withDict<R>(_ info: UserInfo?, _ body: (UnsafeRawPointer?) -> R) -> R {
         guard let info else { return body(nil) }
         let box = UserInfoBox(info)
         return withExtendedLifetime(box) { body(UnsafeRawPointer(box.opaque)) }
@@ -246,7 +296,7 @@ extension FFIDelegates {
         return result
     }
 
-    private static func withOptionalCString<R>(_ string: String?, _ body: (UnsafeRawPointer?) -> R) -> R {
+    static func withOptionalCString<R>(_ string: String?, _ body: (UnsafeRawPointer?) -> R) -> R {
         guard let string else { return body(nil) }
         return string.withCString { body(UnsafeRawPointer($0)) }
     }

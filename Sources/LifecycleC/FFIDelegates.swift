@@ -11,6 +11,8 @@ import AppLifecycle
 /// (`FFIDelegates+Binding.swift`) sets a handler for each row given an address, as a closure that
 /// marshals the arguments and calls the C function with `ffi_call` (`FFIDelegates+Calls.swift`).
 /// Adding a delegate method means adding a row, plus a `Shape` case only when no existing one fits.
+/// Scene delegate methods are rows too (`Shape.isScene`): they bind into a `SceneDelegateHandlers`
+/// (`bindScenes`) through the same conventions, marshalling and calls.
 ///
 /// - Threads: every bound handler runs on the loop thread, as every delegate does; the C function is
 ///   called on that thread. The call interfaces are prepared once per signature, lazily and under a
@@ -40,6 +42,8 @@ package enum FFIDelegates {
     /// generic key-path machinery.
     package enum Shape: Sendable {
         package typealias Setter<Handler> = @Sendable (inout DelegateHandlers, Handler?) -> Void
+        /// A scene delegate's handler (`SceneDelegateHandlers`), set as `Setter` sets an application's.
+        package typealias SceneSetter<Handler> = @Sendable (inout SceneDelegateHandlers, Handler?) -> Void
 
         /// `void f(lc_app *app)`
         case notify(Setter<(Application) -> Void>)
@@ -61,12 +65,49 @@ package enum FFIDelegates {
         /// `void f(lc_app *app, [const] lc_dict *coder)`, as `askArchive`.
         case archive(Setter<(Application, StateArchive) -> Void>, writable: Bool)
 
+        // ABI 1.2: the application's scene-session and Handoff methods. A user activity crosses as a
+        // dictionary (`UserActivity.dictionary`: activityType, title, userInfo).
+
+        /// `const char *f(lc_app *app, const char *session_id, const lc_dict *options)`: a configuration name.
+        case configuration
+        /// `void f(lc_app *app, const lc_dict *sessions)`: one key per session id, its configuration name.
+        case discardSessions
+        /// `bool f(lc_app *app, const char *text)`
+        case askWithString(Setter<(Application, String) -> Bool>)
+        /// `bool f(lc_app *app, const lc_dict *activity)`
+        case askActivity(Setter<(Application, UserActivity) -> Bool>)
+        /// `void f(lc_app *app, const lc_dict *activity)`
+        case receiveActivity(Setter<(Application, UserActivity) -> Void>)
+        /// `void f(lc_app *app, const char *activity_type, const char *error)`
+        case failActivity
+
+        // ABI 1.2: the scene delegate's methods; each takes the scene (`lc_scene *`) first.
+
+        /// `void f(lc_app *app, lc_scene *scene)`
+        case sceneNotify(SceneSetter<(Application, Scene) -> Void>)
+        /// `void f(lc_app *app, lc_scene *scene, const lc_dict *options)`: the connection options.
+        case sceneWillConnect
+        /// `void f(lc_app *app, lc_scene *scene, const lc_dict *contexts)`
+        case sceneOpenURLs
+        /// `bool f(lc_app *app, lc_scene *scene, lc_dict *activity)`: fills a writable activity.
+        case sceneRestoration
+        /// `void f(lc_app *app, lc_scene *scene, const char *text)`
+        case sceneWithString(SceneSetter<(Application, Scene, String) -> Void>)
+        /// `void f(lc_app *app, lc_scene *scene, const lc_dict *activity)`
+        case sceneActivity(SceneSetter<(Application, Scene, UserActivity) -> Void>)
+        /// `void f(lc_app *app, lc_scene *scene, const char *activity_type, const char *error)`
+        case sceneFail
+
         /// What every row of this shape returns, and (below) the arguments it takes; checked against the
         /// row's declared C types when a 1.0 row is bound, never per call.
         var returnType: CType {
             switch self {
-            case .notify, .receiveDict, .fetch, .remoteNotificationWithCompletion, .archive: return .void
-            case .askWithDict, .askArchive, .openURL, .openURLWithOptions: return .bool
+            case .notify, .receiveDict, .fetch, .remoteNotificationWithCompletion, .archive, .discardSessions,
+                 .receiveActivity, .failActivity, .sceneNotify, .sceneWillConnect, .sceneOpenURLs, .sceneWithString,
+                 .sceneActivity, .sceneFail: return .void
+            case .askWithDict, .askArchive, .openURL, .openURLWithOptions, .askWithString, .askActivity,
+                 .sceneRestoration: return .bool
+            case .configuration: return .pointer
             }
         }
 
@@ -74,9 +115,20 @@ package enum FFIDelegates {
         var coreArgumentCount: Int {
             switch self {
             case .notify, .fetch: return 0
-            case .askWithDict, .receiveDict, .askArchive, .archive, .remoteNotificationWithCompletion: return 1
-            case .openURLWithOptions: return 2
-            case .openURL: return 3
+            case .askWithDict, .receiveDict, .askArchive, .archive, .remoteNotificationWithCompletion, .discardSessions,
+                 .askWithString, .askActivity, .receiveActivity, .sceneNotify: return 1
+            case .openURLWithOptions, .configuration, .failActivity, .sceneWillConnect, .sceneOpenURLs, .sceneRestoration,
+                 .sceneWithString, .sceneActivity: return 2
+            case .openURL, .sceneFail: return 3
+            }
+        }
+
+        /// Whether the row is a scene delegate method (bound into `SceneDelegateHandlers`).
+        package var isScene: Bool {
+            switch self {
+            case .sceneNotify, .sceneWillConnect, .sceneOpenURLs, .sceneRestoration, .sceneWithString, .sceneActivity,
+                 .sceneFail: return true
+            default: return false
             }
         }
 
@@ -149,10 +201,10 @@ package enum FFIDelegates {
     /// In a buffer allocated once and never freed, not an `Array`: making `[Function]`'s type at run
     /// time (demangling its name) cost the first plugin load of a process about 10 µs.
     nonisolated(unsafe) package static let functions: UnsafeBufferPointer<Function> = {
-        let rows = UnsafeMutablePointer<Function>.allocate(capacity: 32)
+        let rows = UnsafeMutablePointer<Function>.allocate(capacity: 64)
         var count = 0
         func add(_ function: Function) {
-            precondition(count < 32, "at most 32 rows (`Rows` is 32 bits)")
+            precondition(count < 64, "at most 64 rows (`Rows` is 64 bits)")
             (rows + count).initialize(to: function)
             count += 1
         }
@@ -191,6 +243,38 @@ package enum FFIDelegates {
                      pointers: 2, .archive({ $0.didDecodeRestorableState = $1 }, writable: false)))
         // Appended (the 1.1 table's last field): application:openURL:options: (seed 004).
         add(Function(.openURLWithOptions, "application_openURL_options", returns: .bool, pointers: 3, .openURLWithOptions))
+        // Appended in ABI 1.2 (the 1.2 fields of the tables, in this order): scene sessions and Handoff …
+        add(Function(.configurationForConnecting, "application_configurationForConnectingSceneSession_options",
+                     returns: .pointer, pointers: 3, .configuration))
+        add(Function(.didDiscardSceneSessions, "application_didDiscardSceneSessions", returns: .void, pointers: 2, .discardSessions))
+        add(Function(.willContinueUserActivity, "application_willContinueUserActivityWithType", returns: .bool, pointers: 2,
+                     .askWithString({ $0.willContinueUserActivity = $1 })))
+        add(Function(.continueUserActivity, "application_continueUserActivity_restorationHandler", returns: .bool, pointers: 2,
+                     .askActivity({ $0.continueUserActivity = $1 })))
+        add(Function(.didFailToContinueUserActivity, "application_didFailToContinueUserActivityWithType_error", returns: .void,
+                     pointers: 3, .failActivity))
+        add(Function(.didUpdateUserActivity, "application_didUpdateUserActivity", returns: .void, pointers: 2,
+                     .receiveActivity({ $0.didUpdateUserActivity = $1 })))
+        // … then the scene delegate's methods, in `DelegateMethod.sceneMethods` order.
+        add(Function(.sceneWillConnect, "scene_willConnectToSession_options", returns: .void, pointers: 3, .sceneWillConnect))
+        add(Function(.sceneDidDisconnect, "sceneDidDisconnect", returns: .void, pointers: 2, .sceneNotify({ $0.didDisconnect = $1 })))
+        add(Function(.sceneDidBecomeActive, "sceneDidBecomeActive", returns: .void, pointers: 2, .sceneNotify({ $0.didBecomeActive = $1 })))
+        add(Function(.sceneWillResignActive, "sceneWillResignActive", returns: .void, pointers: 2,
+                     .sceneNotify({ $0.willResignActive = $1 })))
+        add(Function(.sceneWillEnterForeground, "sceneWillEnterForeground", returns: .void, pointers: 2,
+                     .sceneNotify({ $0.willEnterForeground = $1 })))
+        add(Function(.sceneDidEnterBackground, "sceneDidEnterBackground", returns: .void, pointers: 2,
+                     .sceneNotify({ $0.didEnterBackground = $1 })))
+        add(Function(.sceneOpenURLContexts, "scene_openURLContexts", returns: .void, pointers: 3, .sceneOpenURLs))
+        add(Function(.stateRestorationActivity, "stateRestorationActivityForScene", returns: .bool, pointers: 3, .sceneRestoration))
+        add(Function(.sceneWillContinueUserActivity, "scene_willContinueUserActivityWithType", returns: .void, pointers: 3,
+                     .sceneWithString({ $0.willContinueUserActivity = $1 })))
+        add(Function(.sceneContinueUserActivity, "scene_continueUserActivity", returns: .void, pointers: 3,
+                     .sceneActivity({ $0.continueUserActivity = $1 })))
+        add(Function(.sceneDidFailToContinueUserActivity, "scene_didFailToContinueUserActivityWithType_error", returns: .void,
+                     pointers: 4, .sceneFail))
+        add(Function(.sceneDidUpdateUserActivity, "scene_didUpdateUserActivity", returns: .void, pointers: 3,
+                     .sceneActivity({ $0.didUpdateUserActivity = $1 })))
         return UnsafeBufferPointer(start: rows, count: count)
     }()
 }

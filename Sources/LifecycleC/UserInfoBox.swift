@@ -119,12 +119,7 @@ private final class KeyIndex {
             let length = key.utf8.count
             pairs[2 * index] = offset
             pairs[2 * index + 1] = length
-            _ = key.utf8.withContiguousStorageIfAvailable { bytes in
-                if let base = bytes.baseAddress { (block + offset).copyMemory(from: base, byteCount: length) }
-            } ?? {
-                var at = offset
-                for byte in key.utf8 { block.storeBytes(of: byte, toByteOffset: at, as: UInt8.self); at += 1 }
-            }()
+            UnsafeMutableRawBufferPointer(start: block + offset, count: length).copyBytes(from: key.utf8)
             offset += length
         }
     }

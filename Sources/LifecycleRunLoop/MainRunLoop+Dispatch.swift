@@ -19,7 +19,7 @@ extension MainRunLoop {
             isDispatching = false
             rearmTimer()
         }
-        var wake = hasCarriedWork
+        var wake = hasPostedWork
         var signalled = false
         for index in 0..<Int(count) {
             switch eventTokens[index] {
@@ -74,9 +74,15 @@ extension MainRunLoop {
     /// Whether a batch interrupted by `stop()` still has items to run. [loop-thread]
     var hasCarriedWork: Bool { batch != nil }
 
+    /// Whether posted work may be waiting without a wake-up event: a carried batch, or a last take
+    /// that found work (producers then do not signal; see `WorkQueue`). The next turn does not wait.
+    /// [loop-thread]
+    var hasPostedWork: Bool { batch != nil || state.pointee.takeFoundWork }
+
     func dispatchPosted(_ honoursStop: Bool) -> Int {
-        // The wake-up event was consumed by epoll_wait, before the take: a post that lands after the
-        // take finds the queue empty and writes again, so no wake-up is lost.
+        // The wake-up event was consumed by epoll_wait, before the take: a post that lands after a
+        // take that found the queue empty writes again, and after one that found work the next turn
+        // takes without waiting, so no wake-up is lost.
         var ran = 0
         if hasCarriedWork {
             ran += runBatch(honoursStop)
@@ -84,9 +90,10 @@ extension MainRunLoop {
         }
         // Every item of the batch has been moved out: take the queue's chunks, handing back the
         // drained ones.
-        queueLock.lock()
+        queueLock.lockSpinning()
         batch = queue.pointee.takeAll(recycling: state.pointee.drained)
         queueLock.unlock()
+        state.pointee.takeFoundWork = batch != nil
         state.pointee.drained = nil
         batchIndex = 0
         ran += runBatch(honoursStop)
@@ -119,7 +126,7 @@ extension MainRunLoop {
                 } else {
                     let version = targetsVersion.load(ordering: .relaxed)
                     if item.target != cachedTarget || version != cachedVersion {
-                        queueLock.lock()
+                        queueLock.lockSpinning()
                         receiver = targets.pointee.handler(for: item.target)
                         unretained = receiver.map { Unmanaged.passUnretained($0) }
                         cachedVersion = targetsVersion.load(ordering: .relaxed)

@@ -71,6 +71,9 @@ public final class MainRunLoop: @unchecked Sendable {
         var batchIndex = 0
         /// Chunks the batch emptied, handed back to the queue's pool at the next take.
         var drained: UnsafeMutablePointer<WorkChunk>?
+        /// The last take found work, so no producer has been told to wake the loop: the next turn takes
+        /// again without waiting (and without a wake-up event).
+        var takeFoundWork = false
         var timers = TimerHeap()
         /// Heap entries whose source was cancelled (removed lazily).
         var cancelledTimers = 0
@@ -148,7 +151,7 @@ public final class MainRunLoop: @unchecked Sendable {
         opened.append(timerFD)
         // Edge-triggered: every write to the eventfd queues one event, which epoll_wait consumes, so the
         // loop never reads the eventfd (one syscall less per wake-up). Its counter only grows, by one
-        // per batch; it would take 2^64 batches to fill.
+        // per wake-up; it would take 2^64 of them to fill.
         let wakeEvents = UInt32(EPOLLIN.rawValue) | UInt32(EPOLLET.rawValue)
         guard Self.retryingEINTR({ lcs_epoll_add(epollFD, wakeFD, wakeEvents, Self.wakeToken) }) == 0
         else { throw fail("epoll_ctl(EPOLL_CTL_ADD, eventfd)", errno) }
@@ -257,12 +260,13 @@ public final class MainRunLoop: @unchecked Sendable {
     @inline(__always)
     func enqueue(_ item: consuming LoopMessage) {
         queueLock.lock()
-        let wasEmpty = queue.pointee.append(item)
+        let wake = queue.pointee.append(item)
         queueLock.unlock()
-        // One eventfd write per batch: the loop consumes the wake-up event (epoll_wait, edge-triggered)
-        // before it swaps the queue out, so a post that finds the queue empty is always followed by a
+        // An eventfd write only when the loop last found the queue empty (see `WorkQueue`): it consumes
+        // the wake-up event (epoll_wait, edge-triggered) before it takes the queue, and comes back
+        // without one while its takes find work, so a post is always followed either by a take or by a
         // wake-up the loop has not consumed yet. The write cannot fail on a live eventfd.
-        if wasEmpty { _ = lcs_eventfd_signal(wakeFD) }
+        if wake { _ = lcs_eventfd_signal(wakeFD) }
     }
 
     // MARK: Running
@@ -314,7 +318,23 @@ public final class MainRunLoop: @unchecked Sendable {
         precondition(isOnLoopThread, "MainRunLoop.dispatchPending must be called on the loop thread")
         guard !isDispatching else { return 0 }
         // Nothing to report: a failing zero-timeout epoll_wait on our own epoll fd means no events.
-        return (try? turn(timeoutMS: 0, honoursStop: false)) ?? 0
+        let ran = (try? turn(timeoutMS: 0, honoursStop: false)) ?? 0
+        settleWakeUp()
+        return ran
+    }
+
+    /// Before the loop is left to whoever waits on it next (a foreign poller, or a later `run`):
+    /// makes the fd readable exactly when posted work may be waiting. After a take that found work
+    /// no producer signals (see `WorkQueue`), so the queue is checked: empty, the loop is marked
+    /// waiting (the next post signals); not empty, the loop signals itself. [loop-thread]
+    func settleWakeUp() {
+        if batch == nil, state.pointee.takeFoundWork {
+            queueLock.lockSpinning()
+            let empty = queue.pointee.markWaitingIfEmpty()
+            queueLock.unlock()
+            if empty { state.pointee.takeFoundWork = false }
+        }
+        if hasPostedWork { _ = lcs_eventfd_signal(wakeFD) }
     }
 
     /// The earliest deadline of an active timer, nil when there is none. [loop-thread]
@@ -331,6 +351,9 @@ public final class MainRunLoop: @unchecked Sendable {
         guard !isDispatching else {
             throw RunLoopError(.reentrant, "MainRunLoop.run cannot be called from inside one of the loop's callbacks")
         }
+        // Whoever waits on the loop next (this run again, or a foreign poller) must find the fd
+        // readable while posted work may be waiting unsignalled.
+        defer { settleWakeUp() }
         while true {
             if stopRequested.exchange(false, ordering: .acquiringAndReleasing) { return }
             var timeoutMS: Int32 = -1
@@ -341,7 +364,7 @@ public final class MainRunLoop: @unchecked Sendable {
                 let remaining = deadline - now
                 timeoutMS = Int32(clamping: remaining / 1_000_000 + (remaining % 1_000_000 == 0 ? 0 : 1))
             }
-            if hasCarriedWork { timeoutMS = 0 }
+            if hasPostedWork { timeoutMS = 0 }
             try turn(timeoutMS: timeoutMS, honoursStop: true)
         }
     }

@@ -37,6 +37,11 @@ struct WorkChunk {
 /// The loop's cross-thread queue: a chain of `WorkChunk`s that producers append to under the queue
 /// lock and the loop takes whole (`takeAll`), plus a pool of empty chunks the loop hands back.
 ///
+/// Wake-ups: `loopWaiting` is set when a take finds the queue empty (the loop may go to sleep after
+/// it) and cleared by the first append after that, which alone is told to wake the loop. While the
+/// loop keeps finding work it comes back for more on its own (see `MainRunLoop.hasPostedWork`), so a
+/// producer that keeps ahead of the loop makes no system call at all — not one per batch.
+///
 /// Appending copies one four-word message into place: no growth copies, and no allocation while the
 /// pool has chunks (it keeps up to `maxSpareChunks`, 1 MiB of items). Plain value, touched only under
 /// the queue lock.
@@ -47,20 +52,26 @@ struct WorkQueue {
     private var tail: UnsafeMutablePointer<WorkChunk>?
     private var spare: UnsafeMutablePointer<WorkChunk>?
     private var spareCount = 0
+    /// The last take found the queue empty and no append has come since: the loop may be asleep.
+    private var loopWaiting = true
 
-    /// Appends `item`; returns whether the queue was empty before.
+    /// Appends `item`; returns whether the caller must wake the loop (the first append since a take
+    /// found the queue empty).
     @inline(__always)
     mutating func append(_ item: consuming LoopMessage) -> Bool {
         if let tail, tail.pointee.count < WorkChunk.capacity {
             (tail.pointee.items + tail.pointee.count).initialize(to: item)
             tail.pointee.count += 1
-            return false
+        } else {
+            appendToNewChunk(item)
         }
-        return appendToNewChunk(item)
+        guard loopWaiting else { return false }
+        loopWaiting = false
+        return true
     }
 
     @inline(never)
-    private mutating func appendToNewChunk(_ item: consuming LoopMessage) -> Bool {
+    private mutating func appendToNewChunk(_ item: consuming LoopMessage) {
         let chunk: UnsafeMutablePointer<WorkChunk>
         if let reused = spare {
             spare = reused.pointee.next
@@ -72,14 +83,13 @@ struct WorkQueue {
         }
         chunk.pointee.items.initialize(to: item)
         chunk.pointee.count = 1
-        let wasEmpty = tail == nil
         if let tail { tail.pointee.next = chunk } else { head = chunk }
         tail = chunk
-        return wasEmpty
     }
 
-    /// Takes every queued chunk (the chain's first, or nil when empty) and puts `drained` — a chain
-    /// of emptied chunks — into the pool, freeing those beyond its cap.
+    /// Takes every queued chunk (the chain's first, or nil when empty — the next append then wakes the
+    /// loop) and puts `drained` — a chain of emptied chunks — into the pool, freeing those beyond its
+    /// cap.
     mutating func takeAll(recycling drained: UnsafeMutablePointer<WorkChunk>?) -> UnsafeMutablePointer<WorkChunk>? {
         var chunk = drained
         while let current = chunk {
@@ -95,7 +105,16 @@ struct WorkQueue {
         let taken = head
         head = nil
         tail = nil
+        if taken == nil { loopWaiting = true }
         return taken
+    }
+
+    /// Whether the queue is empty; if so, marks the loop waiting as an empty take does (the next
+    /// append wakes it).
+    mutating func markWaitingIfEmpty() -> Bool {
+        guard head == nil else { return false }
+        loopWaiting = true
+        return true
     }
 
     /// Destroys what is queued and frees every chunk.

@@ -23,9 +23,23 @@ extension FFIDelegates {
     {
         // withUnsafeTemporaryAllocation: every symbol first (in table order), on the stack.
         withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: functions.count) { addresses in
-            for index in functions.indices { addresses[index] = lookup(functions[index].symbol) }
+            // The application delegate's rows only: the scene rows are looked up by bindScenes(symbols:…).
+            for index in functions.indices { addresses[index] = functions[index].shape.isScene ? nil : lookup(functions[index].symbol) }
             return bind(addresses: UnsafeBufferPointer(addresses),
                         convention: .exported(app: app.map(UnsafeRawPointer.init), closures: closures, owner: owner, id: id))
+        }
+    }
+
+    /// `bind(symbols:…)` for the scene delegate functions a plugin exports (ABI 1.2): each
+    /// `scene…` symbol found becomes a `SceneDelegateHandlers` handler. Returns immediately.
+    package static func bindScenes(symbols lookup: (String) -> UnsafeMutableRawPointer?, app: OpaquePointer?,
+                                   owner: (any PluginIdentity)? = nil, id: String = "") -> (handlers: SceneDelegateHandlers, rows: Rows)
+    {
+        withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: functions.count) { addresses in
+            for index in functions.indices { addresses[index] = functions[index].shape.isScene ? lookup(functions[index].symbol) : nil }
+            return bindScenes(addresses: UnsafeBufferPointer(addresses),
+                              convention: .exported(app: app.map(UnsafeRawPointer.init), closures: CompletionClosurePool.shared,
+                                                    owner: owner, id: id))
         }
     }
 
@@ -44,7 +58,8 @@ extension FFIDelegates {
         typealias T = lc_plugin_delegate_t
         let first = MemoryLayout<T>.offset(of: \T.will_finish_launching)!
         let stride = MemoryLayout<UnsafeMutableRawPointer?>.stride
-        precondition(MemoryLayout<T>.offset(of: \T.open_url_with_options)! == first + stride * (functions.count - 1)
+        precondition(MemoryLayout<T>.offset(of: \T.scene_did_update_user_activity)! == first + stride * (functions.count - 1)
+                         && MemoryLayout<T>.offset(of: \T.open_url_with_options)! == first + stride * 19
                          && MemoryLayout<T>.offset(of: \T.perform_fetch)! == first + stride * 12,
                      "lc_plugin_delegate_t's fields are no longer the rows of `functions`, in order")
         let raw = UnsafeRawPointer(table)

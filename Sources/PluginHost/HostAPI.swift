@@ -229,6 +229,29 @@ package enum HostAPITable {
                 guard let known = NotificationName(internedID: name) else { return lcUnknownNameID(name, "post_name") }
                 return handle.post(known, sender: sender, userInfo: userInfo)
             }
+        },
+        scene_find: { plugin, id, out in
+            HostCalls.withPlugin(plugin, "scene_find", mainThread: true) { _, handle in handle.findScene(id, out, function: "scene_find") }
+        },
+        scene_get_id: { plugin, scene, out in
+            HostCalls.withPlugin(plugin, "scene_get_id", mainThread: true) { _, handle in
+                SceneAccessors.id(UnsafeRawPointer(scene), out, "scene_get_id", application: handle)
+            }
+        },
+        scene_get_state: { plugin, scene, out in
+            HostCalls.withPlugin(plugin, "scene_get_state", mainThread: true) { _, handle in
+                SceneAccessors.state(UnsafeRawPointer(scene), out, "scene_get_state", application: handle)
+            }
+        },
+        scene_get_session_id: { plugin, scene, out in
+            HostCalls.withPlugin(plugin, "scene_get_session_id", mainThread: true) { _, handle in
+                SceneAccessors.id(UnsafeRawPointer(scene), out, "scene_get_session_id", application: handle)
+            }
+        },
+        scene_get_configuration_name: { plugin, scene, out in
+            HostCalls.withPlugin(plugin, "scene_get_configuration_name", mainThread: true) { _, handle in
+                SceneAccessors.configurationName(UnsafeRawPointer(scene), out, "scene_get_configuration_name", application: handle)
+            }
         }
     )
     }

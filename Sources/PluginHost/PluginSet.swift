@@ -12,6 +12,8 @@ final class PluginSet: AppHandleAttachment {
     /// duplicate check of each load stays cheap with a thousand plugins. (A dictionary would do as
     /// well later, but instantiating its type costs the first load of a process more than a search.)
     private var byID: [LoadedPlugin] = []
+    /// The scene delegate rows of the plugins registered as scene delegates, by id (ABI 1.2).
+    var sceneRows: [String: FFIDelegates.Rows] = [:]
 
     /// Where `id` is, or would be inserted, in `byID`.
     private func sortedIndex(of id: String) -> (index: Int, found: Bool) {
@@ -32,6 +34,7 @@ final class PluginSet: AppHandleAttachment {
     func register(_ plugin: LoadedPlugin) {
         loaded.append(plugin)
         byID.insert(plugin, at: sortedIndex(of: plugin.id).index)
+        if let handle = plugin.owner { registerSceneDelegate(plugin, in: handle) }
     }
 
     /// Takes `plugin` out of the loaded ones; false when it is not loaded.
@@ -71,6 +74,7 @@ extension AppHandle {
     /// removed, then its deinit runs. The image stays mapped (RTLD_NODELETE).
     package func unload(_ plugin: LoadedPlugin) {
         guard pluginSet.remove(plugin) else { return }
+        pluginSet.removeSceneDelegate(plugin, in: self)
         plugin.deactivate(in: self)
     }
 }

@@ -11,6 +11,8 @@ enum HostCommand: Sendable, CustomStringConvertible {
     case wait(Duration)
     /// Check the state (`expect-state STATE`); a mismatch is a script error.
     case expectState(ApplicationState)
+    /// Check a scene's state (`expect-scene ID STATE`; `unattached`: not connected); a mismatch is a script error.
+    case expectScene(String, SceneState)
 
     var description: String {
         switch self {
@@ -18,6 +20,7 @@ enum HostCommand: Sendable, CustomStringConvertible {
         case .post(let name, let info): return info.isEmpty ? "post \(name)" : "post \(name) \(info)"
         case .wait(let duration): return "wait \(formatDuration(duration))"
         case .expectState(let state): return "expect-state \(state)"
+        case .expectScene(let id, let state): return "expect-scene \(id) \(state)"
         }
     }
 }

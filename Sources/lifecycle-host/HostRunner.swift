@@ -169,7 +169,7 @@ final class HostRunner: @unchecked Sendable {
         // A scenario whose first action starts the application itself is not pre-empted.
         let scriptLaunches: Bool = {
             guard case .action(let action)? = script.first?.command else { return false }
-            return ["launch", "launch background", "open-url", "fetch", "remote-notification"].contains(action.name)
+            return ["launch", "launch background", "open-url", "fetch", "remote-notification", "continue-activity"].contains(action.name)
         }()
         if !scriptLaunches {
             perform(.action(.launch(options: options.launchOptions, inBackground: options.backgroundLaunch)), origin: nil)
@@ -248,6 +248,9 @@ final class HostRunner: @unchecked Sendable {
             if origin?.isScript != true { failure = "'wait' is for scenario files" }
         case .expectState(let expected):
             if handle.app.state != expected { failure = "expected state \(expected), found \(handle.app.state)" }
+        case .expectScene(let id, let expected):
+            let found = handle.app.scene(id: id)?.state ?? .unattached
+            if found != expected { failure = "expected scene \(id) \(expected), found \(found)" }
         }
         if let failure, origin?.isScript != true {
             hostLine("error", command.description, detail: failure)
@@ -433,9 +436,13 @@ final class HostRunner: @unchecked Sendable {
             "{\"id\":\($0.id.rawValue),\"name\":\(quote($0.name)),\"owner\":\(quote($0.owner))}"
         }
         let remaining = app.backgroundTimeRemaining.map { format3($0.secondsDouble) } ?? "null"
+        // A scene-based application's connected scenes, in connection order (absent otherwise).
+        let scenes = app.isSceneBased
+            ? ",\"scenes\":[" + app.scenes.map { "{\"id\":\(quote($0.id)),\"state\":\(quote($0.state.rawValue))}" }.joined(separator: ",") + "]"
+            : ""
         return "{\"state\":\(quote(app.state.rawValue)),\"locked\":\(app.isDeviceLocked),\"pid\":\(getpid()),"
             + "\"plugins\":[\(plugins.joined(separator: ","))],\"queued\":[\(queued.joined(separator: ","))],"
-            + "\"backgroundTasks\":[\(tasks.joined(separator: ","))],\"backgroundTimeRemaining\":\(remaining)}"
+            + "\"backgroundTasks\":[\(tasks.joined(separator: ","))],\"backgroundTimeRemaining\":\(remaining)\(scenes)}"
     }
 }
 

@@ -39,9 +39,12 @@ struct EngineOptions: ParsableArguments {
     @Option(name: .customLong("timeline"), help: "After the run, write a picture of it (SVG).")
     var timeline: String?
 
+    @Flag(name: .customLong("scenes"), help: "A scene-based application (UIApplicationSceneManifest): a launch connects the scene 'main'.")
+    var scenes = false
+
     var values: EngineValues {
         EngineValues(trace: trace, budgets: budgets, archive: archive, watchdog: watchdog, backgroundModes: backgroundModes,
-                     exitsOnSuspend: exitsOnSuspend, timeline: timeline)
+                     exitsOnSuspend: exitsOnSuspend, timeline: timeline, scenes: scenes)
     }
 
     func apply(to options: inout RunOptions) throws { try values.apply(to: &options) }
@@ -57,6 +60,7 @@ struct EngineValues: Equatable {
     var backgroundModes: [String] = []
     var exitsOnSuspend = false
     var timeline: String?
+    var scenes = false
 
     func apply(to options: inout RunOptions) throws {
         guard let format = TraceWriter.Format(rawValue: trace) else {
@@ -75,6 +79,7 @@ struct EngineValues: Equatable {
             configuration.backgroundModes.insert(mode)
         }
         configuration.exitsOnSuspend = exitsOnSuspend
+        if scenes { configuration.sceneManifest = SceneManifest() }
         configuration.archiveDirectory = archive.map(absolute)
         for budget in budgets {
             let parts = budget.split(separator: "=", maxSplits: 1).map(String.init)
@@ -250,6 +255,9 @@ struct Check: ParsableCommand {
                 print("  observes:    \(names.isEmpty ? "(nothing)" : names.joined(separator: ", "))")
                 let methods = plugin.implementedMethods.map(\.selector)
                 print("  delegates:   \(methods.isEmpty ? "(none)" : methods.joined(separator: ", "))")
+                // ABI 1.2: the scene delegate methods, only for a plugin that has some.
+                let sceneMethods = plugin.implementedSceneMethods.map(\.selector)
+                if !sceneMethods.isEmpty { print("  scenes:      \(sceneMethods.joined(separator: ", "))") }
                 handle.unload(plugin)
             } catch {
                 refused += 1

@@ -83,6 +83,7 @@ struct RunValues: Equatable {
             case "--no-socket": values.noSocket = true
             case "--allow-unsafe-plugins": values.allowUnsafePlugins = true
             case "--exits-on-suspend": values.engine.exitsOnSuspend = true
+            case "--scenes": values.engine.scenes = true
             default:
                 guard index < arguments.count else { return nil }
                 let value = arguments[index]

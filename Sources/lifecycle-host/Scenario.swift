@@ -22,14 +22,22 @@ struct ScenarioLine: Sendable {
 /// `launch [background] [KEY=VALUE...]`, `home`, `foreground`, `interrupt`, `dismiss`, `accept`,
 /// `lock`, `unlock`, `memory-warning [normal|warning|critical]`, `time-change`,
 /// `open-url URL [source=APP] [KEY=VALUE...]`, `fetch`, `remote-notification [KEY=VALUE...]`,
-/// `post NAME [KEY=VALUE...]`, `wait DURATION`, `expect-state STATE`, `terminate`, `purge`.
+/// `post NAME [KEY=VALUE...]`, `wait DURATION`, `expect-state STATE`, `terminate`, `purge`; scenes:
+/// `scene connect ID [background]`, `scene activate|deactivate|background|foreground|disconnect|discard ID`,
+/// `expect-scene ID STATE`, `launch scene=ID`, `open-url URL scene=ID`; Handoff:
+/// `continue-activity TYPE [scene=ID] [title=TEXT] [error=MESSAGE] [KEY=VALUE...]`,
+/// `update-activity TYPE [scene=ID] [title=TEXT] [KEY=VALUE...]`.
 /// VALUEs are typed: `true`/`false` → bool, `12` → integer, `1.5` → double, anything else (or
 /// anything in double quotes) → string. DURATIONs: `250ms`, `2s`, `1.5s`, `100us`, `1m`.
 enum ScenarioParser {
     static let commands = [
         "launch", "home", "foreground", "interrupt", "dismiss", "accept", "lock", "unlock", "memory-warning",
         "time-change", "open-url", "fetch", "remote-notification", "post", "wait", "expect-state", "terminate", "purge",
+        "scene", "expect-scene", "continue-activity", "update-activity",
     ]
+
+    /// The verbs of `scene VERB ID`.
+    static let sceneVerbs = ["connect", "activate", "deactivate", "background", "foreground", "disconnect", "discard"]
 
     /// One line each, as `help` prints them.
     static let help = """
@@ -47,6 +55,14 @@ enum ScenarioParser {
         wait DURATION                        let time pass (250ms, 2s)
         expect-state STATE                   check the state (not-running, inactive, active, background, suspended)
         terminate | purge                    the system terminates / purges the app
+        scene connect ID [background]        a new scene, user-requested (foreground) or system-requested (background)
+        scene activate|deactivate ID         a foreground scene becomes active / inactive
+        scene background|foreground ID       a scene leaves / returns to the foreground
+        scene disconnect|discard ID          the system disconnects a scene / the user closes it (session discarded)
+        expect-scene ID STATE                check a scene's state (unattached, foreground-inactive, foreground-active, background, suspended)
+        continue-activity TYPE [scene=ID] [title=T] [error=MESSAGE] [KEY=VALUE...]   Handoff (launches or resumes the app)
+        update-activity TYPE [scene=ID] [title=T] [KEY=VALUE...]                     the current activity was updated
+        launch … scene=ID, open-url … scene=ID                                      target one scene (--scenes)
         """
 
     /// Parses a whole file's text; the first bad line throws with `FILE:LINE: message`.
@@ -78,7 +94,10 @@ enum ScenarioParser {
             var rest = args[...]
             let background = rest.first == "background"
             if background { rest = rest.dropFirst() }
-            return .action(.launch(options: try keyValues(Array(rest), verb), inBackground: background))
+            var options = try keyValues(Array(rest), verb)
+            let scene = try take("scene", from: &options, verb)
+            if let scene { return .action(.launch(options: options, inBackground: background, scene: scene)) }
+            return .action(.launch(options: options, inBackground: background))
         case "home": try noArguments(); return .action(.home)
         case "foreground": try noArguments(); return .action(.foreground)
         case "interrupt": try noArguments(); return .action(.beginInterruption)
@@ -101,7 +120,53 @@ enum ScenarioParser {
             var annotation = try keyValues(Array(args.dropFirst()), verb)
             let source = annotation["source"]?.stringValue
             annotation["source"] = nil
-            return .action(.openURL(url, sourceApplication: source, annotation: annotation.isEmpty ? nil : .dict(annotation)))
+            let scene = try take("scene", from: &annotation, verb)
+            let given: UserInfoValue? = annotation.isEmpty ? nil : .dict(annotation)
+            if let scene { return .action(.openURL(url, sourceApplication: source, annotation: given, scene: scene)) }
+            return .action(.openURL(url, sourceApplication: source, annotation: given))
+        case "scene":
+            guard let sceneVerb = args.first else {
+                throw ScenarioError(message: "'scene' needs a verb and a scene id: scene \(sceneVerbs.joined(separator: "|")) ID")
+            }
+            guard sceneVerbs.contains(sceneVerb) else {
+                throw ScenarioError(message: "unknown scene verb '\(sceneVerb)' (\(sceneVerbs.joined(separator: ", ")))")
+            }
+            guard args.count >= 2 else { throw ScenarioError(message: "'scene \(sceneVerb)' needs a scene id") }
+            let id = args[1]
+            let extra = Array(args.dropFirst(2))
+            if sceneVerb == "connect", extra == ["background"] { return .action(.connectScene(id, inBackground: true)) }
+            guard extra.isEmpty else {
+                throw ScenarioError(message: sceneVerb == "connect" ? "'scene connect' takes a scene id and optionally 'background'"
+                                                                    : "'scene \(sceneVerb)' takes one scene id")
+            }
+            switch sceneVerb {
+            case "connect": return .action(.connectScene(id))
+            case "activate": return .action(.activateScene(id))
+            case "deactivate": return .action(.deactivateScene(id))
+            case "background": return .action(.moveSceneToBackground(id))
+            case "foreground": return .action(.bringSceneToForeground(id))
+            case "disconnect": return .action(.disconnectScene(id))
+            default: return .action(.discardSceneSession(id))
+            }
+        case "expect-scene":
+            guard args.count == 2 else { throw ScenarioError(message: "'expect-scene' needs a scene id and a state") }
+            guard let state = SceneState(name: args[1]) else {
+                throw ScenarioError(message: "unknown scene state '\(args[1])' (\(SceneState.allCases.map(\.rawValue).joined(separator: ", ")))")
+            }
+            return .expectScene(args[0], state)
+        case "continue-activity", "update-activity":
+            guard let type = args.first else { throw ScenarioError(message: "'\(verb)' needs an activity type, e.g. com.example.editing") }
+            guard !type.contains("=") else { throw ScenarioError(message: "'\(verb)' needs an activity type first, got '\(type)'") }
+            var info = try keyValues(Array(args.dropFirst()), verb)
+            let scene = try take("scene", from: &info, verb)
+            let title = try take("title", from: &info, verb)
+            if verb == "update-activity" {
+                return .action(.updateUserActivity(UserActivity(activityType: type, title: title, userInfo: info), scene: scene))
+            }
+            if let error = try take("error", from: &info, verb) {
+                return .action(.failToContinueUserActivity(type: type, error: error, scene: scene))
+            }
+            return .action(.continueUserActivity(UserActivity(activityType: type, title: title, userInfo: info), scene: scene))
         case "remote-notification":
             return .action(.remoteNotification(try keyValues(args, verb)))
         case "post":
@@ -177,6 +242,15 @@ enum ScenarioParser {
             info[key] = value(String(word[word.index(after: equals)...]))
         }
         return info
+    }
+
+    /// Removes `key` from `info` and returns it as a string (any typed value, as written); nil when absent.
+    static func take(_ key: String, from info: inout UserInfo, _ verb: String) throws(ScenarioError) -> String? {
+        guard let value = info[key] else { return nil }
+        info[key] = nil
+        let text = value.stringValue ?? value.description
+        if text.isEmpty { throw ScenarioError(message: "'\(verb)': \(key)= needs a value") }
+        return text
     }
 
     static func value(_ text: String) -> UserInfoValue {

@@ -6,6 +6,10 @@ import AppLifecycle
 /// The picture, top to bottom, over one time axis in seconds since the first launch:
 /// - **state**: the application state as coloured bands — not running grey, inactive yellow,
 ///   active green, background blue, suspended purple; one band per interval between state changes.
+/// - **scenes** (a scene-based application): one lane per scene, in the order the scenes first
+///   appear, with the scene's state as bands in the colour of the matching application state
+///   (foreground-inactive yellow, foreground-active green, background blue, suspended purple); no band
+///   while it is unattached. Read from the typed scene-state changes.
 /// - **budgets**: the watchdog-budgeted phases (launch, didEnterBackground, willTerminate) as bars from
 ///   the first to the last event of the phase; the part past the budget of a phase that overran it
 ///   (a watchdog overrun reports that budget) is red. Phases, overruns and tasks are read from the
@@ -74,8 +78,19 @@ enum TimelineStyle {
     }
 
     /// The known kinds, in lane order, with their colours.
+    /// A scene state in the colour of the application state it matches.
+    static func colour(of state: SceneState) -> String {
+        switch state {
+        case .unattached: return colour(of: ApplicationState.notRunning)
+        case .foregroundInactive: return colour(of: ApplicationState.inactive)
+        case .foregroundActive: return colour(of: ApplicationState.active)
+        case .background: return colour(of: ApplicationState.background)
+        case .suspended: return colour(of: ApplicationState.suspended)
+        }
+    }
+
     static let kinds: [(TraceEvent.Kind, String)] = [
-        (.action, "#212121"), (.state, "#6d4c41"), (.delegate, "#1565c0"), (.notification, "#00897b"),
+        (.action, "#212121"), (.state, "#6d4c41"), (.sceneState, "#8d6e63"), (.delegate, "#1565c0"), (.notification, "#00897b"),
         (.queued, "#7b1fa2"), (.discarded, "#9e9e9e"), (.skipped, "#bdbdbd"), (.backgroundTask, "#3949ab"),
         (.completion, "#2e7d32"), (.archive, "#ef6c00"), (.watchdog, "#e53935"), (.error, "#b71c1c"),
     ]

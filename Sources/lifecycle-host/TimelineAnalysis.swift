@@ -34,7 +34,21 @@ struct TimelineAnalysis {
         var lane = 0
     }
 
+    /// A scene's band: `state` from `start` to `end` (seconds); none while unattached.
+    struct SceneInterval: Equatable {
+        var state: SceneState
+        var start: Double
+        var end: Double
+    }
+
+    /// One lane per scene, in the order the scenes first appear in the trace.
+    struct SceneLane: Equatable {
+        var scene: String
+        var intervals: [SceneInterval] = []
+    }
+
     var intervals: [StateInterval] = []
+    var sceneLanes: [SceneLane] = []
     var phases: [BudgetPhase] = []
     var tasks: [TaskBar] = []
     /// The last event's time.
@@ -64,6 +78,27 @@ struct TimelineAnalysis {
         }
         current.end = finish
         intervals.append(current)
+
+        // Scenes: read from the typed scene-state changes.
+        var attached: [String: (state: SceneState, since: Double)] = [:]
+        for event in events {
+            guard case .sceneStateChanged(let scene, _, let to, _) = event.payload else { continue }
+            let time = event.time.secondsDouble
+            var lane = sceneLanes.firstIndex { $0.scene == scene }
+            if lane == nil {
+                sceneLanes.append(SceneLane(scene: scene))
+                lane = sceneLanes.count - 1
+            }
+            if let current = attached[scene] {
+                sceneLanes[lane!].intervals.append(SceneInterval(state: current.state, start: current.since, end: time))
+            }
+            attached[scene] = to == .unattached ? nil : (to, time)
+        }
+        for (index, lane) in sceneLanes.enumerated() {
+            if let current = attached[lane.scene] {
+                sceneLanes[index].intervals.append(SceneInterval(state: current.state, start: current.since, end: finish))
+            }
+        }
 
         // Phases.
         var open: BudgetPhase?

@@ -15,6 +15,7 @@ struct TimelineDrawing {
     private let phaseHeight = 18.0
     private let taskHeight = 16.0
     private let laneHeight = 16.0
+    private let sceneHeight = 16.0
 
     /// The axis: from 0 to `end` seconds, labelled every `step`.
     private let end: Double
@@ -69,6 +70,8 @@ struct TimelineDrawing {
         // Rows.
         let stateTop = y
         y += stateHeight + rowGap
+        let scenesTop = y
+        if !analysis.sceneLanes.isEmpty { y += Double(analysis.sceneLanes.count) * (sceneHeight + 4) - 4 + rowGap }
         let phaseTop = y
         y += phaseHeight + rowGap
         let taskLanes = (analysis.tasks.map(\.lane).max() ?? -1) + 1
@@ -99,6 +102,9 @@ struct TimelineDrawing {
         // Row labels.
         body += "<g id=\"row-labels\" font-size=\"11\" fill=\"#212121\" text-anchor=\"end\">\n"
         body += label("state", left - 8, stateTop + stateHeight / 2)
+        for (index, lane) in analysis.sceneLanes.enumerated() {
+            body += label("scene \(clip(lane.scene, to: 18))", left - 8, scenesTop + Double(index) * (sceneHeight + 4) + sceneHeight / 2)
+        }
         body += label("budgets", left - 8, phaseTop + phaseHeight / 2)
         body += label("background tasks", left - 8, taskTop + taskHeight / 2)
         for (lane, kind) in lanes.enumerated() {
@@ -129,6 +135,22 @@ struct TimelineDrawing {
         }
         body += slivers
         body += "</g>\n"
+
+        // Scene lanes.
+        if !analysis.sceneLanes.isEmpty {
+            body += "<g id=\"scenes\">\n"
+            for (index, lane) in analysis.sceneLanes.enumerated() {
+                let rowY = scenesTop + Double(index) * (sceneHeight + 4)
+                let scene = TimelineRecorder.xmlEscape(lane.scene)
+                for interval in lane.intervals {
+                    let x0 = x(interval.start)
+                    let x1 = max(x(interval.end), x0 + 2)
+                    let title = TimelineRecorder.xmlEscape("scene \(lane.scene) \(interval.state) \(seconds(interval.start)) – \(seconds(interval.end))")
+                    body += "<rect class=\"scene-band\" data-scene=\"\(scene)\" data-state=\"\(interval.state.rawValue)\" x=\"\(f(x0))\" y=\"\(f(rowY))\" width=\"\(f(x1 - x0))\" height=\"\(f(sceneHeight))\" fill=\"\(TimelineStyle.colour(of: interval.state))\"><title>\(title)</title></rect>\n"
+                }
+            }
+            body += "</g>\n"
+        }
 
         // Budgeted phases.
         body += "<g id=\"budgets\">\n"

@@ -10,6 +10,8 @@ struct TraceLine: Sendable {
     var state: ApplicationState
     var plugin: String?
     var detail: String?
+    /// The scene the event is about (`TraceEvent.scene`, from its typed payload), if any.
+    var scene: String?
 }
 
 /// Writes the trace to a file descriptor, as aligned text (colour only on a terminal) or as JSON
@@ -33,7 +35,8 @@ final class TraceWriter: Sendable {
     }
 
     func write(_ event: TraceEvent) {
-        write(TraceLine(kind: event.kind.rawValue, name: event.name, state: event.state, plugin: event.observer, detail: event.detail))
+        write(TraceLine(kind: event.kind.rawValue, name: event.name, state: event.state, plugin: event.observer, detail: event.detail,
+                        scene: event.scene))
     }
 
     func write(_ line: TraceLine) {
@@ -73,11 +76,13 @@ final class TraceWriter: Sendable {
     private func text(_ line: TraceLine, time: Double) -> String {
         var row = Self.columns(time: String(format3(time)), state: line.state.rawValue, kind: line.kind, name: line.name,
                                plugin: line.plugin ?? "")
-        if let detail = line.detail, !detail.isEmpty { row += (line.plugin?.isEmpty == false ? "  " : "") + detail }
+        var detail = line.detail ?? ""
+        if let scene = line.scene { detail = detail.isEmpty ? "{\(scene)}" : "{\(scene)} \(detail)" }
+        if !detail.isEmpty { row += (line.plugin?.isEmpty == false ? "  " : "") + detail }
         while row.last == " " { row.removeLast() }
         guard colour else { return row }
         let code: String = switch line.kind {
-        case "state": "1;34"
+        case "state", "scene-state": "1;34"
         case "delegate": "32"
         case "notification": "36"
         case "watchdog", "error": "1;31"
@@ -90,6 +95,7 @@ final class TraceWriter: Sendable {
 
     static func json(_ line: TraceLine, time: Double, seq: UInt64) -> String {
         var out = "{\"t\":\(format6(time)),\"seq\":\(seq),\"kind\":\(quote(line.kind)),\"name\":\(quote(line.name)),\"state\":\(quote(line.state.rawValue))"
+        if let scene = line.scene { out += ",\"scene\":\(quote(scene))" }
         if let plugin = line.plugin, !plugin.isEmpty { out += ",\"plugin\":\(quote(plugin))" }
         if let detail = line.detail, !detail.isEmpty { out += ",\"detail\":\(quote(detail))" }
         return out + "}"

@@ -16,6 +16,8 @@ final class Harness {
     var hooks: [String: (Application) -> Void] = [:]
     /// Completion handlers handed to delegates, in order.
     var completions: [FetchCompletionHandler] = []
+    /// What the recording scene delegates answer to `stateRestorationActivityForScene:`, by scene id.
+    var restoring: [String: UserActivity] = [:]
 
     init(_ configure: (inout Configuration) -> Void = { _ in }, delegates: [String] = ["a"], observe: Bool = true) throws {
         var configuration = Configuration()

@@ -519,4 +519,70 @@ final class MainRunLoopTests: XCTestCase {
         XCTAssertNil(loop.nextTimerDeadline)
         XCTAssertFalse(pollReadable(loop.fileDescriptor, timeoutMS: 0), "timer consumed and disarmed")
     }
+    // MARK: Wake-ups (a producer signals only after a take found the queue empty)
+
+    func testWorkQueuedDuringADispatchLeavesTheFdReadableAndRunsOnTheNextCall() throws {
+        let loop = try MainRunLoop()
+        let log = LoopConfined<[String]>([])
+        onAnotherThread { loop.perform { log.value.append("a"); loop.perform { log.value.append("b") } } }
+        XCTAssertTrue(pollReadable(loop.fileDescriptor, timeoutMS: 10_000))
+        XCTAssertEqual(loop.dispatchPending(), 1)
+        XCTAssertEqual(log.value, ["a"])
+        // No producer signalled "b" (the take had found work): the loop must have made the fd readable.
+        XCTAssertTrue(pollReadable(loop.fileDescriptor, timeoutMS: 0), "queued work keeps the fd readable")
+        XCTAssertEqual(loop.dispatchPending(), 1)
+        XCTAssertEqual(log.value, ["a", "b"])
+        XCTAssertFalse(pollReadable(loop.fileDescriptor, timeoutMS: 0), "drained")
+        // The loop is marked waiting again: the next cross-thread post signals.
+        onAnotherThread { loop.perform { log.value.append("c") } }
+        XCTAssertTrue(pollReadable(loop.fileDescriptor, timeoutMS: 10_000))
+        XCTAssertEqual(loop.dispatchPending(), 1)
+        XCTAssertEqual(log.value, ["a", "b", "c"])
+    }
+
+    func testARunStoppedWithWorkQueuedLeavesTheFdReadableForAForeignPoller() throws {
+        let loop = try MainRunLoop()
+        let log = LoopConfined<[String]>([])
+        onAnotherThread { loop.perform { log.value.append("a"); loop.perform { log.value.append("b") }; loop.stop() } }
+        try loop.run(for: .seconds(10))
+        XCTAssertEqual(log.value, ["a"])
+        XCTAssertTrue(pollReadable(loop.fileDescriptor, timeoutMS: 0), "queued work keeps the fd readable")
+        XCTAssertEqual(loop.dispatchPending(), 1)
+        XCTAssertEqual(log.value, ["a", "b"])
+        XCTAssertFalse(pollReadable(loop.fileDescriptor, timeoutMS: 0))
+    }
+
+    func testBurstsFromTwoThreadsWithPausesAreAllDeliveredWithoutALostWakeUp() throws {
+        // Bursts and pauses make the loop alternate between takes that find work (no producer
+        // signals) and takes that find the queue empty (the next post signals); a lost wake-up would
+        // leave items queued while run waits, and show as a count short at the bound.
+        let loop = try MainRunLoop()
+        let bursts = 200, perBurst = 50, threads = 2
+        let total = bursts * perBurst * threads
+        let state = LoopConfined((ran: 0, next: [0, 0], outOfOrder: 0))
+        spawn(threads) { producer in
+            var index = 0
+            for burst in 0..<bursts {
+                for _ in 0..<perBurst {
+                    let expected = index
+                    loop.perform {
+                        if state.value.next[producer] != expected { state.value.outOfOrder += 1 }
+                        state.value.next[producer] = expected + 1
+                        state.value.ran += 1
+                        if state.value.ran == total { loop.stop() }
+                    }
+                    index += 1
+                }
+                if burst % 3 == 0 { usleep(UInt32(50 + producer * 70)) }
+            }
+        }
+        let deadline = MonotonicInstant.now + .seconds(60)
+        // Alternate the two ways of running the loop: run for a while, then poll as a foreign loop.
+        while state.value.ran < total, MonotonicInstant.now < deadline {
+            try loop.run(for: .milliseconds(2))
+            if pollReadable(loop.fileDescriptor, timeoutMS: 5) { loop.dispatchPending() }
+        }
+        XCTAssertEqual(state.value.ran, total)
+        XCTAssertEqual(state.value.outOfOrder, 0)
+    }
 }

@@ -24,10 +24,12 @@ final class FFIDelegateTests: XCTestCase {
 
     func testTableMatchesTheHeaderPrototypes() throws {
         let declared = try HeaderPrototypes.parse(Fixture.repositoryRoot.appendingPathComponent("include/lifecycle.h"))
-        XCTAssertEqual(declared.count, 20)
-        XCTAssertEqual(FFIDelegates.functions.count, 20)
+        XCTAssertEqual(declared.count, 38, "20 of ABI 1.0-1.1, 18 of 1.2 (scenes and Handoff)")
+        XCTAssertEqual(FFIDelegates.functions.count, 38)
         XCTAssertEqual(Set(FFIDelegates.functions.map(\.symbol)), Set(declared.keys))
-        XCTAssertEqual(Set(FFIDelegates.functions.map(\.method)).count, 20, "one row per delegate method")
+        XCTAssertEqual(Set(FFIDelegates.functions.map(\.method)).count, 38, "one row per delegate method")
+        XCTAssertEqual(FFIDelegates.functions.filter(\.shape.isScene).map(\.method), DelegateMethod.sceneMethods,
+                       "the scene rows, in SceneDelegateHandlers order")
         for function in FFIDelegates.functions {
             XCTAssertEqual(declared[function.symbol], function.signature, function.symbol)
         }
@@ -53,7 +55,13 @@ final class FFIDelegateTests: XCTestCase {
         all.willEncodeRestorableState = { _, _ in }
         all.didDecodeRestorableState = { _, _ in }
         all.openURLWithOptions = { _, _, _ in true }
-        XCTAssertEqual(FFIDelegates.functions.map(\.method), all.implementedMethods)
+        all.configurationForConnecting = { _, _, _ in .default }
+        all.didDiscardSceneSessions = { _, _ in }
+        all.willContinueUserActivity = { _, _ in true }
+        all.continueUserActivity = { _, _ in true }
+        all.didFailToContinueUserActivity = { _, _, _ in }
+        all.didUpdateUserActivity = { _, _ in }
+        XCTAssertEqual(FFIDelegates.functions.filter { !$0.shape.isScene }.map(\.method), all.implementedMethods)
     }
 
     func testBindingFindsEveryExportedFunction() throws {
@@ -61,15 +69,16 @@ final class FFIDelegateTests: XCTestCase {
         var asked: [String] = []
         let bound = FFIDelegates.bind(lookup: { asked.append($0); return fixture.symbol($0) }, app: Rig.appPointer,
                                       closures: CompletionClosurePool())
-        XCTAssertEqual(asked, FFIDelegates.functions.map(\.symbol))
-        XCTAssertEqual(bound.implemented, FFIDelegates.functions.map(\.method))
+        // The application delegate's rows (the scene rows are bindScenes'); the fixture exports the 20 of ABI 1.0-1.1.
+        XCTAssertEqual(asked, FFIDelegates.functions.filter { !$0.shape.isScene }.map(\.symbol))
+        XCTAssertEqual(bound.implemented, FFIDelegates.functions.prefix(20).map(\.method))
         XCTAssertEqual(bound.handlers.implementedMethods, bound.implemented)
     }
 
     func testBindingWithNoSymbolsImplementsNothing() {
         var asked = 0
         let bound = FFIDelegates.bind(lookup: { _ in asked += 1; return nil }, app: Rig.appPointer, closures: CompletionClosurePool())
-        XCTAssertEqual(asked, 20)
+        XCTAssertEqual(asked, 26)
         XCTAssertEqual(bound.implemented, [])
         XCTAssertEqual(bound.handlers.implementedMethods, [])
     }
@@ -77,12 +86,12 @@ final class FFIDelegateTests: XCTestCase {
     func testCallInterfacesArePreparedOncePerSignatureAndShared() throws {
         let fixture = try Fixture.shared.get()
         _ = FFIDelegates.bind(lookup: fixture.symbol, app: nil, closures: CompletionClosurePool())
-        let prepared = FFIDelegates.preparedInterfaceCount
         let signatures = Set(FFIDelegates.functions.map(\.signature))
+        let first = signatures.map { FFIDelegates.callInterface(for: $0) }
+        let prepared = FFIDelegates.preparedInterfaceCount
         XCTAssertGreaterThanOrEqual(prepared, signatures.count)
         XCTAssertLessThanOrEqual(prepared, signatures.count * 3 + 1,
                                  "rows share, per convention (exported, lc_delegate_t, 1.1 table); plus the completion closures' void(uint32)")
-        let first = signatures.map { FFIDelegates.callInterface(for: $0) }
         _ = FFIDelegates.bind(lookup: fixture.symbol, app: nil, closures: CompletionClosurePool())
         let second = signatures.map { FFIDelegates.callInterface(for: $0) }
         XCTAssertEqual(FFIDelegates.preparedInterfaceCount, prepared, "binding again prepares nothing")
@@ -251,7 +260,8 @@ final class FFIDelegateTests: XCTestCase {
         ])
 
         let calledSymbols = Set(rig.fullLog.compactMap { $0.split(separator: " ").first.map(String.init) })
-        XCTAssertEqual(calledSymbols, Set(FFIDelegates.functions.map(\.symbol)), "every row was called")
+        XCTAssertEqual(calledSymbols, Set(FFIDelegates.functions.prefix(20).map(\.symbol)),
+                       "every row of ABI 1.0-1.1 was called (the 1.2 rows: SceneABITests)")
         XCTAssertTrue(rig.fullLog.allSatisfy { $0.contains(" \(a)") || $0.contains(" app=b0b0") }, "the app pointer passes through unchanged")
         XCTAssertFalse(rig.traceLines.contains { $0.hasPrefix("error") }, rig.traceLines.joined(separator: "\n"))
     }
@@ -275,7 +285,7 @@ final class FFIDelegateTests: XCTestCase {
         let h = rig.handlers
         let app = rig.app
         for value in [false, true, false] {
-            for function in FFIDelegates.functions where function.returnType == .bool {
+            for function in FFIDelegates.functions.prefix(20) where function.returnType == .bool {
                 XCTAssertEqual(rig.fixture.setReturn(function.symbol, value), 0)
             }
             XCTAssertEqual(h.willFinishLaunching?(app, [:]), value)
@@ -666,12 +676,21 @@ enum HeaderPrototypes {
               let end = text.range(of: "#endif", range: start.upperBound..<text.endIndex)
         else { throw FixtureError("no delegate-function section in \(header.path)") }
         var result: [String: FFIDelegates.Signature] = [:]
-        for declaration in text[start.upperBound..<end.lowerBound].split(separator: ";") {
+        // Comments out first: they may sit between declarations and hold semicolons.
+        let code = text[start.upperBound..<end.lowerBound].split(separator: "\n", omittingEmptySubsequences: false)
+            .map { line in line.range(of: "//").map { String(line[..<$0.lowerBound]) } ?? String(line) }.joined(separator: "\n")
+        for declaration in code.split(separator: ";") {
             let flat = declaration.split(whereSeparator: \.isWhitespace).joined(separator: " ")
             guard flat.hasPrefix("LC_EXPORT "), let open = flat.firstIndex(of: "(") else { continue }
             let head = flat[flat.index(flat.startIndex, offsetBy: 10)..<open].split(separator: " ")
-            let returnType = try cType(String(head.dropLast().joined(separator: " ")))
-            let name = String(head.last!)
+            var name = String(head.last!)
+            let returnType: FFIDelegates.CType
+            if name.hasPrefix("*") {  // `const char *f(…)`: returns a pointer
+                name.removeFirst()
+                returnType = .pointer
+            } else {
+                returnType = try cType(String(head.dropLast().joined(separator: " ")))
+            }
             // Arguments: split at commas outside nested parentheses (function-pointer parameters).
             var arguments: [String] = [], current = "", depth = 0
             for character in flat[flat.index(after: open)...] {
@@ -695,7 +714,7 @@ enum HeaderPrototypes {
 
     private static func cType(_ declaration: String) throws -> FFIDelegates.CType {
         if declaration.contains("*") { return .pointer }
-        let type = declaration.split(separator: " ").first.map(String.init) ?? ""
+        let type = declaration.split(separator: " ").first { $0 != "const" }.map(String.init) ?? ""
         switch type {
         case "void": return .void
         case "bool": return .bool

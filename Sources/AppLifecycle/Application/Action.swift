@@ -3,22 +3,55 @@
 /// A struct with static factories (it can grow without breaking callers).
 public struct Action: Sendable, CustomStringConvertible {
     enum Kind: Sendable {
-        case launch(options: UserInfo, inBackground: Bool)
+        case launch(options: UserInfo, inBackground: Bool, scene: String?)
         case beginInterruption, dismissInterruption, acceptInterruption
         case home, foreground, lock, unlock
         case memoryWarning(MemoryWarningLevel)
         case significantTimeChange
-        case openURL(url: String, sourceApplication: String?, annotation: UserInfoValue?)
+        case openURL(url: String, sourceApplication: String?, annotation: UserInfoValue?, scene: String?)
         case backgroundFetch
         case remoteNotification(UserInfo)
         case terminate, purge
+        case scene(SceneOperation)
+        case continueUserActivity(UserActivity, scene: String?, error: String?)
+        case updateUserActivity(UserActivity, scene: String?)
+    }
+
+    /// What a scene action does to the scene it names.
+    enum SceneOperation: Sendable {
+        case connect(String, inBackground: Bool)
+        case activate(String), deactivate(String), background(String), foreground(String), disconnect(String), discard(String)
+
+        var id: String {
+            switch self {
+            case .connect(let id, _), .activate(let id), .deactivate(let id), .background(let id), .foreground(let id),
+                 .disconnect(let id), .discard(let id): return id
+            }
+        }
+
+        var verb: String {
+            switch self {
+            case .connect: return "connect"
+            case .activate: return "activate"
+            case .deactivate: return "deactivate"
+            case .background: return "background"
+            case .foreground: return "foreground"
+            case .disconnect: return "disconnect"
+            case .discard: return "discard"
+            }
+        }
     }
 
     let kind: Kind
 
     /// Launch into the foreground (state inactive during launch, then active) or into the background.
     public static func launch(options: UserInfo = UserInfo(), inBackground: Bool = false) -> Action {
-        Action(kind: .launch(options: options, inBackground: inBackground))
+        Action(kind: .launch(options: options, inBackground: inBackground, scene: nil))
+    }
+    /// Launch a scene-based application, connecting the scene `scene` (nil: the manifest's default,
+    /// `main`) into the foreground, or into the background for a launch into the background.
+    public static func launch(options: UserInfo = UserInfo(), inBackground: Bool = false, scene: String?) -> Action {
+        Action(kind: .launch(options: options, inBackground: inBackground, scene: scene))
     }
     /// An alert-based interruption begins (call, SMS, notification center pulled down).
     public static let beginInterruption = Action(kind: .beginInterruption)
@@ -40,7 +73,14 @@ public struct Action: Sendable, CustomStringConvertible {
     public static let significantTimeChange = Action(kind: .significantTimeChange)
     /// A request to open a URL (launching the application if it is not running).
     public static func openURL(_ url: String, sourceApplication: String? = nil, annotation: UserInfoValue? = nil) -> Action {
-        Action(kind: .openURL(url: url, sourceApplication: sourceApplication, annotation: annotation))
+        Action(kind: .openURL(url: url, sourceApplication: sourceApplication, annotation: annotation, scene: nil))
+    }
+    /// A request to open a URL in the scene `scene` of a scene-based application (nil: the frontmost
+    /// scene, or the default one).
+    public static func openURL(_ url: String, sourceApplication: String? = nil, annotation: UserInfoValue? = nil,
+                               scene: String?) -> Action
+    {
+        Action(kind: .openURL(url: url, sourceApplication: sourceApplication, annotation: annotation, scene: scene))
     }
     /// A background fetch opportunity (needs the `fetch` background mode).
     public static let backgroundFetch = Action(kind: .backgroundFetch)
@@ -51,11 +91,57 @@ public struct Action: Sendable, CustomStringConvertible {
     /// Memory pressure purges the suspended application, without notice.
     public static let purge = Action(kind: .purge)
 
+    // Scenes (seed 004): scene-based applications only.
+
+    /// The user (foreground) or the system (`inBackground`) asks for a new scene `id`.
+    public static func connectScene(_ id: String, inBackground: Bool = false) -> Action {
+        Action(kind: .scene(.connect(id, inBackground: inBackground)))
+    }
+    /// A foreground-inactive scene becomes foreground-active.
+    public static func activateScene(_ id: String) -> Action { Action(kind: .scene(.activate(id))) }
+    /// A foreground-active scene becomes foreground-inactive.
+    public static func deactivateScene(_ id: String) -> Action { Action(kind: .scene(.deactivate(id))) }
+    /// A foreground scene moves to the background (the user dismisses its UI).
+    public static func moveSceneToBackground(_ id: String) -> Action { Action(kind: .scene(.background(id))) }
+    /// A background or suspended scene comes back to the foreground and becomes active.
+    public static func bringSceneToForeground(_ id: String) -> Action { Action(kind: .scene(.foreground(id))) }
+    /// The system disconnects a background or suspended scene; its session stays.
+    public static func disconnectScene(_ id: String) -> Action { Action(kind: .scene(.disconnect(id))) }
+    /// The user closes the scene in the app switcher: disconnected if connected, then its session is
+    /// discarded (`application:didDiscardSceneSessions:`, at the next launch if not running).
+    public static func discardSceneSession(_ id: String) -> Action { Action(kind: .scene(.discard(id))) }
+
+    // Handoff (seed 004).
+
+    /// Handoff continues `activity` (launching or resuming the application), in the scene `scene` of
+    /// a scene-based application (nil: the frontmost, or the default one).
+    public static func continueUserActivity(_ activity: UserActivity, scene: String? = nil) -> Action {
+        Action(kind: .continueUserActivity(activity, scene: scene, error: nil))
+    }
+    /// Handoff fails to continue an activity of `activityType`: `error` says why.
+    public static func failToContinueUserActivity(type activityType: String, error: String, scene: String? = nil) -> Action {
+        Action(kind: .continueUserActivity(UserActivity(activityType: activityType), scene: scene, error: error))
+    }
+    /// The current activity of the application (or of a scene) was updated.
+    public static func updateUserActivity(_ activity: UserActivity, scene: String? = nil) -> Action {
+        Action(kind: .updateUserActivity(activity, scene: scene))
+    }
+
+    /// The scene the action is for, if it names one (the `scene` field of its trace event).
+    public var sceneID: String? {
+        switch kind {
+        case .launch(_, _, let scene), .openURL(_, _, _, let scene), .continueUserActivity(_, let scene, _),
+             .updateUserActivity(_, let scene): return scene
+        case .scene(let operation): return operation.id
+        default: return nil
+        }
+    }
+
     /// Whether performing this in `state` would run the application in the background (a launch
     /// into the background, or a wake from not running or suspended).
     func entersBackgroundFrom(_ state: ApplicationState) -> Bool {
         switch kind {
-        case .launch(_, let inBackground): return inBackground
+        case .launch(_, let inBackground, _): return inBackground
         case .backgroundFetch, .remoteNotification: return state == .notRunning || state == .suspended
         default: return false
         }
@@ -64,7 +150,7 @@ public struct Action: Sendable, CustomStringConvertible {
     /// The action's name as scenario files and errors spell it.
     public var name: String {
         switch kind {
-        case .launch(_, let background): return background ? "launch background" : "launch"
+        case .launch(_, let background, _): return background ? "launch background" : "launch"
         case .beginInterruption: return "interrupt"
         case .dismissInterruption: return "dismiss"
         case .acceptInterruption: return "accept"
@@ -79,15 +165,22 @@ public struct Action: Sendable, CustomStringConvertible {
         case .remoteNotification: return "remote-notification"
         case .terminate: return "terminate"
         case .purge: return "purge"
+        case .scene(let operation): return "scene \(operation.verb)"
+        case .continueUserActivity: return "continue-activity"
+        case .updateUserActivity: return "update-activity"
         }
     }
 
     /// The detail of the action's trace event: its options, level, URL or payload.
     var traceDetail: String? {
         switch kind {
-        case .launch(let options, _): return options.isEmpty ? nil : options.description
+        case .launch(let options, _, _): return options.isEmpty ? nil : options.description
         case .memoryWarning(let level): return level.rawValue
-        case .openURL(let url, let source, _): return source.map { "\(url) from \($0)" } ?? url
+        case .openURL(let url, let source, _, _): return source.map { "\(url) from \($0)" } ?? url
+        case .scene(.connect(_, true)): return "background"
+        case .continueUserActivity(let activity, _, let error):
+            return error.map { "\(activity.activityType), failed: \($0)" } ?? activity.description
+        case .updateUserActivity(let activity, _): return activity.description
         case .remoteNotification(let payload): return payload.isEmpty ? nil : payload.description
         default: return nil
         }
@@ -95,9 +188,26 @@ public struct Action: Sendable, CustomStringConvertible {
 
     public var description: String {
         switch kind {
-        case .launch(let options, _): return options.isEmpty ? name : "\(name) \(options)"
+        case .launch(let options, _, let scene):
+            var text = options.isEmpty ? name : "\(name) \(options)"
+            if let scene { text += " scene=\(scene)" }
+            return text
         case .memoryWarning(let level): return "\(name) \(level)"
-        case .openURL(let url, let source, _): return source.map { "\(name) \(url) source=\($0)" } ?? "\(name) \(url)"
+        case .openURL(let url, let source, _, let scene):
+            var text = source.map { "\(name) \(url) source=\($0)" } ?? "\(name) \(url)"
+            if let scene { text += " scene=\(scene)" }
+            return text
+        case .scene(let operation):
+            if case .connect(let id, true) = operation { return "\(name) \(id) background" }
+            return "\(name) \(operation.id)"
+        case .continueUserActivity(let activity, let scene, let error):
+            var text = "\(name) \(activity.activityType)"
+            if let scene { text += " scene=\(scene)" }
+            if let error { text += " error=\(error)" }
+            return activity.userInfo.isEmpty ? text : "\(text) \(activity.userInfo)"
+        case .updateUserActivity(let activity, let scene):
+            let text = scene.map { "\(name) \(activity.activityType) scene=\($0)" } ?? "\(name) \(activity.activityType)"
+            return activity.userInfo.isEmpty ? text : "\(text) \(activity.userInfo)"
         case .remoteNotification(let payload): return payload.isEmpty ? name : "\(name) \(payload)"
         default: return name
         }
@@ -139,6 +249,11 @@ public enum LaunchOptionsKey {
     public static let bluetoothCentrals = "bluetoothCentrals"
     /// Restoration identifiers of the peripheral managers to restore (list of strings).
     public static let bluetoothPeripherals = "bluetoothPeripherals"
+    /// The Handoff activity that launched the application (dict: `UserActivity.dictionary`; seed 004,
+    /// `UIApplicationLaunchOptionsUserActivityDictionaryKey`). Set by `continue-activity`.
+    public static let userActivityDictionary = "userActivityDictionary"
+    /// The type of that activity (string; `UIApplicationLaunchOptionsUserActivityTypeKey`).
+    public static let userActivityType = "userActivityType"
 
     /// Every key, in seed 002's order.
     public static let all = [url, sourceApplication, remoteNotification, annotation, localNotification, location,

@@ -3,8 +3,10 @@ import Synchronization
 /// Calling out: delegate calls and lifecycle posts under the watchdog, budgets, and the trace.
 extension Application {
     /// Calls one delegate method, traced, watched, and checked for a watchdog kill afterwards.
-    func call<R>(_ method: DelegateMethod, _ slot: DelegateSlot, _ body: () -> R) throws(Killed) -> R {
-        trace(.delegateCalled(method: method, delegate: slot.id))
+    /// `scene`: the scene the call is about (`configurationForConnecting`, `didDiscardSceneSessions`).
+    func call<R>(_ method: DelegateMethod, _ slot: DelegateSlot, scene: String? = nil, _ body: () -> R) throws(Killed) -> R {
+        let called = TraceEvent.Payload.delegateCalled(method: method, delegate: slot.id)
+        trace(scene.map { .inScene($0, called) } ?? called)
         if inBudget { watchdog.setCurrent(event: method.selector, observer: slot.id) }
         let result = body()
         try checkKilled()
@@ -49,6 +51,11 @@ extension Application {
                                queuedCount: Int? = nil) throws(Killed)
     {
         trace(.notificationDelivered(name: name, userInfo: userInfo.flatMap { $0.isEmpty ? nil : $0 }, queuedCount: queuedCount))
+        try deliver(name, userInfo: userInfo, sender: sender ?? self.sender.rawValue)
+    }
+
+    /// Dispatches a notification to observers now, under the watchdog when in a budget (not traced).
+    func deliver(_ name: NotificationName, userInfo: UserInfo?, sender: UInt) throws(Killed) {
         if inBudget {
             let watchdog = self.watchdog
             let killed = killSwitch
@@ -60,7 +67,7 @@ extension Application {
                 return true
             }
         }
-        center.dispatch(name, sender: sender ?? self.sender.rawValue, userInfo: userInfo)
+        center.dispatch(name, sender: sender, userInfo: userInfo)
         center.observerWillRun = nil
         try checkKilled()
     }
@@ -78,7 +85,7 @@ extension Application {
         if let failure { throw failure }
     }
 
-    private func checkKilled() throws(Killed) {
+    func checkKilled() throws(Killed) {
         if killSwitch.killed.load(ordering: .relaxed) { throw Killed() }
     }
 

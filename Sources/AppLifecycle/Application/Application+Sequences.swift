@@ -1,7 +1,13 @@
 /// The sequences of the life cycle (seed 002): launch, activation, entering and leaving the
 /// background, locking, termination, and the notifications they post, in iOS order.
 extension Application {
-    func launch(options: UserInfo, inBackground: Bool) throws(Killed) {
+    func launch(options: UserInfo, inBackground: Bool, scene: String? = nil, connection: SceneConnectionOptions = SceneConnectionOptions(),
+                handoff: Handoff? = nil) throws(Killed)
+    {
+        if isSceneBased {
+            try launchScenes(options: options, inBackground: inBackground, scene: scene, connection: connection, handoff: handoff)
+            return
+        }
         resetRuntime()
         setState(inBackground ? .background : .inactive)
         if inBackground { backgroundSince = .now }
@@ -20,6 +26,15 @@ extension Application {
                 for method in openURLForms() { trace(.delegateSkipped(method: method, reason: .launchDeclined)) }
             }
         }
+        if let handoff {
+            if accepted {
+                try deliverHandoff(handoff)
+            } else {
+                for method in handoff.methods where slots.contains(where: { $0.handlers.implements(method) }) {
+                    trace(.delegateSkipped(method: method, reason: .launchDeclined))
+                }
+            }
+        }
         if inBackground {
             try didEnterBackground()
         } else {
@@ -28,12 +43,14 @@ extension Application {
     }
 
     func resignActive() throws(Killed) {
+        if isSceneBased { return try scenesResignActive() }
         try callDelegates(.willResignActive, \.willResignActive)
         try postLifecycle(.willResignActive)
         setState(.inactive)
     }
 
     func becomeActive() throws(Killed) {
+        if isSceneBased { return try scenesBecomeActive() }
         setState(.active)
         try callDelegates(.didBecomeActive, \.didBecomeActive)
         try postLifecycle(.didBecomeActive)
@@ -50,6 +67,7 @@ extension Application {
 
     /// From inactive to the background: the state, the background time, then didEnterBackground.
     func enterBackground() throws(Killed) {
+        if isSceneBased { return try scenesEnterBackground() }
         setState(.background)
         backgroundSince = .now
         try didEnterBackground()
@@ -59,6 +77,7 @@ extension Application {
     /// This is the only place state is preserved: at the transition to the background (seeds 001,
     /// 003), never again before willTerminate.
     func didEnterBackground() throws(Killed) {
+        if isSceneBased { return try scenesApplicationDidEnterBackground() }
         try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
             try callDelegates(.didEnterBackground, \.didEnterBackground)
             try postLifecycle(.didEnterBackground)
@@ -67,7 +86,10 @@ extension Application {
         scheduleBackgroundTimers()
     }
 
-    func enterForeground(openingURL url: (String, String?, UserInfoValue?)? = nil) throws(Killed) {
+    /// From background or suspended to active; `deliver` (open a URL, continue an activity) runs in
+    /// state inactive, before didBecomeActive.
+    func enterForeground(deliver: (() throws(Killed) -> Void)? = nil) throws(Killed) {
+        if isSceneBased { return try scenesReturnToForeground() }
         try resumeIfSuspended()
         cancelBackgroundTimers()
         backgroundSince = nil
@@ -75,7 +97,7 @@ extension Application {
         try postLifecycle(.willEnterForeground)  // posted before the delegate method (seed 002)
         try callDelegates(.willEnterForeground, \.willEnterForeground)
         setState(.inactive)
-        if let (address, source, annotation) = url { try openURL(address, source, annotation) }
+        try deliver?()
         try becomeActive()
     }
 
@@ -88,14 +110,8 @@ extension Application {
         for slot in slots {
             if let handler = slot.handlers.openURLWithOptions {
                 guard isRegistered(slot) else { continue }
-                let given: UserInfo
-                if let options { given = options } else {
-                    var made = UserInfo()
-                    if let source { made[OpenURLOptionsKey.sourceApplication] = .string(source) }
-                    if let annotation { made[OpenURLOptionsKey.annotation] = annotation }
-                    given = made
-                    options = made
-                }
+                let given = options ?? openURLOptions(source, annotation)
+                options = given
                 handled = try call(.openURLWithOptions, slot) { handler(self, url, given) } || handled
             } else if let handler = slot.handlers.openURL {
                 guard isRegistered(slot) else { continue }
@@ -103,6 +119,14 @@ extension Application {
             }
         }
         return handled
+    }
+
+    /// The options of `application:openURL:options:` and of a scene's `OpenURLContext`.
+    func openURLOptions(_ source: String?, _ annotation: UserInfoValue?) -> UserInfo {
+        var options = UserInfo()
+        if let source { options[OpenURLOptionsKey.sourceApplication] = .string(source) }
+        if let annotation { options[OpenURLOptionsKey.annotation] = annotation }
+        return options
     }
 
     /// The forms of openURL the delegates would have been called with, newer first: what a declined

@@ -76,13 +76,20 @@ extension Application {
     }
 
     func suspendIfIdle() {
-        guard state == .background, currentAction == nil, tasks.isEmpty, requests.isEmpty,
+        guard state.isRunning, currentAction == nil, tasks.isEmpty, requests.isEmpty,
               configuration.backgroundModes.isDisjoint(with: .continuous) else { return }
+        // A scene in the background is suspended by the same rule as the application (whatever the
+        // other scenes do); the application when every scene is (or none is connected).
+        for scene in connectedScenes where scene.state == .background { setSceneState(scene, .suspended) }
+        guard state == .background else { return }
         cancelBackgroundTimers()
         setState(.suspended)
     }
 
     func goNotRunning(_ reason: TraceEvent.StateChangeReason) {
+        // The process is gone: its scenes are unattached with no callback (their sessions stay).
+        for scene in connectedScenes { setSceneState(scene, .unattached, reason: reason) }
+        connectedScenes.removeAll()
         resetRuntime()
         killSwitch.killed.store(false, ordering: .relaxed)
         setState(.notRunning, reason: reason)
@@ -95,6 +102,8 @@ extension Application {
         tasks.removeAll()
         queued.removeAll()
         interrupted = false
+        returningScenes.removeAll()
+        interruptedScenes.removeAll()
         // The device lock belongs to the device, not to this run: it outlives a termination, a purge
         // or a watchdog kill, and a launch while locked starts with protected data unavailable.
         lockedFromForeground = false
@@ -108,5 +117,11 @@ extension Application {
         state = newState
         center.heldDeliveryHandler = newState.isRunning ? nil : heldHandler
         trace(.stateChanged(from: oldState, to: newState, reason: reason))
+    }
+
+    func setSceneState(_ scene: Scene, _ newState: SceneState, reason: TraceEvent.StateChangeReason? = nil) {
+        let oldState = scene.state
+        scene.state = newState
+        trace(.sceneStateChanged(scene: scene.id, from: oldState, to: newState, reason: reason))
     }
 }

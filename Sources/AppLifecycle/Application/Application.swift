@@ -77,11 +77,29 @@ public final class Application: @unchecked Sendable {
     /// Thrown inside a sequence when the watchdog killed the application: unwinds to `perform`.
     struct Killed: Error {}
 
+    struct SceneDelegateSlot {
+        let id: String
+        let token: UInt64
+        let handlers: SceneDelegateHandlers
+    }
+
     var slots: [DelegateSlot] = []
+    /// Scene delegates in registration order (ascending tokens, from the same counter as `slots`).
+    var sceneSlots: [SceneDelegateSlot] = []
+    /// The connected scenes, in connection order.
+    var connectedScenes: [Scene] = []
+    /// The system's scene sessions, oldest first: they outlive connections and runs until discarded.
+    var sessions: [SceneSession] = []
+    /// Sessions discarded while not running: `application:didDiscardSceneSessions:` at the next launch.
+    var pendingDiscards: [SceneSession] = []
+    /// The scenes that were in the foreground when the application left it (`foreground`, `unlock`
+    /// bring them back), and those an interruption deactivated (`dismiss` reactivates them).
+    var returningScenes: [String] = []
+    var interruptedScenes: [String] = []
     /// The ids of `slots`, sorted: the duplicate check of `addDelegate` and `hasDelegate(id:)` search
     /// it by halving, so that adding a thousand delegates (plugins) does not compare each id with all the others.
     private var sortedIDs: [String] = []
-    private var nextDelegateToken: UInt64 = 1
+    var nextDelegateToken: UInt64 = 1
     var currentAction: String?
     var interrupted = false
     var lockedFromForeground = false
@@ -226,8 +244,9 @@ public final class Application: @unchecked Sendable {
         if configuration.exitsOnSuspend, action.entersBackgroundFrom(state) {
             throw illegal("the application exits on suspend, so it never runs in the background (seed 003)")
         }
+        if let scene = action.sceneID { try validateSceneTarget(scene, of: action) }
         switch action.kind {
-        case .launch(_, let inBackground):
+        case .launch(_, let inBackground, _):
             guard state == .notRunning else { throw illegal("it is already running") }
             if isDeviceLocked, !inBackground { throw illegal("the device is locked; unlock it first") }
         case .beginInterruption:
@@ -235,7 +254,8 @@ public final class Application: @unchecked Sendable {
         case .dismissInterruption, .acceptInterruption:
             guard state == .inactive, interrupted else { throw illegal("no interruption is in progress") }
         case .home:
-            guard state == .active || (state == .inactive && interrupted) else {
+            // A scene-based application is inactive without an interruption when its scenes were deactivated.
+            guard state == .active || (state == .inactive && (interrupted || isSceneBased)) else {
                 throw illegal("only a foreground application can be switched away from")
             }
         case .foreground:
@@ -253,10 +273,9 @@ public final class Application: @unchecked Sendable {
             }
         case .significantTimeChange:
             guard state != .notRunning else { throw illegal() }
-        case .openURL:
-            if isDeviceLocked, state == .notRunning || state == .background || state == .suspended {
-                throw illegal("the device is locked; unlock it first")
-            }
+        case .openURL(_, _, _, let scene):
+            if isDeviceLocked, !targetIsInForeground(scene) { throw illegal("the device is locked; unlock it first") }
+            if isSceneBased, interrupted, !targetIsInForeground(scene) { throw illegal("an interruption is in progress; dismiss or accept it first") }
         case .backgroundFetch:
             guard configuration.backgroundModes.contains(.fetch) else {
                 throw ApplicationError(.backgroundModeMissing,
@@ -274,13 +293,21 @@ public final class Application: @unchecked Sendable {
             guard state != .notRunning else { throw illegal() }
         case .purge:
             guard state == .suspended else { throw illegal("only a suspended application is purged") }
+        case .scene(let operation):
+            try validateScene(operation, name)
+        case .continueUserActivity(let activity, let scene, _):
+            if activity.activityType.isEmpty { throw ApplicationError(.invalidArgument, "a user activity needs a non-empty type", action: name, state: state) }
+            if isDeviceLocked, !targetIsInForeground(scene) { throw illegal("the device is locked; unlock it first") }
+            if isSceneBased, interrupted, !targetIsInForeground(scene) { throw illegal("an interruption is in progress; dismiss or accept it first") }
+        case .updateUserActivity(_, let scene):
+            try validateUpdateUserActivity(scene, name)
         }
     }
 
     private func run(_ action: Action) throws(Killed) {
         switch action.kind {
-        case .launch(let options, let inBackground):
-            try launch(options: options, inBackground: inBackground)
+        case .launch(let options, let inBackground, let scene):
+            try launch(options: options, inBackground: inBackground, scene: scene)
         case .beginInterruption:
             try resignActive()
             interrupted = true
@@ -309,7 +336,11 @@ public final class Application: @unchecked Sendable {
             } else {
                 try deliverTimeChange(queuedCount: nil)
             }
-        case .openURL(let url, let source, let annotation):
+        case .openURL(let url, let source, let annotation, let scene):
+            if isSceneBased {
+                try openURLInScene(scene, OpenURLContext(url: url, options: openURLOptions(source, annotation)))
+                return
+            }
             switch state {
             case .notRunning:
                 var options: UserInfo = [LaunchOptionsKey.url: .string(url)]
@@ -317,7 +348,7 @@ public final class Application: @unchecked Sendable {
                 if let annotation { options[LaunchOptionsKey.annotation] = annotation }
                 try launch(options: options, inBackground: false)
             case .background, .suspended:
-                try enterForeground(openingURL: (url, source, annotation))
+                try enterForeground { () throws(Killed) in try self.openURL(url, source, annotation) }
             case .active, .inactive:
                 try openURL(url, source, annotation)
             }
@@ -359,6 +390,12 @@ public final class Application: @unchecked Sendable {
             }
         case .purge:
             goNotRunning(.purgedWhileSuspended)
+        case .scene(let operation):
+            try runScene(operation)
+        case .continueUserActivity(let activity, let scene, let error):
+            try continueUserActivity(activity, scene: scene, error: error)
+        case .updateUserActivity(let activity, let scene):
+            try updateUserActivity(activity, scene: scene)
         }
     }
 }

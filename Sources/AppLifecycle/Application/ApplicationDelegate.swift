@@ -26,6 +26,15 @@ public struct DelegateMethod: Hashable, Sendable, CustomStringConvertible {
     public static let shouldRestoreApplicationState = DelegateMethod(selector: "application:shouldRestoreApplicationState:")
     public static let willEncodeRestorableState = DelegateMethod(selector: "application:willEncodeRestorableStateWithCoder:")
     public static let didDecodeRestorableState = DelegateMethod(selector: "application:didDecodeRestorableStateWithCoder:")
+    /// Scenes (seed 004): the configuration for a connecting scene, and sessions the user discarded.
+    public static let configurationForConnecting = DelegateMethod(selector: "application:configurationForConnectingSceneSession:options:")
+    public static let didDiscardSceneSessions = DelegateMethod(selector: "application:didDiscardSceneSessions:")
+    /// Handoff (seed 004), in an application that is not scene-based.
+    public static let willContinueUserActivity = DelegateMethod(selector: "application:willContinueUserActivityWithType:")
+    public static let continueUserActivity = DelegateMethod(selector: "application:continueUserActivity:restorationHandler:")
+    public static let didFailToContinueUserActivity =
+        DelegateMethod(selector: "application:didFailToContinueUserActivityWithType:error:")
+    public static let didUpdateUserActivity = DelegateMethod(selector: "application:didUpdateUserActivity:")
 }
 
 /// The callbacks of one delegate. A nil handler is a method the delegate does not implement: it is
@@ -56,6 +65,19 @@ public struct DelegateHandlers {
     /// `application:openURL:options:` (seed 004): the URL and its options (`OpenURLOptionsKey`). When
     /// set, it is called instead of `openURL` for this delegate.
     public var openURLWithOptions: ((Application, String, UserInfo) -> Bool)?
+    /// `application:configurationForConnectingSceneSession:options:` (scene-based applications): the
+    /// first delegate's answer names the session's configuration.
+    public var configurationForConnecting: ((Application, SceneSession, SceneConnectionOptions) -> SceneConfiguration)?
+    /// `application:didDiscardSceneSessions:`: sessions the user closed in the app switcher.
+    public var didDiscardSceneSessions: ((Application, [SceneSession]) -> Void)?
+    /// `application:willContinueUserActivityWithType:` (Handoff; the answer is not used by the engine).
+    public var willContinueUserActivity: ((Application, String) -> Bool)?
+    /// `application:continueUserActivity:restorationHandler:` (the restoration handler is not modelled).
+    public var continueUserActivity: ((Application, UserActivity) -> Bool)?
+    /// `application:didFailToContinueUserActivityWithType:error:`: the activity type and the error's message.
+    public var didFailToContinueUserActivity: ((Application, String, String) -> Void)?
+    /// `application:didUpdateUserActivity:`.
+    public var didUpdateUserActivity: ((Application, UserActivity) -> Void)?
 
     public init() {}
 
@@ -83,6 +105,12 @@ public struct DelegateHandlers {
         add(willEncodeRestorableState != nil, .willEncodeRestorableState)
         add(didDecodeRestorableState != nil, .didDecodeRestorableState)
         add(openURLWithOptions != nil, .openURLWithOptions)
+        add(configurationForConnecting != nil, .configurationForConnecting)
+        add(didDiscardSceneSessions != nil, .didDiscardSceneSessions)
+        add(willContinueUserActivity != nil, .willContinueUserActivity)
+        add(continueUserActivity != nil, .continueUserActivity)
+        add(didFailToContinueUserActivity != nil, .didFailToContinueUserActivity)
+        add(didUpdateUserActivity != nil, .didUpdateUserActivity)
         return methods
     }
 }
@@ -120,6 +148,19 @@ public protocol ApplicationDelegate: AnyObject {
     /// `application(_:open:sourceApplication:annotation:)` when `respondsTo` admits it. The default
     /// forwards to the older method, so a delegate that implements only that one keeps working.
     func application(_ application: Application, open url: String, options: UserInfo) -> Bool
+    /// The configuration of a connecting scene (scene-based applications only). Default: `.default`.
+    func application(_ application: Application, configurationForConnecting session: SceneSession,
+                     options: SceneConnectionOptions) -> SceneConfiguration
+    /// Sessions the user discarded (scene-based applications only).
+    func application(_ application: Application, didDiscardSceneSessions sessions: [SceneSession])
+    /// Handoff is about to continue an activity of `activityType`. Default: false.
+    func application(_ application: Application, willContinueUserActivityWithType activityType: String) -> Bool
+    /// Continue `activity`; answer whether it was handled. Default: false.
+    func application(_ application: Application, continue activity: UserActivity) -> Bool
+    /// Handoff could not continue an activity of `activityType`; `error` says why.
+    func application(_ application: Application, didFailToContinueUserActivityWithType activityType: String, error: String)
+    /// The application's current activity was updated.
+    func application(_ application: Application, didUpdate activity: UserActivity)
 }
 
 extension ApplicationDelegate {
@@ -154,6 +195,13 @@ extension ApplicationDelegate {
         self.application(application, open: url, sourceApplication: options[OpenURLOptionsKey.sourceApplication]?.stringValue,
                          annotation: options[OpenURLOptionsKey.annotation])
     }
+    public func application(_ application: Application, configurationForConnecting session: SceneSession,
+                            options: SceneConnectionOptions) -> SceneConfiguration { .default }
+    public func application(_ application: Application, didDiscardSceneSessions sessions: [SceneSession]) {}
+    public func application(_ application: Application, willContinueUserActivityWithType activityType: String) -> Bool { false }
+    public func application(_ application: Application, continue activity: UserActivity) -> Bool { false }
+    public func application(_ application: Application, didFailToContinueUserActivityWithType activityType: String, error: String) {}
+    public func application(_ application: Application, didUpdate activity: UserActivity) {}
 }
 
 extension DelegateHandlers {
@@ -185,5 +233,13 @@ extension DelegateHandlers {
         if r(.willEncodeRestorableState) { willEncodeRestorableState = { d.application($0, willEncodeRestorableStateWith: $1) } }
         if r(.didDecodeRestorableState) { didDecodeRestorableState = { d.application($0, didDecodeRestorableStateWith: $1) } }
         if r(.openURLWithOptions) { openURLWithOptions = { d.application($0, open: $1, options: $2) } }
+        if r(.configurationForConnecting) { configurationForConnecting = { d.application($0, configurationForConnecting: $1, options: $2) } }
+        if r(.didDiscardSceneSessions) { didDiscardSceneSessions = { d.application($0, didDiscardSceneSessions: $1) } }
+        if r(.willContinueUserActivity) { willContinueUserActivity = { d.application($0, willContinueUserActivityWithType: $1) } }
+        if r(.continueUserActivity) { continueUserActivity = { d.application($0, continue: $1) } }
+        if r(.didFailToContinueUserActivity) {
+            didFailToContinueUserActivity = { d.application($0, didFailToContinueUserActivityWithType: $1, error: $2) }
+        }
+        if r(.didUpdateUserActivity) { didUpdateUserActivity = { d.application($0, didUpdate: $1) } }
     }
 }

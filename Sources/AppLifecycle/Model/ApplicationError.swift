@@ -11,6 +11,7 @@ public struct ApplicationError: Error, Sendable, CustomStringConvertible {
             case illegalAction, actionInProgress, backgroundModeMissing, unknownBackgroundTask
             case unknownNotificationName, invalidNotificationName, notOnLoopThread
             case archiveUnreadable, archiveCorrupt, archiveWriteFailed, system, invalidArgument
+            case unknownScene
         }
         fileprivate let kind: Kind
 
@@ -38,6 +39,8 @@ public struct ApplicationError: Error, Sendable, CustomStringConvertible {
         public static let system = Code(kind: .system)
         /// An argument is out of range or malformed.
         public static let invalidArgument = Code(kind: .invalidArgument)
+        /// No connected scene (or, for a discard, no scene session) has that id; nothing changed.
+        public static let unknownScene = Code(kind: .unknownScene)
 
         public var description: String { "\(kind)" }
     }

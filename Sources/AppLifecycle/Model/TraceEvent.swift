@@ -16,6 +16,8 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         public static let action = Kind(rawValue: "action")
         /// The state changed (name: the new state).
         public static let state = Kind(rawValue: "state")
+        /// A scene's state changed (name: the scene's new state; `scene`: which).
+        public static let sceneState = Kind(rawValue: "scene-state")
         /// A delegate method was called (name: its selector; observer: the delegate id).
         public static let delegate = Kind(rawValue: "delegate")
         /// A notification was delivered to observers (name: the notification).
@@ -91,7 +93,7 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
     }
 
     /// What happened, typed.
-    public enum Payload: Sendable {
+    public indirect enum Payload: Sendable {
         /// An action was performed.
         case action(Action)
         /// The state changed from `from` to `to`; `reason` is nil for the ordinary steps of a sequence.
@@ -119,6 +121,13 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         case archiveFailed(ArchiveOperation, delegate: String, message: String)
         /// A budget was overrun: which budget, how long it was, how long it took, who, and the policy.
         case watchdogOverrun(WatchdogReport)
+        /// The scene `scene` went from `from` to `to`; `reason` is set when the application stopped
+        /// running with the scene connected (the scene is unattached with no callback).
+        case sceneStateChanged(scene: String, from: SceneState, to: SceneState, reason: StateChangeReason?)
+        /// `event` happened to the scene `scene`: a scene delegate method called for it
+        /// (`.delegateCalled`), a scene notification posted with it as sender (`.notificationDelivered`),
+        /// its restoration archive saved or read (`.archive`, `.archiveFailed`). Never nested.
+        case inScene(String, Payload)
     }
 
     /// Position in the trace, from 1.
@@ -137,6 +146,9 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
     public let observer: String?
     /// More words: a userInfo, a result, a reason (rendered from `payload`).
     public let detail: String?
+    /// The scene the event is about, if any (rendered from `payload`: a scene's state change, a scene
+    /// delegate call, a scene notification, a scene's archive, an action naming a scene).
+    public let scene: String?
 
     /// An event whose words are rendered from `payload`.
     init(seq: UInt64, time: Duration, payload: Payload, state: ApplicationState) {
@@ -158,12 +170,15 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         self.name = name
         self.observer = observer
         self.detail = detail
+        scene = payload.scene  // typed data, not words: always the payload's
     }
 
-    /// `kind name [observer] (detail)` — the compact form tests and logs compare.
+    /// `kind name [observer] {scene} (detail)` — the compact form tests and logs compare (`{scene}`
+    /// only for an event about a scene).
     public var description: String {
         var s = "\(kind) \(name)"
         if let observer, !observer.isEmpty { s += " [\(observer)]" }
+        if let scene { s += " {\(scene)}" }
         if let detail, !detail.isEmpty { s += " (\(detail))" }
         return s
     }
@@ -217,6 +232,19 @@ extension TraceEvent.Payload {
             return (.error, "archive", delegate, operation == .saved ? message : "\(message); launching without it")
         case .watchdogOverrun(let report):
             return (.watchdog, report.event, report.observer, report.description)
+        case .sceneStateChanged(_, _, let to, let reason):
+            return (.sceneState, to.rawValue, nil, reason?.traceDetail)
+        case .inScene(_, let event):
+            return event.text
+        }
+    }
+
+    /// The scene the event is about, if any.
+    var scene: String? {
+        switch self {
+        case .sceneStateChanged(let scene, _, _, _), .inScene(let scene, _): return scene
+        case .action(let action): return action.sceneID
+        default: return nil
         }
     }
 }

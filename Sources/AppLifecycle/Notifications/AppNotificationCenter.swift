@@ -299,8 +299,12 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// Delivers a message that `post` queued from another thread. [loop-thread]
     @inline(__always)
     fileprivate func receive(_ message: borrowing LoopMessage) {
-        let userInfo = message.payload.map { unsafeDowncast($0, to: UserInfoCarrier.self).value }
-        deliver(NotificationName(id: UInt32(truncatingIfNeeded: message.word0)), sender: message.word1, userInfo: userInfo)
+        let name = NotificationName(id: UInt32(truncatingIfNeeded: message.word0))
+        if let payload = message.payload {
+            deliver(name, sender: message.word1, userInfo: unsafeDowncast(payload, to: UserInfoCarrier.self).value)
+        } else {
+            deliver(name, sender: message.word1, userInfo: nil)
+        }
     }
 
     /// Delivers on the loop thread, or hands the post to the application while delivery is held.

@@ -58,7 +58,7 @@ public struct NotificationName: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The name whose id is `id`, if that id was issued by this process's intern table (standard
-    /// names: 1...22, for ever); nil for 0 or an id never issued. Lock-free. [thread-safe]
+    /// names: 1...28, for ever); nil for 0 or an id never issued. Lock-free. [thread-safe]
     @inline(__always)
     public init?(internedID id: UInt32) {
         guard NameRegistry.shared.isInterned(id) else { return nil }
@@ -118,15 +118,37 @@ public struct NotificationName: Hashable, Sendable, CustomStringConvertible {
     public static let screenDidDisconnect = NotificationName(id: 20)
     public static let screenModeDidChange = NotificationName(id: 21)
     public static let ubiquityIdentityDidChange = NotificationName(id: 22)
+    /// `UIScene.willConnectNotification`: a scene connected (sender: the scene).
+    public static let sceneWillConnect = NotificationName(id: 23)
+    /// `UIScene.didDisconnectNotification`: a scene was disconnected (sender: the scene).
+    public static let sceneDidDisconnect = NotificationName(id: 24)
+    /// `UIScene.didActivateNotification`: a scene became foreground-active (sender: the scene).
+    public static let sceneDidActivate = NotificationName(id: 25)
+    /// `UIScene.willDeactivateNotification`: a scene is leaving foreground-active (sender: the scene).
+    public static let sceneWillDeactivate = NotificationName(id: 26)
+    /// `UIScene.willEnterForegroundNotification`: a scene is coming to the foreground (sender: the scene).
+    public static let sceneWillEnterForeground = NotificationName(id: 27)
+    /// `UIScene.didEnterBackgroundNotification`: a scene moved to the background (sender: the scene).
+    public static let sceneDidEnterBackground = NotificationName(id: 28)
 
-    /// Every standard name, in id order.
+    /// The standard application and device names (ids 1...22), in id order: the names of seeds
+    /// 000–003. The scene names (`sceneNames`, ids 23...28) are predefined too, but not in this list.
     public static var standard: [NotificationName] {
-        (1...StandardName.table.count).map { NotificationName(id: UInt32($0)) }
+        (1...StandardName.applicationNames).map { NotificationName(id: UInt32($0)) }
+    }
+
+    /// The six UIScene names (seed 004), ids 23...28, in id order; posted per scene with the scene
+    /// as sender.
+    public static var sceneNames: [NotificationName] {
+        (StandardName.applicationNames + 1...StandardName.table.count).map { NotificationName(id: UInt32($0)) }
     }
 }
 
 /// The predefined names: short name, UIKit alias, coalescing kind (nil: delivered only while running).
 enum StandardName {
+    /// How many of the table's names are application and device names (the rest are scene names).
+    static let applicationNames = 22
+
     static let table: [(name: String, alias: String, kind: String?)] = [
         ("didFinishLaunching", "UIApplicationDidFinishLaunchingNotification", nil),
         ("didBecomeActive", "UIApplicationDidBecomeActiveNotification", nil),
@@ -150,6 +172,12 @@ enum StandardName {
         ("screenDidDisconnect", "UIScreenDidDisconnectNotification", "screen"),
         ("screenModeDidChange", "UIScreenModeDidChangeNotification", "screen-mode"),
         ("ubiquityIdentityDidChange", "NSUbiquityIdentityDidChangeNotification", "ubiquity-identity"),
+        ("sceneWillConnect", "UISceneWillConnectNotification", nil),
+        ("sceneDidDisconnect", "UISceneDidDisconnectNotification", nil),
+        ("sceneDidActivate", "UISceneDidActivateNotification", nil),
+        ("sceneWillDeactivate", "UISceneWillDeactivateNotification", nil),
+        ("sceneWillEnterForeground", "UISceneWillEnterForegroundNotification", nil),
+        ("sceneDidEnterBackground", "UISceneDidEnterBackgroundNotification", nil),
     ]
 }
 

@@ -16,6 +16,16 @@
 extern "C" {
 #endif
 
+/// A spin-wait hint to the CPU (x86 `pause`, arm64 `yield`): lets the sibling hyper-thread run and
+/// eases the memory-order pipeline flush when the awaited value changes.
+static inline void lcs_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 int lcs_epoll_create(void);
 int lcs_epoll_add(int epfd, int fd, uint32_t events, uint64_t data);
 int lcs_epoll_mod(int epfd, int fd, uint32_t events, uint64_t data);

@@ -1,0 +1,296 @@
+/// The sequences of a scene-based application (seed 004): a scene's steps through its states, each
+/// followed by the application's notification when the application's derived state changes, and the
+/// application-wide sequences (launch, Home, return, interruption) expressed as scene steps.
+///
+/// Order rule: a scene's delegate methods (scene delegates, in registration order), then its
+/// notification (sender: the scene), then — when the application's derived state changes — the
+/// application's state and its UIApplication notification (no application delegate method).
+extension Application {
+    // MARK: One scene
+
+    /// Connects scene `id`: its session (kept, or new), the configuration, each scene delegate's
+    /// restored activity and `scene:willConnectToSession:options:`, `sceneWillConnect`; then to the
+    /// foreground-inactive state (user-requested) or to the background (system-requested).
+    /// - Parameter applicationEntersBackground: a launch into the background: the application's
+    ///   `didEnterBackground` is posted after the scene's, as after a launch without scenes.
+    @discardableResult
+    func connectScene(_ id: String, foreground: Bool, options: SceneConnectionOptions = SceneConnectionOptions(),
+                      applicationEntersBackground: Bool = false) throws(Killed) -> Scene
+    {
+        var session = session(for: id)
+        var chosen: SceneConfiguration?
+        for slot in slots {
+            guard let handler = slot.handlers.configurationForConnecting, isRegistered(slot) else { continue }
+            let given = session
+            let answer = try call(.configurationForConnecting, slot, scene: id) { handler(self, given, options) }
+            if chosen == nil { chosen = answer }
+        }
+        session.configurationName = (chosen ?? .default).name
+        updateSession(session)
+        let scene = Scene(id: id, session: session, requestedByUser: foreground, application: self)
+        connectedScenes.append(scene)
+        for slot in sceneSlots {
+            guard let willConnect = slot.handlers.willConnect, isRegistered(slot) else { continue }
+            var given = session
+            if slot.handlers.stateRestorationActivity != nil { given.stateRestorationActivity = readSceneActivity(slot, scene) }
+            try callScene(.sceneWillConnect, slot, scene) { willConnect(self, scene, given, options) }
+        }
+        try postScene(.sceneWillConnect, scene)
+        if foreground {
+            try sceneEnterForeground(scene)
+        } else {
+            try sceneEnterBackground(scene, applicationNotification: applicationEntersBackground)
+        }
+        return scene
+    }
+
+    /// Background, suspended (the application resumed) or just connected → foreground-inactive. The
+    /// first scene to come forward takes the application out of the background: `willEnterForeground`
+    /// (notification only), then state inactive.
+    func sceneEnterForeground(_ scene: Scene) throws(Killed) {
+        if scene.state == .suspended { setSceneState(scene, .background) }
+        try callSceneDelegates(.sceneWillEnterForeground, \.willEnterForeground, scene)
+        try postScene(.sceneWillEnterForeground, scene)
+        setSceneState(scene, .foregroundInactive)
+        if !state.isForeground {
+            cancelBackgroundTimers()
+            backgroundSince = nil
+            for index in tasks.indices { tasks[index].expirationCalled = false }
+            try postLifecycle(.willEnterForeground)
+            setState(.inactive)
+        }
+    }
+
+    /// Foreground-inactive → foreground-active; the application becomes active with its first active scene.
+    func sceneActivate(_ scene: Scene) throws(Killed) {
+        setSceneState(scene, .foregroundActive)
+        try callSceneDelegates(.sceneDidBecomeActive, \.didBecomeActive, scene)
+        try postScene(.sceneDidActivate, scene)
+        if state == .inactive {
+            setState(.active)
+            try postLifecycle(.didBecomeActive)
+        }
+    }
+
+    /// Foreground-active → foreground-inactive; the application resigns active with its last active scene.
+    func sceneDeactivate(_ scene: Scene) throws(Killed) {
+        try callSceneDelegates(.sceneWillResignActive, \.willResignActive, scene)
+        try postScene(.sceneWillDeactivate, scene)
+        setSceneState(scene, .foregroundInactive)
+        if state == .active, !connectedScenes.contains(where: { $0.state == .foregroundActive }) {
+            try postLifecycle(.willResignActive)
+            setState(.inactive)
+        }
+    }
+
+    /// A foreground scene (deactivated first if active), or a connecting one, → background:
+    /// `sceneDidEnterBackground:` and its notification under the didEnterBackground budget, with the
+    /// application's `didEnterBackground` when its last foreground scene leaves; then the scene's state
+    /// is preserved (`stateRestorationActivityForScene:`).
+    func sceneEnterBackground(_ scene: Scene, applicationNotification: Bool = false) throws(Killed) {
+        if scene.state == .foregroundActive { try sceneDeactivate(scene) }
+        setSceneState(scene, .background)
+        var applicationEnters = false
+        try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
+            try callSceneDelegates(.sceneDidEnterBackground, \.didEnterBackground, scene)
+            try postScene(.sceneDidEnterBackground, scene)
+            if state.isForeground, !connectedScenes.contains(where: { $0.state.isForeground }) {
+                interrupted = false  // an interruption ends when the application leaves the foreground
+                setState(.background)
+                backgroundSince = .now
+                applicationEnters = true
+            }
+            if applicationEnters || applicationNotification { try postLifecycle(.didEnterBackground) }
+        }
+        try saveSceneState(scene)
+        if applicationEnters || applicationNotification { scheduleBackgroundTimers() }
+    }
+
+    /// Background or suspended (the application resumed) → unattached: `sceneDidDisconnect:` sees
+    /// unattached, then `sceneDidDisconnect`. The session stays.
+    func sceneDisconnect(_ scene: Scene) throws(Killed) {
+        connectedScenes.removeAll { $0 === scene }
+        setSceneState(scene, .unattached)
+        try callSceneDelegates(.sceneDidDisconnect, \.didDisconnect, scene)
+        try postScene(.sceneDidDisconnect, scene)
+    }
+
+    // MARK: The application's sequences, with scenes
+
+    /// Launch: willFinishLaunching → didFinishLaunching (+ notification) under the launch budget, the
+    /// sessions discarded while not running, then the scene `scene` (default `main`) is connected:
+    /// into the foreground and activated, or into the background for a launch into the background.
+    func launchScenes(options: UserInfo, inBackground: Bool, scene: String?, connection: SceneConnectionOptions,
+                      handoff: Handoff?) throws(Killed)
+    {
+        resetRuntime()
+        setState(inBackground ? .background : .inactive)
+        if inBackground { backgroundSince = .now }
+        try withBudget(.launch, configuration.budgets.launch) { () throws(Killed) in
+            _ = try askAll(.willFinishLaunching, \.willFinishLaunching) { $0(self, options) }
+            _ = try askAll(.didFinishLaunching, \.didFinishLaunching) { $0(self, options) }
+            try postLifecycle(.didFinishLaunching, userInfo: options)
+        }
+        if !pendingDiscards.isEmpty {
+            let discarded = pendingDiscards
+            pendingDiscards.removeAll()
+            try callDidDiscard(discarded)
+        }
+        let id = scene ?? configuration.sceneManifest?.defaultSceneID ?? "main"
+        let target = try connectScene(id, foreground: !inBackground, options: connection, applicationEntersBackground: inBackground)
+        if let handoff, handoff.error != nil { try deliverSceneHandoff(handoff, target) }
+        if !inBackground { try sceneActivate(target) }
+    }
+
+    /// Interruption, Home, lock, terminate: every active scene is deactivated (remembered for `dismiss`).
+    func scenesResignActive() throws(Killed) {
+        let active = connectedScenes.filter { $0.state == .foregroundActive }
+        interruptedScenes = active.map(\.id)
+        for scene in active where scene.state == .foregroundActive { try sceneDeactivate(scene) }
+    }
+
+    /// Dismissed interruption: the scenes it deactivated become active again.
+    func scenesBecomeActive() throws(Killed) {
+        let ids = interruptedScenes
+        interruptedScenes.removeAll()
+        for scene in connectedScenes where scene.state == .foregroundInactive && (ids.isEmpty || ids.contains(scene.id)) {
+            try sceneActivate(scene)
+        }
+    }
+
+    /// Home, accept, lock, terminate: every foreground scene to the background, in connection order
+    /// (remembered for `foreground` and `unlock`).
+    func scenesEnterBackground() throws(Killed) {
+        let foreground = connectedScenes.filter { $0.state.isForeground }
+        returningScenes = foreground.map(\.id)
+        interruptedScenes.removeAll()
+        for scene in foreground where scene.state.isForeground { try sceneEnterBackground(scene) }
+        if state.isForeground {  // no scene was in the foreground
+            setState(.background)
+            backgroundSince = .now
+            try scenesApplicationDidEnterBackground()
+        }
+    }
+
+    /// The application itself enters the background without a scene (a wake from suspension): the
+    /// `didEnterBackground` notification only, under its budget; no application delegate method.
+    func scenesApplicationDidEnterBackground() throws(Killed) {
+        try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
+            try postLifecycle(.didEnterBackground)
+        }
+        scheduleBackgroundTimers()
+    }
+
+    /// Return to the application (`foreground`, `unlock`): the scenes that were in the foreground come
+    /// back (all to foreground-inactive, then all active); if none of them is connected, the default
+    /// scene (or the first connected one); if no scene is connected, the default scene is connected.
+    func scenesReturnToForeground() throws(Killed) {
+        try resumeIfSuspended()
+        var targets = returningScenes.compactMap { scene(id: $0) }.filter { !$0.state.isForeground }
+        returningScenes.removeAll()
+        let defaultID = configuration.sceneManifest?.defaultSceneID ?? "main"
+        if targets.isEmpty, let scene = scene(id: defaultID) ?? connectedScenes.first { targets = [scene] }
+        if targets.isEmpty {
+            try sceneActivate(try connectScene(defaultID, foreground: true))
+            return
+        }
+        for scene in targets { try sceneEnterForeground(scene) }
+        for scene in targets where scene.state == .foregroundInactive { try sceneActivate(scene) }
+    }
+
+    // MARK: Scene actions
+
+    func runScene(_ operation: Action.SceneOperation) throws(Killed) {
+        if case .connect(let id, let inBackground) = operation {
+            try resumeIfSuspended()
+            let scene = try connectScene(id, foreground: !inBackground)
+            if !inBackground { try sceneActivate(scene) }
+            return
+        }
+        if case .discard(let id) = operation { return try discardSession(id) }
+        guard let scene = scene(id: operation.id) else { return }  // validated: connected
+        switch operation {
+        case .activate: try sceneActivate(scene)
+        case .deactivate: try sceneDeactivate(scene)
+        case .background: try sceneEnterBackground(scene)
+        case .foreground:
+            try resumeIfSuspended()
+            try sceneEnterForeground(scene)
+            try sceneActivate(scene)
+        case .disconnect:
+            try resumeIfSuspended()
+            try sceneDisconnect(scene)
+        case .connect, .discard: break
+        }
+    }
+
+    /// The user closes scene `id` in the app switcher: disconnected if connected, its session and the
+    /// registered scene delegates' archives for it removed, then `application:didDiscardSceneSessions:`
+    /// — at the next launch if the application is not running.
+    func discardSession(_ id: String) throws(Killed) {
+        guard let session = sessions.first(where: { $0.persistentIdentifier == id }) else { return }
+        if state != .notRunning {
+            try resumeIfSuspended()
+            if let scene = scene(id: id) { try sceneDisconnect(scene) }
+        }
+        sessions.removeAll { $0.persistentIdentifier == id }
+        if let store = sceneArchiveStore(id) {
+            for slot in sceneSlots { try? store.remove(id: slot.id) }
+        }
+        if state == .notRunning {
+            pendingDiscards.append(session)
+        } else {
+            try callDidDiscard([session])
+        }
+    }
+
+    func callDidDiscard(_ discarded: [SceneSession]) throws(Killed) {
+        let tag = discarded.count == 1 ? discarded[0].persistentIdentifier : nil
+        for slot in slots {
+            guard let handler = slot.handlers.didDiscardSceneSessions, isRegistered(slot) else { continue }
+            try call(.didDiscardSceneSessions, slot, scene: tag) { handler(self, discarded) }
+        }
+    }
+
+    // MARK: Per-scene state restoration
+
+    /// The archives of scene `id`: `<archiveDirectory>/scenes/<id>/<scene delegate id>.lcarchive`.
+    func sceneArchiveStore(_ id: String) -> ArchiveStore? {
+        archiveStore.map { ArchiveStore(directory: $0.directory + "/scenes/" + id) }
+    }
+
+    /// Asks each scene delegate implementing `stateRestorationActivityForScene:` and saves its answer.
+    func saveSceneState(_ scene: Scene) throws(Killed) {
+        guard let store = sceneArchiveStore(scene.id) else { return }
+        for slot in sceneSlots {
+            guard let ask = slot.handlers.stateRestorationActivity, isRegistered(slot) else { continue }
+            guard let activity = try callScene(.stateRestorationActivity, slot, scene, { ask(self, scene) }) else { continue }
+            let values = activity.dictionary
+            do {
+                try store.save(values, id: slot.id)
+                trace(.inScene(scene.id, .archive(.saved, delegate: slot.id, keys: values.count)))
+            } catch {
+                trace(.inScene(scene.id, .archiveFailed(.saved, delegate: slot.id, message: error.message)))
+            }
+        }
+    }
+
+    /// The activity a scene delegate saved for `scene`, read back from its archive (nil: none).
+    func readSceneActivity(_ slot: SceneDelegateSlot, _ scene: Scene) -> UserActivity? {
+        guard let store = sceneArchiveStore(scene.id) else { return nil }
+        let values: UserInfo?
+        do {
+            values = try store.load(id: slot.id)
+        } catch {
+            trace(.inScene(scene.id, .archiveFailed(.read, delegate: slot.id, message: error.message)))
+            return nil
+        }
+        guard let values else { return nil }
+        trace(.inScene(scene.id, .archive(.read, delegate: slot.id, keys: values.count)))
+        guard let activity = UserActivity(dictionary: values) else {
+            trace(.inScene(scene.id, .archiveFailed(.read, delegate: slot.id, message: "the archive holds no user activity")))
+            return nil
+        }
+        return activity
+    }
+}

@@ -1,0 +1,33 @@
+/// A handle to one connected scene (`UIScene`): its id, state and session.
+///
+/// The engine makes one when it connects a scene and keeps it until the scene is disconnected; a
+/// reconnection of the same id makes a new handle over the same session. The handle is the sender of
+/// the scene's notifications (`NotificationSender(scene)`), so observers can filter by scene.
+///
+/// [loop-thread] Read it on the application's loop thread, as the `Application` itself.
+public final class Scene: @unchecked Sendable, CustomStringConvertible {
+    /// The scene's id (its session's `persistentIdentifier`): `main` for the scene a launch connects
+    /// unless told otherwise.
+    public let id: String
+    /// The current state; `unattached` once disconnected.
+    public internal(set) var state: SceneState = .unattached
+    /// The session the scene is connected to.
+    public internal(set) var session: SceneSession
+    /// Whether the user asked for the scene (it goes to the foreground) or the system did (it goes to
+    /// the background, to handle an event).
+    public let requestedByUser: Bool
+    /// The application the scene belongs to (nil once the application is gone).
+    public private(set) weak var application: Application?
+
+    init(id: String, session: SceneSession, requestedByUser: Bool, application: Application) {
+        self.id = id
+        self.session = session
+        self.requestedByUser = requestedByUser
+        self.application = application
+    }
+
+    /// The scene's identity as the sender of its notifications.
+    public var sender: NotificationSender { NotificationSender(self) }
+
+    public var description: String { "scene \(id) (\(state))" }
+}

@@ -1,0 +1,32 @@
+/// The five states of a scene (seed 004, `UIScene.ActivationState` plus the suspended state of the
+/// life-cycle figure).
+///
+/// `unattached → foreground-inactive ↔ foreground-active → background → suspended → unattached`: a
+/// scene is disconnected (back to unattached) from the background or while suspended.
+public enum SceneState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Not connected to the application (before `scene:willConnectToSession:options:`, after
+    /// `sceneDidDisconnect:`).
+    case unattached
+    /// On screen, not receiving input.
+    case foregroundInactive = "foreground-inactive"
+    /// On screen and receiving input.
+    case foregroundActive = "foreground-active"
+    /// Off screen, running.
+    case background
+    /// Off screen, running no code.
+    case suspended
+
+    public var description: String { rawValue }
+
+    /// Whether the scene is on screen.
+    public var isForeground: Bool { self == .foregroundInactive || self == .foregroundActive }
+
+    /// Parses the names used by scenario files and traces (`foreground-active`, `foregroundActive`, …).
+    public init?(name: String) {
+        switch name {
+        case "foregroundInactive", "foreground_inactive": self = .foregroundInactive
+        case "foregroundActive", "foreground_active": self = .foregroundActive
+        default: self.init(rawValue: name)
+        }
+    }
+}

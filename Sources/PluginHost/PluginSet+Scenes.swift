@@ -1,0 +1,40 @@
+import AppLifecycle
+import Glibc
+import LifecycleC
+
+// A plugin's scene delegate functions (ABI 1.2): bound through the C layer's one bridge from the same
+// source as its application delegate functions — the 1.1 table its init registered (its 1.2 fields), or
+// its exported `scene…` symbols — and registered as a scene delegate under the plugin's id when the
+// plugin is registered (after its application delegate), removed when it is unloaded.
+
+extension PluginSet {
+    /// Binds and registers `plugin`'s scene delegate functions, if it has any. [loop-thread]
+    func registerSceneDelegate(_ plugin: LoadedPlugin, in handle: AppHandle) {
+        let image = plugin.handle
+        let bound = plugin.delegateTable.map { table in
+            table.withUnsafeBufferPointer { FFIDelegates.bindScenes(addresses: $0, convention: .pluginTable(plugin)) }
+        } ?? FFIDelegates.bindScenes(symbols: { $0.withCString { dlsym(image, $0) } }, app: handle.opaque, owner: plugin, id: plugin.id)
+        guard !bound.rows.isEmpty else { return }
+        do {
+            try handle.app.addSceneDelegate(bound.handlers, id: plugin.id)
+            sceneRows[plugin.id] = bound.rows
+        } catch {
+            // Only a scene delegate the host program added under the plugin's id can be in the way.
+            handle.app.configuration.logger.warning("plugin '\(plugin.id)': its scene delegate functions are not registered: \(error.message)")
+        }
+    }
+
+    /// Removes `plugin`'s scene delegate, if it registered one. [loop-thread]
+    func removeSceneDelegate(_ plugin: LoadedPlugin, in handle: AppHandle) {
+        guard sceneRows.removeValue(forKey: plugin.id) != nil else { return }
+        handle.app.removeSceneDelegate(id: plugin.id)
+    }
+}
+
+extension LoadedPlugin {
+    /// The scene delegate methods the plugin implements (ABI 1.2), in `DelegateMethod.sceneMethods` order.
+    package var implementedSceneMethods: [DelegateMethod] {
+        guard isActive, let set = owner?.attachment as? PluginSet else { return [] }
+        return set.sceneRows[id]?.methods ?? []
+    }
+}

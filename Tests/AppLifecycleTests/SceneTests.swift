@@ -1,0 +1,555 @@
+import Foundation
+import XCTest
+@testable import AppLifecycle
+
+/// Scene-based applications (seed 004; issue 9): the exact trace and the exact states of each scene
+/// sequence. `a` is the application delegate, `s` the scene delegate.
+final class SceneTests: XCTestCase {
+    let connectMain = [
+        "delegate application:configurationForConnectingSceneSession:options: [a] {main}",
+        "delegate scene:willConnectToSession:options: [s] {main}",
+        "notification sceneWillConnect {main}",
+    ]
+
+    func testLaunchConnectsTheMainSceneAndTheApplicationFollowsIt() throws {
+        let h = try Harness.scenes()
+        XCTAssertEqual(try h.perform(.launch(options: ["k": "v"])), [
+            "state inactive",
+            "delegate application:willFinishLaunchingWithOptions: [a]",
+            "delegate application:didFinishLaunchingWithOptions: [a]",
+            #"notification didFinishLaunching ({"k":"v"})"#,
+        ] + connectMain + [
+            "delegate sceneWillEnterForeground: [s] {main}",
+            "notification sceneWillEnterForeground {main}",
+            "scene-state foreground-inactive {main}",
+            "scene-state foreground-active {main}",
+            "delegate sceneDidBecomeActive: [s] {main}",
+            "notification sceneDidActivate {main}",
+            "state active",
+            "notification didBecomeActive",
+        ])
+        XCTAssertEqual(h.sceneStates, ["main=foreground-active"])
+        XCTAssertEqual(h.app.state, .active)
+        XCTAssertEqual(h.app.scenes.first?.session.configurationName, "Main")
+        XCTAssertEqual(h.app.scenes.first?.requestedByUser, true)
+        // What the callbacks saw: the scene unattached while connecting and coming forward, active in
+        // sceneDidBecomeActive while the application is still inactive; no application delegate
+        // foreground method.
+        XCTAssertEqual(Array(h.seen.dropFirst(3)), [
+            "a configurationForConnecting main urls=[] activities=[] state=inactive",
+            "s scene:willConnectToSession:options: main scene=unattached app=inactive",
+            "note sceneWillConnect main",
+            "s sceneWillEnterForeground: main scene=unattached app=inactive",
+            "note sceneWillEnterForeground main",
+            "s sceneDidBecomeActive: main scene=foreground-active app=inactive",
+            "note sceneDidActivate main",
+            "note didBecomeActive",
+        ])
+    }
+
+    func testLaunchNamesTheScene() throws {
+        let h = try Harness.scenes()
+        let trace = try h.perform(.launch(scene: "editor"))
+        XCTAssertTrue(trace.contains("delegate scene:willConnectToSession:options: [s] {editor}"))
+        XCTAssertEqual(h.sceneStates, ["editor=foreground-active"])
+        XCTAssertEqual(h.fullTrace.first { $0.kind == .action }?.scene, "editor", "the action's trace event names the scene")
+    }
+
+    func testSecondSceneConnectsWhileTheApplicationStaysActive() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        XCTAssertEqual(try h.perform(.connectScene("side")), [
+            "delegate application:configurationForConnectingSceneSession:options: [a] {side}",
+            "delegate scene:willConnectToSession:options: [s] {side}",
+            "notification sceneWillConnect {side}",
+            "delegate sceneWillEnterForeground: [s] {side}",
+            "notification sceneWillEnterForeground {side}",
+            "scene-state foreground-inactive {side}",
+            "scene-state foreground-active {side}",
+            "delegate sceneDidBecomeActive: [s] {side}",
+            "notification sceneDidActivate {side}",
+        ])
+        XCTAssertEqual(h.sceneStates, ["main=foreground-active", "side=foreground-active"])
+        XCTAssertEqual(h.app.state, .active)
+        XCTAssertEqual(h.app.sceneSessions.map(\.persistentIdentifier), ["main", "side"])
+    }
+
+    func testSystemRequestedSceneConnectsIntoTheBackground() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        XCTAssertEqual(try h.perform(.connectScene("location", inBackground: true)), [
+            "delegate application:configurationForConnectingSceneSession:options: [a] {location}",
+            "delegate scene:willConnectToSession:options: [s] {location}",
+            "notification sceneWillConnect {location}",
+            "scene-state background {location}",
+            "delegate sceneDidEnterBackground: [s] {location}",
+            "notification sceneDidEnterBackground {location}",
+            "scene-state suspended {location}",
+        ])
+        XCTAssertEqual(h.sceneStates, ["main=foreground-active", "location=suspended"])
+        XCTAssertEqual(h.app.scenes.last?.requestedByUser, false)
+        XCTAssertEqual(h.app.state, .active)
+    }
+
+    func testDeactivateAndActivateOneOfTwoScenesThenTheLast() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        try h.perform(.connectScene("side"))
+        // One of two: the application stays active.
+        XCTAssertEqual(try h.perform(.deactivateScene("side")), [
+            "delegate sceneWillResignActive: [s] {side}",
+            "notification sceneWillDeactivate {side}",
+            "scene-state foreground-inactive {side}",
+        ])
+        XCTAssertEqual(h.app.state, .active)
+        // The last active scene: the scene's call and notification, then the application's.
+        XCTAssertEqual(try h.perform(.deactivateScene("main")), [
+            "delegate sceneWillResignActive: [s] {main}",
+            "notification sceneWillDeactivate {main}",
+            "scene-state foreground-inactive {main}",
+            "notification willResignActive",
+            "state inactive",
+        ])
+        XCTAssertEqual(h.sceneStates, ["main=foreground-inactive", "side=foreground-inactive"])
+        XCTAssertEqual(h.app.state, .inactive)
+        XCTAssertEqual(try h.perform(.activateScene("side")), [
+            "scene-state foreground-active {side}",
+            "delegate sceneDidBecomeActive: [s] {side}",
+            "notification sceneDidActivate {side}",
+            "state active",
+            "notification didBecomeActive",
+        ])
+        XCTAssertEqual(try h.perform(.activateScene("main")), [
+            "scene-state foreground-active {main}",
+            "delegate sceneDidBecomeActive: [s] {main}",
+            "notification sceneDidActivate {main}",
+        ])
+        XCTAssertEqual(h.app.state, .active)
+    }
+
+    func testBackgroundOneOfTwoScenes() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        try h.perform(.connectScene("side"))
+        XCTAssertEqual(try h.perform(.moveSceneToBackground("side")), [
+            "delegate sceneWillResignActive: [s] {side}",
+            "notification sceneWillDeactivate {side}",
+            "scene-state foreground-inactive {side}",
+            "scene-state background {side}",
+            "delegate sceneDidEnterBackground: [s] {side}",
+            "notification sceneDidEnterBackground {side}",
+            "scene-state suspended {side}",
+        ])
+        XCTAssertEqual(h.sceneStates, ["main=foreground-active", "side=suspended"])
+        XCTAssertEqual(h.app.state, .active, "the other scene keeps the application active")
+        // Back: the suspended scene resumes to the background first, then comes forward.
+        XCTAssertEqual(try h.perform(.bringSceneToForeground("side")), [
+            "scene-state background {side}",
+            "delegate sceneWillEnterForeground: [s] {side}",
+            "notification sceneWillEnterForeground {side}",
+            "scene-state foreground-inactive {side}",
+            "scene-state foreground-active {side}",
+            "delegate sceneDidBecomeActive: [s] {side}",
+            "notification sceneDidActivate {side}",
+        ])
+        XCTAssertEqual(h.sceneStates, ["main=foreground-active", "side=foreground-active"])
+    }
+
+    func testLastForegroundSceneLeavingPostsTheApplicationsNotificationsAfterTheScenes() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        XCTAssertEqual(try h.perform(.moveSceneToBackground("main")), [
+            "delegate sceneWillResignActive: [s] {main}",
+            "notification sceneWillDeactivate {main}",
+            "scene-state foreground-inactive {main}",
+            "notification willResignActive",
+            "state inactive",
+            "scene-state background {main}",
+            "delegate sceneDidEnterBackground: [s] {main}",
+            "notification sceneDidEnterBackground {main}",
+            "state background",
+            "notification didEnterBackground",
+            "scene-state suspended {main}",
+            "state suspended",
+        ])
+        XCTAssertEqual(h.sceneStates, ["main=suspended"])
+        XCTAssertEqual(h.app.state, .suspended)
+        XCTAssertFalse(h.seen.contains { $0.hasPrefix("a applicationWillResignActive") || $0.hasPrefix("a applicationDidEnterBackground") },
+                       "the application delegate gets no foreground/background method in a scene-based application")
+        XCTAssertTrue(h.seen.contains("s sceneDidEnterBackground: main scene=background app=inactive"))
+    }
+
+    func testHomeAndReturnWithTwoForegroundScenes() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        try h.perform(.connectScene("side"))
+        XCTAssertEqual(try h.perform(.home), [
+            "delegate sceneWillResignActive: [s] {main}",
+            "notification sceneWillDeactivate {main}",
+            "scene-state foreground-inactive {main}",
+            "delegate sceneWillResignActive: [s] {side}",
+            "notification sceneWillDeactivate {side}",
+            "scene-state foreground-inactive {side}",
+            "notification willResignActive",
+            "state inactive",
+            "scene-state background {main}",
+            "delegate sceneDidEnterBackground: [s] {main}",
+            "notification sceneDidEnterBackground {main}",
+            "scene-state background {side}",
+            "delegate sceneDidEnterBackground: [s] {side}",
+            "notification sceneDidEnterBackground {side}",
+            "state background",
+            "notification didEnterBackground",
+            "scene-state suspended {main}",
+            "scene-state suspended {side}",
+            "state suspended",
+        ])
+        XCTAssertEqual(try h.perform(.foreground), [
+            "state background",
+            "scene-state background {main}",
+            "delegate sceneWillEnterForeground: [s] {main}",
+            "notification sceneWillEnterForeground {main}",
+            "scene-state foreground-inactive {main}",
+            "notification willEnterForeground",
+            "state inactive",
+            "scene-state background {side}",
+            "delegate sceneWillEnterForeground: [s] {side}",
+            "notification sceneWillEnterForeground {side}",
+            "scene-state foreground-inactive {side}",
+            "scene-state foreground-active {main}",
+            "delegate sceneDidBecomeActive: [s] {main}",
+            "notification sceneDidActivate {main}",
+            "state active",
+            "notification didBecomeActive",
+            "scene-state foreground-active {side}",
+            "delegate sceneDidBecomeActive: [s] {side}",
+            "notification sceneDidActivate {side}",
+        ])
+        XCTAssertEqual(h.sceneStates, ["main=foreground-active", "side=foreground-active"])
+    }
+
+    func testInterruptionDeactivatesTheActiveScenesAndDismissReactivatesThem() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        try h.perform(.connectScene("side"))
+        try h.perform(.deactivateScene("side"))
+        XCTAssertEqual(try h.perform(.beginInterruption), [
+            "delegate sceneWillResignActive: [s] {main}",
+            "notification sceneWillDeactivate {main}",
+            "scene-state foreground-inactive {main}",
+            "notification willResignActive",
+            "state inactive",
+        ])
+        XCTAssertEqual(try h.perform(.dismissInterruption), [
+            "scene-state foreground-active {main}",
+            "delegate sceneDidBecomeActive: [s] {main}",
+            "notification sceneDidActivate {main}",
+            "state active",
+            "notification didBecomeActive",
+        ])
+        XCTAssertEqual(h.sceneStates, ["main=foreground-active", "side=foreground-inactive"], "only what the interruption deactivated")
+    }
+
+    func testDisconnectKeepsTheSessionAndDiscardRemovesIt() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        try h.perform(.connectScene("side"))
+        try h.perform(.moveSceneToBackground("side"))
+        XCTAssertEqual(try h.perform(.disconnectScene("side")), [
+            "scene-state unattached {side}",
+            "delegate sceneDidDisconnect: [s] {side}",
+            "notification sceneDidDisconnect {side}",
+        ])
+        XCTAssertEqual(h.sceneStates, ["main=foreground-active"])
+        XCTAssertEqual(h.app.sceneSessions.map(\.persistentIdentifier), ["main", "side"], "the session outlives the scene")
+        XCTAssertTrue(h.seen.contains("s sceneDidDisconnect: side scene=unattached app=active"))
+        XCTAssertEqual(try h.perform(.discardSceneSession("side")), ["delegate application:didDiscardSceneSessions: [a] {side}"])
+        XCTAssertEqual(h.app.sceneSessions.map(\.persistentIdentifier), ["main"])
+        XCTAssertEqual(h.seen.last, #"a didDiscardSceneSessions ["side"]"#)
+    }
+
+    func testASessionDiscardedWhileNotRunningIsReportedAtTheNextLaunch() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        try h.perform(.connectScene("side"))
+        try h.perform(.terminate)
+        XCTAssertEqual(h.app.sceneSessions.map(\.persistentIdentifier), ["main", "side"], "sessions outlive the run")
+        XCTAssertEqual(try h.perform(.discardSceneSession("side")), [])
+        let trace = try h.perform(.launch())
+        let discard = try XCTUnwrap(trace.firstIndex(of: "delegate application:didDiscardSceneSessions: [a] {side}"))
+        XCTAssertEqual(trace[discard - 1], "notification didFinishLaunching", "shortly after didFinishLaunching")
+        XCTAssertEqual(trace[discard + 1], "delegate application:configurationForConnectingSceneSession:options: [a] {main}")
+    }
+
+    func testTerminateTakesTheScenesThroughTheBackgroundAndUnattachesThem() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        XCTAssertEqual(try h.perform(.terminate), [
+            "delegate sceneWillResignActive: [s] {main}",
+            "notification sceneWillDeactivate {main}",
+            "scene-state foreground-inactive {main}",
+            "notification willResignActive",
+            "state inactive",
+            "scene-state background {main}",
+            "delegate sceneDidEnterBackground: [s] {main}",
+            "notification sceneDidEnterBackground {main}",
+            "state background",
+            "notification didEnterBackground",
+            "delegate applicationWillTerminate: [a]",
+            "notification willTerminate",
+            "scene-state unattached {main}",
+            "state not-running",
+        ])
+        XCTAssertEqual(h.app.scenes.count, 0)
+    }
+
+    func testApplicationWideEventsStayOnTheApplicationDelegate() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        XCTAssertEqual(try h.perform(.memoryWarning(.critical)), [
+            "delegate applicationDidReceiveMemoryWarning: [a]", #"notification didReceiveMemoryWarning ({"level":"critical"})"#,
+        ])
+        XCTAssertEqual(try h.perform(.significantTimeChange), ["notification significantTimeChange", "delegate applicationSignificantTimeChange: [a]"])
+        let lock = try h.perform(.lock)
+        XCTAssertEqual(lock.suffix(5), [
+            "notification didEnterBackground",
+            "delegate applicationProtectedDataWillBecomeUnavailable: [a]",
+            "notification protectedDataWillBecomeUnavailable",
+            "scene-state suspended {main}",
+            "state suspended",
+        ])
+        let unlock = try h.perform(.unlock)
+        XCTAssertTrue(unlock.contains("delegate sceneWillEnterForeground: [s] {main}"), "unlock brings the scene back")
+        XCTAssertEqual(h.app.state, .active)
+    }
+
+    func testLaunchIntoTheBackgroundConnectsASystemRequestedScene() throws {
+        let h = try Harness.scenes { $0.backgroundModes = [.fetch] }
+        XCTAssertEqual(try h.perform(.backgroundFetch), [
+            "state background",
+            "delegate application:willFinishLaunchingWithOptions: [a]",
+            "delegate application:didFinishLaunchingWithOptions: [a]",
+            "notification didFinishLaunching",
+        ] + connectMain + [
+            "scene-state background {main}",
+            "delegate sceneDidEnterBackground: [s] {main}",
+            "notification sceneDidEnterBackground {main}",
+            "notification didEnterBackground",
+            "delegate application:performFetchWithCompletionHandler: [a]",
+        ])
+        XCTAssertEqual(h.sceneStates, ["main=background"], "held by the completion handler")
+        h.completions[0](.newData)
+        XCTAssertEqual(h.trace.suffix(3), ["completion application:performFetchWithCompletionHandler: [a] (newData)",
+                                           "scene-state suspended {main}", "state suspended"])
+        // A wake from suspension: the application's didEnterBackground notification only, no
+        // application delegate method; the scenes stay suspended.
+        XCTAssertEqual(try h.perform(.backgroundFetch), [
+            "state background",
+            "notification didEnterBackground",
+            "delegate application:performFetchWithCompletionHandler: [a]",
+        ])
+        XCTAssertEqual(h.sceneStates, ["main=suspended"])
+    }
+
+    func testABackgroundTaskHoldsTheBackgroundScenes() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        let task = try h.app.beginBackgroundTask(named: "upload", owner: "a")
+        try h.perform(.home)
+        XCTAssertEqual(h.sceneStates, ["main=background"])
+        XCTAssertEqual(h.app.state, .background)
+        XCTAssertNotNil(h.app.backgroundTimeRemaining)
+        try h.app.endBackgroundTask(task)
+        XCTAssertEqual(h.trace.suffix(3), ["background-task end [a] (#1 upload)", "scene-state suspended {main}", "state suspended"])
+    }
+
+    func testSceneDidEnterBackgroundIsBudgeted() throws {
+        let h = try Harness.scenes {
+            $0.watchdogPolicy = .report
+            $0.budgets.didEnterBackground = .milliseconds(20)
+        }
+        var slow = h.recordingSceneDelegate("slow")
+        slow.didEnterBackground = { _, _ in usleep(60_000) }
+        try h.app.addSceneDelegate(slow, id: "slow")
+        try h.launch()
+        let trace = try h.perform(.home)
+        let report = try XCTUnwrap(trace.first { $0.hasPrefix("watchdog") })
+        XCTAssertTrue(report.hasPrefix("watchdog sceneDidEnterBackground: [slow] (sceneDidEnterBackground: by 'slow' overran the didEnterBackground budget"), report)
+        XCTAssertEqual(h.app.state, .suspended, "policy report: the sequence goes on")
+    }
+
+    func testPerSceneRestorationAcrossDisconnectAndReconnect() throws {
+        let folder = NSTemporaryDirectory() + "scenes-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let h = try Harness.scenes { $0.archiveDirectory = folder }
+        try h.launch()
+        try h.perform(.connectScene("side"))
+        h.restoring["side"] = UserActivity(activityType: "com.example.reading", title: "Chapter 3", userInfo: ["page": 41])
+        XCTAssertEqual(try h.perform(.moveSceneToBackground("side")).suffix(5), [
+            "delegate sceneDidEnterBackground: [s] {side}",
+            "notification sceneDidEnterBackground {side}",
+            "delegate stateRestorationActivityForScene: [s] {side}",
+            "archive saved [s] {side} (3 keys)",
+            "scene-state suspended {side}",
+        ])
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder + "/scenes/side/s.lcarchive"))
+        try h.perform(.disconnectScene("side"))
+        let seenBefore = h.seen.count
+        XCTAssertEqual(Array(try h.perform(.connectScene("side")).prefix(4)), [
+            "delegate application:configurationForConnectingSceneSession:options: [a] {side}",
+            "archive read [s] {side} (3 keys)",
+            "delegate scene:willConnectToSession:options: [s] {side}",
+            "notification sceneWillConnect {side}",
+        ])
+        XCTAssertEqual(h.seen[seenBefore + 1],
+                       #"s scene:willConnectToSession:options: side restored=com.example.reading "Chapter 3" {"page":41} scene=unattached app=active"#)
+        // The archive is per scene: main saved nothing, so it restores nothing.
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/scenes/main/s.lcarchive"))
+        // Discarding the session removes its archive.
+        try h.perform(.moveSceneToBackground("side"))
+        try h.perform(.discardSceneSession("side"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/scenes/side/s.lcarchive"))
+    }
+
+    func testOpenURLInAScene() throws {
+        let h = try Harness.scenes()
+        // Not running: the launch connects the scene with the URL in its connection options.
+        let launch = try h.perform(.openURL("app://doc/1", sourceApplication: "com.example.mail", scene: "doc"))
+        XCTAssertFalse(launch.contains { $0.contains("openURL") }, "connection options, not scene:openURLContexts:")
+        XCTAssertTrue(h.seen.contains("s scene:willConnectToSession:options: doc urls=[app://doc/1] activities=[] scene=unattached app=inactive"))
+        XCTAssertEqual(h.sceneStates, ["doc=foreground-active"])
+        // Connected, in the foreground: scene:openURLContexts: only.
+        XCTAssertEqual(try h.perform(.openURL("app://doc/2", scene: "doc")), ["delegate scene:openURLContexts: [s] {doc}"])
+        XCTAssertEqual(h.seen.last, #"s scene:openURLContexts: doc [app://doc/2] [{}] scene=foreground-active app=active"#)
+        // Connected, in the background: brought forward, the URL in foreground-inactive, then active.
+        try h.perform(.connectScene("side"))
+        try h.perform(.moveSceneToBackground("side"))
+        XCTAssertEqual(try h.perform(.openURL("app://side", sourceApplication: "com.example.web", scene: "side")), [
+            "scene-state background {side}",
+            "delegate sceneWillEnterForeground: [s] {side}",
+            "notification sceneWillEnterForeground {side}",
+            "scene-state foreground-inactive {side}",
+            "delegate scene:openURLContexts: [s] {side}",
+            "scene-state foreground-active {side}",
+            "delegate sceneDidBecomeActive: [s] {side}",
+            "notification sceneDidActivate {side}",
+        ])
+        XCTAssertEqual(h.seen.dropLast(2).last,
+                       #"s scene:openURLContexts: side [app://side] [{"sourceApplication":"com.example.web"}] scene=foreground-inactive app=active"#)
+        // Not connected, running: connected with the URL.
+        try h.perform(.openURL("app://new", scene: "new"))
+        XCTAssertEqual(h.sceneStates, ["doc=foreground-active", "side=foreground-active", "new=foreground-active"])
+        // No scene named: the frontmost (first foreground-active) scene.
+        XCTAssertEqual(try h.perform(.openURL("app://front")), ["delegate scene:openURLContexts: [s] {doc}"])
+    }
+
+    func testBadSceneInputIsRefusedAndChangesNothing() throws {
+        let h = try Harness.scenes()
+        XCTAssertApplicationError(try h.app.perform(.connectScene("side")), .illegalAction,
+                                  "action 'scene connect side' is not allowed: the application is not running; launch it with 'launch scene=side'")
+        try h.launch()
+        try h.perform(.connectScene("side"))
+        let before = h.trace.count
+        let states = h.sceneStates
+        XCTAssertApplicationError(try h.app.perform(.activateScene("nope")), .unknownScene,
+                                  "action 'scene activate nope': no scene 'nope' is connected (connected: main, side)")
+        XCTAssertApplicationError(try h.app.perform(.activateScene("side")), .illegalAction,
+                                  "action 'scene activate side' is not allowed: scene 'side' is foreground-active; only a foreground-inactive scene becomes active")
+        XCTAssertApplicationError(try h.app.perform(.disconnectScene("side")), .illegalAction,
+                                  "action 'scene disconnect side' is not allowed: scene 'side' is foreground-active; only a background or suspended scene is disconnected (move it to the background first)")
+        XCTAssertApplicationError(try h.app.perform(.bringSceneToForeground("main")), .illegalAction,
+                                  "action 'scene foreground main' is not allowed: scene 'main' is foreground-active; only a background or suspended scene comes to the foreground")
+        XCTAssertApplicationError(try h.app.perform(.connectScene("main")), .illegalAction,
+                                  "action 'scene connect main' is not allowed: scene 'main' is already connected (foreground-active)")
+        XCTAssertApplicationError(try h.app.perform(.connectScene("../etc")), .invalidArgument,
+                                  #"scene id "../etc" is not valid: a scene id is 1 to 200 bytes of A-Z a-z 0-9 . _ -, not starting with '.'"#)
+        XCTAssertApplicationError(try h.app.perform(.discardSceneSession("ghost")), .unknownScene,
+                                  "action 'scene discard ghost': no scene session 'ghost' exists")
+        XCTAssertEqual(h.trace.count, before, "a refused action leaves no trace")
+        XCTAssertEqual(h.sceneStates, states)
+        XCTAssertEqual(h.app.state, .active)
+    }
+
+    func testSceneActionsNeedASceneBasedApplication() throws {
+        let h = try Harness()
+        try h.launch()
+        XCTAssertApplicationError(try h.app.perform(.connectScene("side")), .illegalAction,
+                                  "action 'scene connect' is not allowed while the application is active: the application is not scene-based (no scene manifest; the host's --scenes)")
+        XCTAssertApplicationError(try h.app.perform(.openURL("app://x", scene: "main")), .illegalAction,
+                                  "action 'open-url' is not allowed while the application is active: the application is not scene-based (no scene manifest; the host's --scenes)")
+    }
+
+    func testOneSceneOnlyWithoutMultipleScenes() throws {
+        let h = try Harness.scenes { $0.sceneManifest = SceneManifest(supportsMultipleScenes: false) }
+        try h.launch()
+        XCTAssertApplicationError(try h.app.perform(.connectScene("side")), .illegalAction,
+                                  "action 'scene connect side' is not allowed: the application does not support multiple scenes and scene 'main' is connected")
+    }
+
+    func testASceneDelegateAsAProtocolAndItsRemoval() throws {
+        final class Keeper: SceneDelegate {
+            var calls: [String] = []
+            func sceneDidBecomeActive(_ scene: Scene) { calls.append("active \(scene.id) \(scene.application?.state.rawValue ?? "-")") }
+            func sceneDidEnterBackground(_ scene: Scene) { calls.append("background \(scene.id)") }
+        }
+        let h = try Harness.scenes(sceneDelegates: [])
+        let keeper = Keeper()
+        let token = try h.app.addSceneDelegate(keeper, id: "keeper")
+        XCTAssertApplicationError(_ = try h.app.addSceneDelegate(keeper, id: "keeper"), .invalidArgument,
+                                  "a scene delegate with id 'keeper' is already registered")
+        XCTAssertEqual(h.app.sceneDelegateIDs, ["keeper"])
+        try h.launch()
+        try h.perform(.home)
+        XCTAssertEqual(keeper.calls, ["active main inactive", "background main"])
+        XCTAssertTrue(h.app.removeSceneDelegate(token))
+        try h.perform(.foreground)
+        XCTAssertEqual(keeper.calls.count, 2)
+    }
+
+    func testSceneNotificationsHaveTheSceneAsSenderAndUIKitAliases() throws {
+        XCTAssertEqual(try NotificationName("UISceneDidActivateNotification"), .sceneDidActivate)
+        XCTAssertEqual(NotificationName.sceneNames.map(\.rawValue), ["sceneWillConnect", "sceneDidDisconnect", "sceneDidActivate",
+                                                                    "sceneWillDeactivate", "sceneWillEnterForeground", "sceneDidEnterBackground"])
+        XCTAssertEqual(NotificationName.standard.count, 22, "the application's standard names are unchanged")
+        let h = try Harness.scenes()
+        try h.launch()
+        try h.perform(.connectScene("side"))
+        let side = try XCTUnwrap(h.app.scene(id: "side"))
+        var got: [String] = []
+        h.app.center.observe(.sceneWillDeactivate, sender: side.sender, owner: "t") { _ in got.append("side") }
+        try h.perform(.deactivateScene("main"))
+        try h.perform(.deactivateScene("side"))
+        XCTAssertEqual(got, ["side"])
+    }
+
+    func testAnInterruptionEndsWhenTheLastSceneLeavesTheForeground() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        try h.perform(.beginInterruption)
+        try h.perform(.moveSceneToBackground("main"))
+        XCTAssertEqual(h.app.state, .suspended)
+        try h.perform(.foreground)
+        XCTAssertEqual(h.app.state, .active)
+        try h.perform(.deactivateScene("main"))
+        try h.perform(.activateScene("main"))  // no stale interruption refuses it
+        XCTAssertEqual(h.sceneStates, ["main=foreground-active"])
+    }
+
+    func testExitsOnSuspendScenesNeverRunInTheBackground() throws {
+        let h = try Harness.scenes { $0.exitsOnSuspend = true }
+        try h.launch()
+        XCTAssertApplicationError(try h.app.perform(.moveSceneToBackground("main")), .illegalAction,
+                                  "action 'scene background main' is not allowed: the application exits on suspend, so it never runs in the background (seed 003); use home or terminate")
+        XCTAssertEqual(try h.perform(.home), [
+            "delegate sceneWillResignActive: [s] {main}",
+            "notification sceneWillDeactivate {main}",
+            "scene-state foreground-inactive {main}",
+            "notification willResignActive",
+            "state inactive",
+            "delegate applicationWillTerminate: [a]",
+            "notification willTerminate",
+            "scene-state unattached {main}",
+            "state not-running",
+        ])
+    }
+}
