@@ -6,15 +6,26 @@ import Glibc
 /// `dlopen`), and where its segments will be, relative to the load base.
 struct ELFImage {
     /// The readable `PT_LOAD` segments' memory ranges relative to the load base, flat: start, end,
-    /// start, end, … (a plain `[UInt]`: no array type of its own to instantiate on a process's first load).
-    let readableRanges: [UInt]
+    /// start, end, … In a buffer of its own (no array type to instantiate on a process's first load):
+    /// the `PluginImage` made from it takes it over; whoever drops it instead calls `release()`.
+    let readableRanges: UnsafeMutableBufferPointer<UInt>
+    /// Where the dynamic section (`PT_DYNAMIC`) will be, relative to the load base, and its size in
+    /// bytes; size 0 when the file has none. Unchecked: read only through `DynamicSymbols`, which
+    /// checks every address it reads against the readable segments.
+    let dynamicStart: UInt
+    let dynamicSize: UInt
+
+    /// Frees `readableRanges` (an image not made from this one).
+    func release() { readableRanges.deallocate() }
 
     /// The size of an ELF64 file header and of one program header entry.
     static let headerSize = MemoryLayout<Elf64_Ehdr>.size
     static let programHeaderSize = MemoryLayout<Elf64_Phdr>.size
-    /// How many bytes the loader reads at once from the start of a file: the ELF header and, in every
-    /// shared object a linker writes, the program headers that follow it.
-    static let prefixSize = 4096
+    /// How many bytes the loader reads at once from the start of a file: the ELF header and the
+    /// program headers that follow it in the shared objects linkers write (up to 17 entries; a file
+    /// with more costs a second read). At most 1 KiB: a larger buffer on the stack costs a check of
+    /// the stack's bounds, and a first use of stack pages, on a process's first load.
+    static let prefixSize = 1024
 
     /// Checks the header in `prefix` (the first bytes of a file of `fileSize` bytes). Calls `read` for
     /// the program headers only when they lie beyond `prefix`.
@@ -51,26 +62,38 @@ struct ELFImage {
 
     /// The loadable segments of a program header table, each checked to lie inside the file.
     private static func segments(_ table: UnsafeRawBufferPointer, _ count: Int, _ fileSize: UInt64) throws(Problem) -> ELFImage {
-        var ranges: [UInt] = []
-        var loadable = 0
+        func entry(_ index: Int) -> Elf64_Phdr {
+            table.loadUnaligned(fromByteOffset: index * programHeaderSize, as: Elf64_Phdr.self)
+        }
+        // First every check, then the ranges (nothing to free on a refusal).
+        var loadable = 0, readable = 0
+        var dynamic: (start: UInt, size: UInt) = (0, 0)
         for index in 0..<count {
-            let entry = table.loadUnaligned(fromByteOffset: index * programHeaderSize, as: Elf64_Phdr.self)
-            guard entry.p_type == UInt32(PT_LOAD) else { continue }
+            let header = entry(index)
+            if header.p_type == UInt32(PT_DYNAMIC), header.p_vaddr <= UInt64(UInt.max), header.p_memsz <= UInt64(UInt.max) {
+                dynamic = (UInt(header.p_vaddr), UInt(header.p_memsz))
+            }
+            guard header.p_type == UInt32(PT_LOAD) else { continue }
             loadable += 1
-            let (fileEnd, fileOverflow) = entry.p_offset.addingReportingOverflow(entry.p_filesz)
+            let (fileEnd, fileOverflow) = header.p_offset.addingReportingOverflow(header.p_filesz)
             guard !fileOverflow, fileEnd <= fileSize else {
-                throw .segmentPastEnd(index: index, offset: entry.p_offset, size: entry.p_filesz, fileSize: fileSize)
+                throw .segmentPastEnd(index: index, offset: header.p_offset, size: header.p_filesz, fileSize: fileSize)
             }
-            let (memoryEnd, memoryOverflow) = entry.p_vaddr.addingReportingOverflow(entry.p_memsz)
+            let (memoryEnd, memoryOverflow) = header.p_vaddr.addingReportingOverflow(header.p_memsz)
             guard !memoryOverflow, memoryEnd <= UInt64(UInt.max) else { throw .segmentAddress(index: index) }
-            if entry.p_flags & UInt32(PF_R) != 0 {
-                if ranges.isEmpty { ranges.reserveCapacity(2 * count) }
-                ranges.append(UInt(entry.p_vaddr))
-                ranges.append(UInt(memoryEnd))
-            }
+            if header.p_flags & UInt32(PF_R) != 0 { readable += 1 }
         }
         guard loadable > 0 else { throw .noLoadableSegment }
-        return ELFImage(readableRanges: ranges)
+        let ranges = UnsafeMutableBufferPointer<UInt>.allocate(capacity: 2 * readable)
+        var next = 0
+        for index in 0..<count {
+            let header = entry(index)
+            guard header.p_type == UInt32(PT_LOAD), header.p_flags & UInt32(PF_R) != 0 else { continue }
+            ranges[next] = UInt(header.p_vaddr)
+            ranges[next + 1] = UInt(header.p_vaddr + header.p_memsz)
+            next += 2
+        }
+        return ELFImage(readableRanges: ranges, dynamicStart: dynamic.start, dynamicSize: dynamic.size)
     }
 
     /// Why a file is not a loadable plugin image. `reason` is the refusal's text.

@@ -10,26 +10,42 @@ import Synchronization
 /// number would otherwise be taken for the image already loaded under that name. A file loaded again
 /// (found by device and inode) reuses its image and closes its new descriptor. [thread-safe]
 final class PluginImage: @unchecked Sendable {
-    // @unchecked: immutable; `handle` names an image that is never unmapped.
+    // @unchecked: immutable once published (`next` is set before); `handle` names an image that is
+    // never unmapped.
     let handle: UnsafeMutableRawPointer
-    /// The readable segments' absolute address ranges, flat: start, end, start, end, …
-    let ranges: [UInt]
+    /// The readable segments' absolute address ranges (owned: the file's `ELFImage.readableRanges`,
+    /// moved by the load base in place).
+    let segments: ReadableSegments
+    /// Its own dynamic symbol table, where `symbol(_:)` looks first.
+    private let symbols: DynamicSymbols
     private let device: UInt64
     private let inode: UInt64
     /// The image loaded before this one (a list, newest first: no dictionary type to instantiate on a
-    /// process's first load; a few hundred images are searched in a few microseconds).
-    private let next: PluginImage?
+    /// process's first load; a few hundred images are searched in a few microseconds). Set before the
+    /// image is published, never after.
+    private var next: PluginImage?
 
-    private init(handle: UnsafeMutableRawPointer, base: UInt, file: PluginFile, next: PluginImage?) {
+    private init(handle: UnsafeMutableRawPointer, base: UInt, file: PluginFile) {
         self.handle = handle
-        ranges = file.image.readableRanges.map { base &+ $0 }
+        let ranges = file.image.readableRanges
+        for index in ranges.indices { ranges[index] = base &+ ranges[index] }
+        segments = ReadableSegments(ranges: UnsafeBufferPointer(ranges))
+        symbols = DynamicSymbols.read(base: base, dynamicStart: file.image.dynamicStart, dynamicSize: file.image.dynamicSize,
+                                      segments: segments)
         device = file.device
         inode = file.inode
-        self.next = next
     }
 
-    /// The newest image loaded.
-    private static let newest = Mutex<PluginImage?>(nil)
+    deinit { segments.ranges.deallocate() }  // never, in practice: images stay mapped
+
+    /// The newest image loaded, as the bits of a reference the list holds forever (0: none yet).
+    /// Prepended to with a compare-and-exchange, read with one load: no lock (Synchronization's
+    /// `Mutex` makes a `gettid` system call each time it is taken, on Linux).
+    private static let newest = Atomic<UInt>(0)
+
+    private static func image(_ bits: UInt) -> PluginImage? {
+        UnsafeRawPointer(bitPattern: bits).map { Unmanaged<PluginImage>.fromOpaque($0).takeUnretainedValue() }
+    }
 
     private static func find(device: UInt64, inode: UInt64, from image: PluginImage?) -> PluginImage? {
         var image = image
@@ -44,9 +60,10 @@ final class PluginImage: @unchecked Sendable {
     /// Takes the descriptor: kept open while the image is mapped, closed otherwise.
     /// - Throws: the refusal's reason, naming `path` where the dynamic linker named the descriptor.
     static func load(_ file: PluginFile, path: String) throws(PluginFileProblem) -> PluginImage {
-        let head = newest.withLock { $0 }
-        if let image = find(device: file.device, inode: file.inode, from: head) {
+        var head = newest.load(ordering: .acquiring)
+        if let image = find(device: file.device, inode: file.inode, from: image(head)) {
             close(file.fd)
+            file.image.release()
             return image
         }
         // RTLD_NODELETE: a dlclose'd Swift image would crash the runtime later; unloading only deactivates.
@@ -54,48 +71,72 @@ final class PluginImage: @unchecked Sendable {
         guard let handle = opened else {
             let error = dlerror().map { String(cString: $0) } ?? "unknown error"
             close(file.fd)
+            file.image.release()
             throw PluginFileProblem("dlopen failed: \(error.replacing("/proc/self/fd/\(file.fd):", with: path + ":"))")
         }
         var base: UInt = 0
         guard lcs_dl_load_base(handle, &base) == 0 else {
             // The descriptor stays open: the dynamic linker knows the image by its name.
+            file.image.release()
             throw PluginFileProblem("dlopen gave no link map: \(dlerror().map { String(cString: $0) } ?? "unknown error")")
         }
         // Two threads loading one file at once both map it (the dynamic linker finds it once); the
-        // first image is kept, and both descriptors stay open (each is a name of the image).
-        return newest.withLock { newest in
-            if let image = find(device: file.device, inode: file.inode, from: newest) { return image }
-            let image = PluginImage(handle: handle, base: base, file: file, next: newest)
-            newest = image
-            return image
+        // first image published is kept, and both descriptors stay open (each is a name of the image).
+        let loaded = PluginImage(handle: handle, base: base, file: file)
+        let bits = UInt(bitPattern: Unmanaged.passRetained(loaded).toOpaque())
+        while true {
+            loaded.next = image(head)
+            let (published, current) = newest.compareExchange(expected: head, desired: bits, ordering: .acquiringAndReleasing)
+            if published { return loaded }
+            head = current
+            if let image = find(device: file.device, inode: file.inode, from: image(head)) {
+                Unmanaged.passUnretained(loaded).release()
+                return image
+            }
+        }
+    }
+
+    /// The address of the symbol `name` defined by this image: `dlsym(handle, name)` as far as the
+    /// image itself goes (a name only a library it needs defines is nil), read from its own hash
+    /// table; `dlsym` answers what that table does not decide (see `DynamicSymbols`). A literal name
+    /// is passed in place, without a copy.
+    func symbol(_ name: String) -> UnsafeMutableRawPointer? {
+        let length = name.utf8.count
+        return name.withCString { name in
+            switch symbols.lookup(name, length: length) {
+            case .found(let address): address
+            case .absent: nil
+            case .unsure: dlsym(handle, name)
+            }
         }
     }
 
     /// Whether `count` bytes at `pointer` lie inside one readable segment of the image.
     func contains(_ pointer: UnsafeRawPointer, count: Int) -> Bool {
-        let start = UInt(bitPattern: pointer)
-        let (end, overflow) = start.addingReportingOverflow(UInt(count))
-        guard !overflow else { return false }
-        var index = 0
-        while index < ranges.count {
-            if ranges[index] <= start, end <= ranges[index + 1] { return true }
-            index += 2
-        }
-        return false
+        segments.room(at: UInt(bitPattern: pointer)).map { $0 >= UInt(count) } ?? false
     }
 
     /// The C string at `pointer` when it starts inside a readable segment and ends (NUL) before the
     /// segment does; nil otherwise.
     func string(at pointer: UnsafePointer<CChar>) -> String? {
-        let start = UInt(bitPattern: pointer)
+        guard let room = segments.room(at: UInt(bitPattern: pointer)) else { return nil }
+        var length = 0  // strnlen, without a library call: the strings are short
+        while length < room, pointer[length] != 0 { length += 1 }
+        guard length < room else { return nil }
+        return String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self)
+    }
+}
+
+/// An image's readable segments: absolute address ranges, flat (start, end, start, end, …). [thread-safe]
+struct ReadableSegments {
+    let ranges: UnsafeBufferPointer<UInt>
+
+    /// How many bytes lie from `address` to the end of the readable segment holding it; nil when
+    /// none holds it. O(segments).
+    func room(at address: UInt) -> UInt? {
         var index = 0
-        while index < ranges.count {
-            if ranges[index] <= start, start < ranges[index + 1] {
-                let room = Int(ranges[index + 1] - start)
-                let length = strnlen(pointer, room)
-                guard length < room else { return nil }
-                return String(decoding: UnsafeRawBufferPointer(start: pointer, count: length), as: UTF8.self)
-            }
+        while index + 1 < ranges.count {
+            if ranges[index] <= address, address < ranges[index + 1] { return ranges[index + 1] - address }
             index += 2
         }
         return nil

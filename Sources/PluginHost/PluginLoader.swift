@@ -36,7 +36,8 @@ extension AppHandle {
     /// newer minor is refused, both versions named), descriptor size, strings inside the image, a valid
     /// reverse-DNS id not loaded yet, an init function. Then `init` runs; a failing init is refused
     /// with its message and whatever it registered is removed. Finally the delegate functions it
-    /// exports are bound through libffi.
+    /// exports are bound through libffi. The entry and the delegate functions are looked up in the
+    /// plugin file's own dynamic symbol table (`DynamicSymbols`), not with a `dlsym` each.
     /// - Throws: `PluginRefusal`; the application and the other plugins are unaffected.
     package func loadPlugin(path: String, options: PluginLoadOptions = []) throws(PluginRefusal) -> LoadedPlugin {
         func refuse(_ reason: String, _ status: Int = LC_ERR_PLUGIN_REFUSED) -> PluginRefusal {
@@ -50,8 +51,7 @@ extension AppHandle {
         }
         let image: PluginImage
         do { image = try PluginImage.load(try PluginFile.open(path, options: options), path: path) } catch { throw refuse(error.reason) }
-        let handle = image.handle
-        guard let entrySymbol = dlsym(handle, LC_PLUGIN_ENTRY_SYMBOL) else {
+        guard let entrySymbol = image.symbol(LC_PLUGIN_ENTRY_SYMBOL) else {
             throw refuse("no entry symbol '\(LC_PLUGIN_ENTRY_SYMBOL)' (export `const lc_plugin_descriptor_t *lc_plugin_entry(void)`)")
         }
         let entry = unsafeBitCast(entrySymbol, to: lc_plugin_entry_fn.self)
@@ -78,7 +78,7 @@ extension AppHandle {
         guard let initialise = descriptor.`init` else { throw refuse("the descriptor has no init function") }
 
         let plugin = LoadedPlugin(id: id, version: version ?? "", summary: summary ?? "",
-                                  path: path, handle: handle, descriptor: descriptor, owner: self)
+                                  path: path, image: image, descriptor: descriptor, owner: self)
         var state: UnsafeMutableRawPointer?
         plugin.inInit = true
         let status = initialise(plugin.hostTable, plugin.opaque, &state)
@@ -92,12 +92,11 @@ extension AppHandle {
         }
         plugin.state = state
 
-        // ABI 1.1: the table init registered; else (1.0) the exported functions, found by name.
-        // withCString: the table's symbols are literals, NUL-terminated in place, so no C copy is allocated.
+        // ABI 1.1: the table init registered; else (1.0) the exported functions, found by name in the
+        // plugin's own symbol table (the table's symbols are literals: passed in place, not copied).
         let (handlers, rows) = plugin.delegateTable.map { table in
             table.withUnsafeBufferPointer { FFIDelegates.bind(addresses: $0, convention: .pluginTable(plugin)) }
-        } ?? FFIDelegates.bind(symbols: { $0.withCString { dlsym(handle, $0) } }, app: opaque, closures: closures,
-                               owner: plugin, id: id)
+        } ?? FFIDelegates.bind(symbols: image.symbol, app: opaque, closures: closures, owner: plugin, id: id)
         plugin.implementedRows = rows
         if !rows.isEmpty {
             do {
