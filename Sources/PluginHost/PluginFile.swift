@@ -6,9 +6,9 @@ import Glibc
 /// headers and loadable segments lie inside the file.
 ///
 /// One `open`, one `fstat`, one `pread` of the headers (a second only when the program headers lie
-/// beyond the first 4 KiB); the permission check adds a `readlink` of the descriptor and a `stat` per
-/// folder. The loader then loads this descriptor itself (`/proc/self/fd/N`), so a file swapped after
-/// the checks is not the one loaded. The success path builds no `String`: a process's first load
+/// beyond the first KiB); the permission check adds an `lstat` per folder (and a `readlink` of the
+/// descriptor when the path given is not the real one). The loader then loads this descriptor itself
+/// (`/proc/self/fd/N`), so a file swapped after the checks is not the one loaded. The success path builds no `String`: a process's first load
 /// pays for no type it would not use anyway.
 struct PluginFile {
     /// The open descriptor; the caller owns it.
@@ -25,12 +25,11 @@ struct PluginFile {
         guard fd >= 0 else { throw openProblem(path, errno) }
         do throws(PluginFileProblem) {
             var info = stat()
-            guard fstat(fd, &info) == 0 else { throw PluginFileProblem("cannot stat: \(String(cString: strerror(errno)))") }
-            guard info.st_mode & S_IFMT == S_IFREG else { throw PluginFileProblem("it is \(kindName(info.st_mode)), not a regular file") }
+            guard fstatat(fd, "", &info, atEmptyPath) == 0 else { throw PluginFileProblem("cannot stat: \(String(cString: strerror(errno)))") }
+            guard info.st_mode & Mode.type == Mode.regular else { throw PluginFileProblem("it is \(kindName(info.st_mode)), not a regular file") }
             if !options.contains(.allowUnsafePermissions) {
-                let user = geteuid()
-                if let problem = unsafety(of: info, user: user, folder: nil) { throw PluginFileProblem(problem) }
-                try checkFolders(path, fd, user: user)
+                if let problem = unsafety(of: info, folder: nil) { throw PluginFileProblem(problem) }
+                try checkFolders(path, fd)
             }
             let fileSize = UInt64(info.st_size)
             let image = try withUnsafeTemporaryAllocation(byteCount: ELFImage.prefixSize, alignment: 8) { buffer throws(PluginFileProblem) in
@@ -51,11 +50,35 @@ struct PluginFile {
         }
     }
 
+    /// This process's effective user, read once: the owner a plugin file and its folders may have
+    /// besides root. (A process that changes its user later is still checked against this one.)
+    private static let user = geteuid()
+
+    /// `AT_EMPTY_PATH` (Linux's value; Glibc declares it only for _GNU_SOURCE): `fstatat` of the
+    /// descriptor itself, so that the file and its folders are read with one function.
+    private static let atEmptyPath: Int32 = 0x1000
+
+    /// The `st_mode` bits the checks read, as the kernel defines them (Glibc's `S_IFMT`… are function
+    /// calls into another library in Swift: each costs a process's first load a symbol binding).
+    private enum Mode {
+        static let type: mode_t = 0o170000
+        static let regular: mode_t = 0o100000
+        static let directory: mode_t = 0o040000
+        static let symbolicLink: mode_t = 0o120000
+        static let fifo: mode_t = 0o010000
+        static let characterDevice: mode_t = 0o020000
+        static let blockDevice: mode_t = 0o060000
+        static let socket: mode_t = 0o140000
+        static let sticky: mode_t = 0o1000
+        static let groupWritable: mode_t = 0o020
+        static let othersWritable: mode_t = 0o002
+    }
+
     /// Why `open` failed, in the host's words: a symbolic link (O_NOFOLLOW) or a socket by name.
     private static func openProblem(_ path: String, _ code: Int32) -> PluginFileProblem {
         var info = stat()
-        if code == ELOOP || code == ENXIO, lstat(path, &info) == 0 {
-            if info.st_mode & S_IFMT == S_IFLNK {
+        if code == ELOOP || code == ENXIO, fstatat(AT_FDCWD, path, &info, AT_SYMLINK_NOFOLLOW) == 0 {
+            if info.st_mode & Mode.type == Mode.symbolicLink {
                 var target = [UInt8](repeating: 0, count: Int(PATH_MAX))
                 let length = target.withUnsafeMutableBufferPointer { bytes in
                     bytes.withMemoryRebound(to: CChar.self) { readlink(path, $0.baseAddress!, $0.count) }
@@ -63,37 +86,37 @@ struct PluginFile {
                 let to = length > 0 ? " to '\(String(decoding: target[..<length], as: UTF8.self))'" : ""
                 return PluginFileProblem("it is a symbolic link\(to); plugins are loaded from regular files only, never through a link")
             }
-            if info.st_mode & S_IFMT == S_IFSOCK { return PluginFileProblem("it is a socket, not a regular file") }
+            if info.st_mode & Mode.type == Mode.socket { return PluginFileProblem("it is a socket, not a regular file") }
         }
         return PluginFileProblem("cannot open: \(String(cString: strerror(code)))")
     }
 
     /// "a FIFO (named pipe)", "a directory", … for a mode that is not a regular file's.
     private static func kindName(_ mode: mode_t) -> String {
-        switch mode & S_IFMT {
-        case S_IFIFO: "a FIFO (named pipe)"
-        case S_IFDIR: "a directory"
-        case S_IFCHR: "a character device"
-        case S_IFBLK: "a block device"
-        case S_IFSOCK: "a socket"
+        switch mode & Mode.type {
+        case Mode.fifo: "a FIFO (named pipe)"
+        case Mode.directory: "a directory"
+        case Mode.characterDevice: "a character device"
+        case Mode.blockDevice: "a block device"
+        case Mode.socket: "a socket"
         default: "not a regular file (mode 0\(String(mode, radix: 8)))"
         }
     }
 
     /// Why a file (`folder` nil) or a folder is unsafe to load code from, or nil: writable by group or
     /// others (a sticky folder owned by root, like /tmp, is safe: others cannot replace what is in it),
-    /// or owned by another user than `user` (this process's) or root.
-    private static func unsafety(of info: stat, user: uid_t, folder: UnsafePointer<CChar>?) -> String? {
+    /// or owned by another user than this process's or root.
+    private static func unsafety(of info: stat, folder: UnsafePointer<CChar>?) -> String? {
         let mode = info.st_mode
-        let group = mode & S_IWGRP != 0, others = mode & S_IWOTH != 0
-        let stickyRoot = folder != nil && mode & S_ISVTX != 0 && info.st_uid == 0
+        let group = mode & Mode.groupWritable != 0, others = mode & Mode.othersWritable != 0
+        let stickyRoot = folder != nil && mode & Mode.sticky != 0 && info.st_uid == 0
         if group || others, !stickyRoot {
             let who = group && others ? "group- and world-writable" : group ? "group-writable" : "world-writable"
             let octal = String(mode & 0o7777, radix: 8)
             let sticky = folder != nil ? " and not a sticky folder owned by root" : ""
             return "unsafe permissions: \(what(folder)) is \(who) (mode \(String(repeating: "0", count: max(0, 4 - octal.count)) + octal))\(sticky)"
         }
-        if info.st_uid != user, info.st_uid != 0 {
+        if info.st_uid != 0, info.st_uid != user {  // root first: a root-owned file needs no geteuid
             return "unsafe owner: \(what(folder)) is owned by uid \(info.st_uid), neither this process's user (uid \(user)) nor root"
         }
         return nil
@@ -108,25 +131,34 @@ struct PluginFile {
     /// resolved the same folders (a folder swapped meanwhile needs a writable parent, which is refused
     /// itself). Otherwise the path the kernel resolved, read back through `/proc/self/fd` (slower on
     /// a process's first load).
-    private static func checkFolders(_ path: String, _ fd: Int32, user: uid_t) throws(PluginFileProblem) {
+    private static func checkFolders(_ path: String, _ fd: Int32) throws(PluginFileProblem) {
+        var path = path
+        if !hasDotOrEmptyName(path) {
+            // A copy to cut (on the stack: paths are short); no strlen, no larger buffer than the path.
+            var problem: PluginFileProblem?
+            let plain = path.withUTF8 { bytes in
+                let length = bytes.firstIndex(of: 0) ?? bytes.count  // what open() read of it
+                return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer in
+                    UnsafeMutableRawPointer(buffer.baseAddress!).copyMemory(from: bytes.baseAddress!, byteCount: length)
+                    buffer[length] = 0
+                    do throws(PluginFileProblem) { return try checkFolders(buffer.baseAddress!, length, symlinks: false) } catch {
+                        problem = error
+                        return true
+                    }
+                }
+            }
+            if let problem { throw problem }
+            if plain { return }
+        }
         let size = Int(PATH_MAX) + 1
-        let plain = path.utf8.count < size && !hasDotOrEmptyName(path)
         try withUnsafeTemporaryAllocation(of: CChar.self, capacity: size) { buffer throws(PluginFileProblem) in
             let base = buffer.baseAddress!
-            if plain {
-                let length = path.withCString { source in
-                    let count = strlen(source)
-                    base.update(from: source, count: count + 1)
-                    return count
-                }
-                if try checkFolders(base, length, user: user, symlinks: false) { return }
-            }
             let length = withProcFDPath(fd) { readlink($0, base, size - 1) }
             guard length > 0, base[0] == 0x2F else {
                 throw PluginFileProblem("cannot find the file's folder through /proc/self/fd: \(String(cString: strerror(errno))) (the loader needs /proc)")
             }
             base[length] = 0
-            _ = try checkFolders(base, length, user: user, symlinks: true)
+            _ = try checkFolders(base, length, symlinks: true)
         }
     }
 
@@ -148,7 +180,7 @@ struct PluginFile {
 
     /// Checks the folders of the absolute path in `base` (cut in place at each '/': "/a/b/file" → "/a/b",
     /// "/a", "/"). With `symlinks` false, returns false at the first folder that is a symbolic link.
-    private static func checkFolders(_ base: UnsafeMutablePointer<CChar>, _ length: Int, user: uid_t, symlinks: Bool)
+    private static func checkFolders(_ base: UnsafeMutablePointer<CChar>, _ length: Int, symlinks: Bool)
         throws(PluginFileProblem) -> Bool
     {
         var end = length
@@ -157,11 +189,11 @@ struct PluginFile {
             while base[end] != 0x2F { end -= 1 }  // stops at index 0 at the latest: the path is absolute
             base[end == 0 ? 1 : end] = 0
             var info = stat()
-            guard (symlinks ? stat(base, &info) : lstat(base, &info)) == 0 else {
+            guard fstatat(AT_FDCWD, base, &info, symlinks ? 0 : AT_SYMLINK_NOFOLLOW) == 0 else {
                 throw PluginFileProblem("cannot check the folder \(String(cString: base)): \(String(cString: strerror(errno)))")
             }
-            if info.st_mode & S_IFMT == S_IFLNK { return false }
-            if let problem = unsafety(of: info, user: user, folder: base) { throw PluginFileProblem(problem) }
+            if info.st_mode & Mode.type == Mode.symbolicLink { return false }
+            if let problem = unsafety(of: info, folder: base) { throw PluginFileProblem(problem) }
         }
         return true
     }
