@@ -60,8 +60,14 @@ package final class AppHandle: @unchecked Sendable {
         attachment?.shutdown(self)
         for timer in timers.values { timer.source.cancel() }
         timers.removeAll()
-        SceneHandles.forget(owner: self)
+        SceneHandles.forget(owner: ObjectIdentifier(self))
         rememberedScenes.removeAll()
+    }
+
+    /// A handle dropped without `shutdown` (a Swift caller that forgets it, an error path) still takes
+    /// its scene handles with it: none is left pointing at a freed application.
+    deinit {
+        if !rememberedScenes.isEmpty { SceneHandles.forget(owner: ObjectIdentifier(self)) }
     }
 
     package var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }

@@ -194,6 +194,32 @@ final class HostCommandTests: XCTestCase {
         XCTAssertTrue(mixed.output.contains("  observes:    didFinishLaunching, didBecomeActive, willResignActive"))
     }
 
+    /// The handoff fixture (the application delegate's rows added after ABI 1.0): check lists its
+    /// methods in table order, whether exported by name (1.0) or in its delegate table (1.1).
+    func testCheckListsTheHandoffAndSceneSessionDelegateMethods() throws {
+        let folder = try CBuild.temporaryFolder("check-handoff")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for fixture in [HandoffFixture.exported, .table] {
+            let path = try fixture.build(in: folder)
+            let result = try CBuild.run(host, ["check", path])
+            XCTAssertEqual(result.status, 0, result.output)
+            XCTAssertEqual(result.output, """
+                \(path)
+                  id:          \(fixture.id)
+                  version:     1.2.0
+                  abi:         1.2
+                  description: Handoff, scene-session and openURL:options: delegate functions
+                  observes:    didFinishLaunching, didBecomeActive, willResignActive, didEnterBackground, willEnterForeground
+                  delegates:   application:willFinishLaunchingWithOptions:, applicationDidBecomeActive:, applicationWillEnterForeground:, \
+                application:openURL:options:, application:configurationForConnectingSceneSession:options:, \
+                application:didDiscardSceneSessions:, application:willContinueUserActivityWithType:, \
+                application:continueUserActivity:restorationHandler:, application:didFailToContinueUserActivityWithType:error:, \
+                application:didUpdateUserActivity:
+
+                """, fixture.rawValue)
+        }
+    }
+
     // MARK: PSI
 
     /// A real PSI trigger: CPU pressure made by busy threads on the cpu pressure file (memory pressure

@@ -1,4 +1,7 @@
+import AppLifecycle
+import CLifecycleABI
 import Foundation
+@testable import LifecycleC
 import TestSupport
 import XCTest
 
@@ -23,6 +26,27 @@ final class SceneABITests: XCTestCase {
             XCTAssertEqual(index < got.count ? got[index] : "<end>", line, "line \(index + 1)")
         }
         XCTAssertEqual(got.count, want.count, result.output)
+    }
+
+    /// An application dropped without shutdown (a Swift caller that forgets it, a test that throws
+    /// before its shutdown) takes its scene handles with it: a later shutdown of another application
+    /// never reads it (that read a freed application and crashed), and its handles are not found.
+    func testAnApplicationDroppedWithoutShutdownForgetsItsSceneHandles() throws {
+        let before = SceneHandles.count
+        var main: UnsafeRawPointer?
+        do {
+            var configuration = Configuration()
+            configuration.sceneManifest = SceneManifest()
+            let dropped = try AppHandle(configuration: configuration)
+            try dropped.app.perform(.launch())
+            try dropped.app.perform(.connectScene("side"))
+            XCTAssertEqual(SceneHandles.count, before + 2, "main and side, met through their trace events")
+            main = FFIDelegates.handle(try XCTUnwrap(dropped.app.scene(id: "main")))
+        }
+        XCTAssertEqual(SceneHandles.count, before, "forgotten when the handle went")
+        let other = try AppHandle(configuration: Configuration())
+        other.shutdown()
+        XCTAssertEqual(SceneHandles.withScene(main, "scene_get_id") { _ in lc_status(LC_OK) }, lc_status(LC_ERR_NOT_FOUND))
     }
 
     static let expected = """

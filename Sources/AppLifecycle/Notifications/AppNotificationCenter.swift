@@ -65,7 +65,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         for list in state.pointee.lists {
             guard let list else { continue }
             list.pointee.releaseAll()
-            list.pointee.entries.deallocate()
+            list.pointee.deallocate()
             list.deinitialize(count: 1)
             list.deallocate()
         }
@@ -161,7 +161,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     @discardableResult
     public func removeObserver(_ token: ObserverToken, owner: String) -> Bool {
         guard let ownerID = state.pointee.ownerIndex[owner], let list = list(token.nameID),
-              let index = list.pointee.index(of: token.rawValue), list.pointee.entries[index].owner == ownerID
+              let index = list.pointee.index(of: token.rawValue), list.pointee.meta[index].owner == ownerID
         else { return false }
         removeEntry(list, at: index)
         return true
@@ -172,13 +172,13 @@ public final class AppNotificationCenter: @unchecked Sendable {
         guard let ownerID = state.pointee.ownerIndex[owner], let list = list(token.nameID),
               let index = list.pointee.index(of: token.rawValue)
         else { return false }
-        return list.pointee.entries[index].owner == ownerID
+        return list.pointee.meta[index].owner == ownerID
     }
 
     private func removeEntry(_ list: UnsafeMutablePointer<ObserverList>, at index: Int) {
-        let entry = list.pointee.entries[index]
+        let entry = list.pointee[index]
         if list.pointee.dispatchDepth > 0 {
-            list.pointee.entries[index].markRemoved()  // a tombstone: skipped by the running dispatch, compacted after it
+            list.pointee.markRemoved(at: index)  // a tombstone: skipped by the running dispatch, compacted after it
             list.pointee.hasTombstones = true
         } else {
             list.pointee.remove(at: index)
@@ -218,7 +218,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     public func observerCount(for name: NotificationName) -> Int {
         guard let list = list(name.id) else { return 0 }
         var n = 0
-        for i in 0..<list.pointee.count where list.pointee.entries[i].token != 0 { n += 1 }
+        for i in 0..<list.pointee.count where list.pointee.meta[i].token != 0 { n += 1 }
         return n
     }
 
@@ -229,7 +229,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         for (id, list) in state.pointee.lists.enumerated() {
             guard let list else { continue }
             for i in 0..<list.pointee.count {
-                let entry = list.pointee.entries[i]
+                let entry = list.pointee.meta[i]
                 if entry.token != 0 && entry.owner == ownerID {
                     names.append(NotificationName(id: UInt32(id)))
                     break
@@ -345,16 +345,15 @@ public final class AppNotificationCenter: @unchecked Sendable {
         if userInfo == nil, state.pointee.observerWillRun == nil {
             // The common post: no userInfo, no watchdog.
             if end == 1, list.pointee.filteredCount == 0 {
-                // One observer, the most common case: called right here.
-                let entry = list.pointee.entries[0]
-                if entry.token != 0 {
-                    if entry.boxed {
-                        Unmanaged<ObserverBox>.fromOpaque(entry.context.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
-                            $0.block(AppNotification(name: name, sender: NotificationSender(rawValue: sender)))
-                        }
-                    } else {
-                        var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender)
-                        entry.function(&record, entry.context)
+                // One observer, the most common case: called right here, from its call alone. A C
+                // observer's tombstone calls a no-op; a Swift observer's has no context.
+                let call = list.pointee.calls[0]
+                if list.pointee.boxedCount == 0 {
+                    var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender)
+                    call.function(&record, call.context)
+                } else if let context = call.context {
+                    Unmanaged<ObserverBox>.fromOpaque(context)._withUnsafeGuaranteedRef {
+                        $0.block(AppNotification(name: name, sender: NotificationSender(rawValue: sender)))
                     }
                 }
             } else if list.pointee.boxedCount == 0 {
@@ -387,7 +386,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
             var i = 0
             if filtered {
                 while i < end {
-                    let entry = list.pointee.entries[i]  // reloaded each time: a callback may grow the array
+                    let entry = list.pointee[i]  // reloaded each time: a callback may grow the array
                     if entry.sender == 0 || entry.sender == sender { entry.function(record, entry.context) }
                     i += 1
                 }
@@ -395,8 +394,8 @@ public final class AppNotificationCenter: @unchecked Sendable {
                 // A removed entry's function is a no-op (see `ObserverEntry.markRemoved`), so this loop
                 // needs no test per observer: the loop a C programmer would write over pointers.
                 while i < end {
-                    let entry = list.pointee.entries[i]
-                    entry.function(record, entry.context)
+                    let call = list.pointee.calls[i]  // reloaded each time: a callback may grow the array
+                    call.function(record, call.context)
                     i += 1
                 }
             }
@@ -414,9 +413,9 @@ public final class AppNotificationCenter: @unchecked Sendable {
             var i = 0
             if swiftOnly, !filtered {
                 while i < end {
-                    let entry = list.pointee.entries[i]
-                    if entry.token != 0 {
-                        Unmanaged<ObserverBox>.fromOpaque(entry.context.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
+                    // Every entry is a Swift closure's: a tombstone is one without a context.
+                    if let context = list.pointee.calls[i].context {
+                        Unmanaged<ObserverBox>.fromOpaque(context)._withUnsafeGuaranteedRef {
                             $0.block(notification)
                         }
                     }
@@ -437,13 +436,13 @@ public final class AppNotificationCenter: @unchecked Sendable {
         var i = 0
         if filtered {
             while i < end {
-                let entry = list.pointee.entries[i]
+                let entry = list.pointee[i]
                 if entry.token != 0, entry.sender == 0 || entry.sender == sender { call(entry, record, notification) }
                 i += 1
             }
         } else {
             while i < end {
-                let entry = list.pointee.entries[i]
+                let entry = list.pointee[i]
                 if entry.token != 0 { call(entry, record, notification) }
                 i += 1
             }
@@ -479,7 +478,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
             var i = 0
             if state.pointee.observerWillRun != nil, let observerWillRun = state.pointee.observerWillRun {
                 while i < end {
-                    let entry = list.pointee.entries[i]  // reloaded each time: a callback may grow the array
+                    let entry = list.pointee[i]  // reloaded each time: a callback may grow the array
                     if entry.token != 0, entry.sender == 0 || entry.sender == sender {
                         guard observerWillRun(state.pointee.owners[Int(entry.owner)]) else { break }
                         Self.call(entry, record, notification)
