@@ -345,7 +345,9 @@ typedef struct lc_config {
     lc_background_modes background_modes;
     uint32_t exits_on_suspend;         // UIApplicationExitsOnSuspend: 0 or 1
     // Budgets in seconds; 0 keeps the default (launch 5, didEnterBackground 5, willTerminate 5,
-    // completion handlers 30, background time 30, expiration warning 5).
+    // completion handlers 30, background time 30, expiration warning 5). Otherwise above 0 and at
+    // most 9223372036: lc_app_create refuses a negative, NaN, infinite or larger budget
+    // (LC_ERR_INVALID_ARGUMENT, naming the field).
     double launch_budget;
     double did_enter_background_budget;
     double will_terminate_budget;

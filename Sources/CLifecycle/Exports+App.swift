@@ -158,7 +158,7 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
         guard seconds.isFinite, seconds >= 0 else {
             return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_run_for: seconds must be a finite number ≥ 0, not \(seconds)")
         }
-        do { try handle.loop.run(for: .nanoseconds(Int64(min(seconds, 1e9) * 1e9))) } catch { return lcFail(error, in: "lc_app_run_for") }
+        do { try handle.loop.run(for: CSeconds.duration(seconds, atMost: 1e9)) } catch { return lcFail(error, in: "lc_app_run_for") }
         return lc_status(LC_OK)
     }
 }

@@ -150,16 +150,13 @@ package func configuration(from config: UnsafePointer<lc_config_t>?) throws(CSta
     configuration.watchdogPolicy = Int(c.watchdog_policy) == LC_WATCHDOG_REPORT ? .report : .terminate
     configuration.backgroundModes = Configuration.BackgroundModes(rawValue: c.background_modes)
     configuration.exitsOnSuspend = c.exits_on_suspend != 0
-    func budget(_ seconds: Double, _ keep: Duration) -> Duration {
-        seconds > 0 && seconds.isFinite ? .nanoseconds(Int64(seconds * 1e9)) : keep
-    }
     var b = configuration.budgets
-    b.launch = budget(c.launch_budget, b.launch)
-    b.didEnterBackground = budget(c.did_enter_background_budget, b.didEnterBackground)
-    b.willTerminate = budget(c.will_terminate_budget, b.willTerminate)
-    b.completionHandler = budget(c.completion_handler_budget, b.completionHandler)
-    b.backgroundTask = budget(c.background_task_budget, b.backgroundTask)
-    b.expirationWarning = budget(c.expiration_warning, b.expirationWarning)
+    b.launch = try CSeconds.budget(c.launch_budget, field: "launch_budget", keep: b.launch)
+    b.didEnterBackground = try CSeconds.budget(c.did_enter_background_budget, field: "did_enter_background_budget", keep: b.didEnterBackground)
+    b.willTerminate = try CSeconds.budget(c.will_terminate_budget, field: "will_terminate_budget", keep: b.willTerminate)
+    b.completionHandler = try CSeconds.budget(c.completion_handler_budget, field: "completion_handler_budget", keep: b.completionHandler)
+    b.backgroundTask = try CSeconds.budget(c.background_task_budget, field: "background_task_budget", keep: b.backgroundTask)
+    b.expirationWarning = try CSeconds.budget(c.expiration_warning, field: "expiration_warning", keep: b.expirationWarning)
     configuration.budgets = b
     configuration.archiveDirectory = c.archive_directory.map { String(cString: $0) }
     if c.scene_manifest & UInt32(LC_SCENE_MANIFEST) != 0 {

@@ -2,8 +2,8 @@ import AppLifecycle
 
 /// The one delegate bridge of the C layer: C functions implementing delegate methods become an
 /// ordinary `DelegateHandlers` table, called through libffi. Every way C implements delegates goes
-/// through it — a plugin's exported ABI 1.0 functions (found by the plugins module with `dlsym`), a
-/// plugin's ABI 1.1 `lc_plugin_delegate_t`, and `lc_delegate_t` (`lc_app_add_delegate`) — with one
+/// through it — a plugin's exported ABI 1.0 functions (found by the plugins module in the plugin's
+/// symbol table), a plugin's ABI 1.1 `lc_plugin_delegate_t`, and `lc_delegate_t` (`lc_app_add_delegate`) — with one
 /// marshalling of dictionaries, strings, archives and completions, and one way to call.
 ///
 /// One table, `functions` (this file), lists every delegate function: the method, the C symbol, the

@@ -72,6 +72,8 @@ struct RunOptions {
     var socketPath: String?
     var socket = true
     var timeline: String?
+    /// How plugins are loaded (`--allow-unsafe-plugins`).
+    var pluginLoading: PluginLoadOptions = []
 }
 
 /// Runs one application: loads the plugins, launches, then takes commands from the script, the
@@ -204,14 +206,14 @@ final class HostRunner: @unchecked Sendable {
     private func loadPlugins(_ handle: AppHandle) {
         for path in options.plugins {
             do {
-                let plugin = try handle.loadPlugin(path: absolute(path))
+                let plugin = try handle.loadPlugin(path: absolute(path), options: options.pluginLoading)
                 hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)")
             } catch {
                 refused(error)
             }
         }
         for folder in options.pluginFolders {
-            let result = handle.loadPlugins(folder: absolute(folder))
+            let result = handle.loadPlugins(folder: absolute(folder), options: options.pluginLoading)
             for plugin in result.loaded { hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)") }
             for refusal in result.refused { refused(refusal) }
         }

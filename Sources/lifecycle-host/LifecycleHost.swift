@@ -153,6 +153,9 @@ struct Run: ParsableCommand {
     @Flag(name: .customLong("no-socket"), help: "Do not open the control socket.")
     var noSocket = false
 
+    @Flag(name: .customLong("allow-unsafe-plugins"), help: UnsafePlugins.help)
+    var allowUnsafePlugins = false
+
     @OptionGroup var engine: EngineOptions
 
     /// The parsed values (the same type the fast path of `LifecycleHost.main` fills).
@@ -162,7 +165,7 @@ struct Run: ParsableCommand {
             backgroundLaunch: backgroundLaunch, noSignals: noSignals, noPressure: noPressure, pressureFile: pressureFile,
             pressureWarning: pressureWarning, pressureCritical: pressureCritical, pressureDelay: pressureDelay,
             noClock: noClock, socket: socket,
-            noSocket: noSocket, engine: engine.values)
+            noSocket: noSocket, allowUnsafePlugins: allowUnsafePlugins, engine: engine.values)
     }
 
     func run() throws {
@@ -232,6 +235,9 @@ struct Check: ParsableCommand {
     @Argument(help: "Plugin .so files.")
     var plugins: [String]
 
+    @Flag(name: .customLong("allow-unsafe-plugins"), help: UnsafePlugins.help)
+    var allowUnsafePlugins = false
+
     func run() throws {
         let handle: AppHandle
         do { handle = try AppHandle(configuration: Configuration()) } catch { throw ValidationError("\(error)") }
@@ -239,7 +245,7 @@ struct Check: ParsableCommand {
         var refused = 0
         for path in plugins {
             do {
-                let plugin = try handle.loadPlugin(path: absolute(path))
+                let plugin = try handle.loadPlugin(path: absolute(path), options: allowUnsafePlugins ? .allowUnsafePermissions : [])
                 print("\(plugin.path)")
                 print("  id:          \(plugin.id)")
                 print("  version:     \(plugin.version)")
@@ -261,6 +267,12 @@ struct Check: ParsableCommand {
         }
         if refused > 0 { throw ExitCode(HostExit.pluginRefused) }
     }
+}
+
+/// `--allow-unsafe-plugins`, on `run` and `check`.
+enum UnsafePlugins {
+    static let help = ArgumentHelp(
+        "Load plugin files that are group- or world-writable, owned by another user, or in such a folder.")
 }
 
 struct SocketOption: ParsableArguments {

@@ -1,5 +1,6 @@
 import ArgumentParser
 @preconcurrency import Glibc
+import PluginHost
 
 /// The values of `lifecycle-host run` as plain data, and the options they make.
 ///
@@ -24,6 +25,7 @@ struct RunValues: Equatable {
     var noClock = false
     var socket: String?
     var noSocket = false
+    var allowUnsafePlugins = false
     var engine = EngineValues()
 
     /// The run's options; throws `ValidationError` as `Run` reports it.
@@ -54,6 +56,7 @@ struct RunValues: Equatable {
         }
         options.socket = !noSocket
         options.socketPath = socket
+        options.pluginLoading = allowUnsafePlugins ? .allowUnsafePermissions : []
         return options
     }
 
@@ -78,6 +81,7 @@ struct RunValues: Equatable {
             case "--no-pressure": values.noPressure = true
             case "--no-clock": values.noClock = true
             case "--no-socket": values.noSocket = true
+            case "--allow-unsafe-plugins": values.allowUnsafePlugins = true
             case "--exits-on-suspend": values.engine.exitsOnSuspend = true
             case "--scenes": values.engine.scenes = true
             default:

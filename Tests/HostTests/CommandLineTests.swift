@@ -12,7 +12,7 @@ final class CommandLineTests: XCTestCase {
             ["run", "--interactive", "--background-launch", "--launch-option", "url=app://x", "--launch-option", "n=3"],
             ["run", "--trace", "json", "--budget", "launch=2", "--budget", "did-enter-background=0.5", "--watchdog", "report"],
             ["run", "--background-mode", "audio", "--background-mode", "fetch", "--exits-on-suspend", "--archive", "/tmp/a"],
-            ["run", "--no-signals", "--no-pressure", "--no-clock", "--no-socket", "--timeline", "t.svg"],
+            ["run", "--no-signals", "--no-pressure", "--no-clock", "--no-socket", "--timeline", "t.svg", "--allow-unsafe-plugins"],
             ["run", "--socket", "/tmp/s.sock", "--pressure-file", "/proc/pressure/cpu", "--pressure-warning", "some 1 2000000",
              "--pressure-critical", "full 2 2000000"],
             ["run", "--pressure-delay", "0", "--script", "s.scenario"],
