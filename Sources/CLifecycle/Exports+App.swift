@@ -92,7 +92,8 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
             let box = UserInfoBox.from(userInfo)
             return center.post(nameID: existing.id, sender: UInt(bitPattern: sender), userInfo: box.current, rawUserInfo: box)
         }
-        return outcome == .posted ? lc_status(LC_OK) : lcStatus(outcome, name: existing.id, "lc_app_post")
+        if case .posted = outcome { return lc_status(LC_OK) }
+        return lcStatus(outcome, name: existing.id, "lc_app_post")
     }
     // New names are interned here; NULLs and bad names are refused with their messages.
     return withApp(app, "lc_app_post", mainThread: false) { $0.post(name, sender: sender, userInfo: userInfo, function: "lc_app_post") }

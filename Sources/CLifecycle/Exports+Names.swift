@@ -46,5 +46,6 @@ import LifecycleC
         let box = UserInfoBox.from(userInfo)
         return center.post(nameID: name, sender: UInt(bitPattern: sender), userInfo: box.current, rawUserInfo: box)
     }
-    return outcome == .posted ? lc_status(LC_OK) : lcStatus(outcome, name: name, "lc_app_post_name")
+    if case .posted = outcome { return lc_status(LC_OK) }
+    return lcStatus(outcome, name: name, "lc_app_post_name")
 }

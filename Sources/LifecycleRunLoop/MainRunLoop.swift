@@ -199,6 +199,11 @@ public final class MainRunLoop: @unchecked Sendable {
     @inlinable
     public var isOnLoopThread: Bool { pthread_self() == owner }
 
+    /// Whether `thread` (a `pthread_self()` the caller has just read) is the loop's thread; with
+    /// `send(_:fromOtherThread:)`, a posting path reads `pthread_self()` once. [thread-safe]
+    @inlinable
+    package func isLoopThread(_ thread: pthread_t) -> Bool { thread == owner }
+
     /// The epoll descriptor. [thread-safe]
     ///
     /// It polls readable (`POLLIN`) whenever the loop has something to dispatch: posted work, a due
@@ -289,13 +294,24 @@ public final class MainRunLoop: @unchecked Sendable {
     @inline(__always)
     @discardableResult
     public func send(_ message: consuming LoopMessage) -> Bool {
-        enqueue(message)
+        enqueue(message, from: pthread_self())
     }
 
-    /// Queues `item` unless its thread is over the bound; returns whether it was queued.
+    /// `send` from `thread`, the caller's `pthread_self()`, already known not to be the loop's thread
+    /// (`isLoopThread`). [thread-safe]
+    @discardableResult
+    package func send(_ message: consuming LoopMessage, fromOtherThread thread: pthread_t) -> Bool {
+        enqueue(message, from: thread)
+    }
+
+    /// Queues `item` from thread `producer` unless it is over the bound; returns whether it was queued.
     @inline(__always)
     func enqueue(_ item: consuming LoopMessage) -> Bool {
-        let producer = pthread_self()
+        enqueue(item, from: pthread_self())
+    }
+
+    @inline(__always)
+    func enqueue(_ item: consuming LoopMessage, from producer: pthread_t) -> Bool {
         queueLock.lock()
         // The loop's own thread is not bounded: only code running on the loop posts from it, and
         // refusing it could lose the loop's own bookkeeping.

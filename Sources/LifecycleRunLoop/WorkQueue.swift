@@ -76,7 +76,7 @@ struct WorkQueue {
         guard queued < Self.maxQueued else { return false }
         let slot = producers.slot(for: producer, epoch: epoch)
         guard slot.pointee.count < Self.maxPerProducer else { return false }
-        slot.pointee.count += 1
+        slot.pointee.count &+= 1
         return true
     }
 

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The notification center: observers by name (and optionally sender), dispatched on the main run loop.
 ///
 /// Guarantees:
@@ -266,12 +268,13 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// - Returns: false only when a post from another thread was refused (see `post(_:sender:userInfo:)`).
     @discardableResult
     package func post(_ name: NotificationName, sender: NotificationSender, userInfo: UserInfo?, rawUserInfo: AnyObject?) -> Bool {
-        if loop.isOnLoopThread {
+        let thread = pthread_self()
+        if loop.isLoopThread(thread) {
             deliver(name, sender: sender.rawValue, userInfo: userInfo, raw: rawUserInfo)
             return true
         }
         return loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(name.id), word1: sender.rawValue,
-                                     payload: userInfo.map(UserInfoCarrier.init)))
+                                     payload: userInfo.map(UserInfoCarrier.init)), fromOtherThread: thread)
     }
 
     /// Posts the name whose interned id is `id`, checking the id: the C ABI's fast path
@@ -285,11 +288,12 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// - Returns: `.unknownName`, posting nothing, when `id` is 0 or was never interned; `.refused`
     ///   when a post from another thread is over the queue's bound.
     package func post(nameID id: UInt32, sender: UInt, userInfo: UserInfo?, rawUserInfo: AnyObject? = nil) -> PostOutcome {
-        guard loop.isOnLoopThread else {
+        let thread = pthread_self()
+        guard loop.isLoopThread(thread) else {
             // Another thread: check the id (one atomic load) and queue a four-word message.
             guard registry.isInterned(id) else { return .unknownName }
             let queued = loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(id), word1: sender,
-                                               payload: userInfo.map(UserInfoCarrier.init)))
+                                               payload: userInfo.map(UserInfoCarrier.init)), fromOtherThread: thread)
             return queued ? .posted : .refused
         }
         guard userInfo == nil, state.pointee.heldDeliveryHandler == nil, let list = list(id) else {
