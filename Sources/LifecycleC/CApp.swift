@@ -63,18 +63,21 @@ extension AppHandle {
         guard let name else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): name is NULL") }
         let notificationName: NotificationName
         do { notificationName = try NotificationName(cString: name) } catch { return lcFail(error) }
-        return post(notificationName, sender: sender, userInfo: userInfo)
+        return post(notificationName, sender: sender, userInfo: userInfo, function: function)
     }
 
     /// Posts an interned name. [thread-safe] On the loop thread observers have run when this returns;
-    /// from another thread the post is queued (no lock but the loop's queue lock, no `String`).
+    /// from another thread the post is queued (no lock but the loop's queue lock, no `String`), or
+    /// refused with `LC_ERR_QUEUE_FULL` when this thread is over the queue's bound.
     /// `userInfo` is copied (its value is read now).
-    package func post(_ name: NotificationName, sender: UnsafeRawPointer?, userInfo: OpaquePointer?) -> lc_status {
+    package func post(_ name: NotificationName, sender: UnsafeRawPointer?, userInfo: OpaquePointer?,
+                      function: String = "post") -> lc_status
+    {
         let box = userInfo.map { UserInfoBox.from($0) }
-        center._withUnsafeGuaranteedRef {
+        let queued = center._withUnsafeGuaranteedRef {
             $0.post(name, sender: NotificationSender(rawValue: UInt(bitPattern: sender)), userInfo: box?.current, rawUserInfo: box)
         }
-        return lc_status(LC_OK)
+        return queued ? lc_status(LC_OK) : lcQueueFull(function)
     }
 
     package func beginBackgroundTask(_ name: UnsafePointer<CChar>?, expiration: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
@@ -129,7 +132,7 @@ extension AppHandle {
     {
         guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
         let callback = CCallback(fn: fn, ctx: ctx)
-        loop.perform { callback.fn(callback.ctx) }
+        guard loop.tryPerform({ callback.fn(callback.ctx) }) else { return lcQueueFull(function) }
         return lc_status(LC_OK)
     }
 }

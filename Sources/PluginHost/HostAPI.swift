@@ -230,7 +230,7 @@ package enum HostAPITable {
         post_name: { plugin, name, sender, userInfo in
             HostCalls.withPlugin(plugin, "post_name", mainThread: false) { _, handle in
                 guard let known = NotificationName(internedID: name) else { return lcUnknownNameID(name, "post_name") }
-                return handle.post(known, sender: sender, userInfo: userInfo)
+                return handle.post(known, sender: sender, userInfo: userInfo, function: "post_name")
             }
         },
         scene_find: { plugin, id, out in

@@ -19,7 +19,7 @@ struct EngineOptions: ParsableArguments {
     @Option(name: .customLong("trace"), help: "Trace format: text or json.")
     var trace: String = EngineValues().trace
 
-    @Option(name: .customLong("budget"), help: ArgumentHelp("A time budget in seconds (repeatable).",
+    @Option(name: .customLong("budget"), help: ArgumentHelp("A time budget (repeatable): seconds, or with a unit (250ms, 2s, 1m); at most 9223372036 s.",
                                                          discussion: "NAME: launch, did-enter-background, will-terminate, completion, background-task, expiration-warning.",
                                                          valueName: "NAME=SECONDS"))
     var budgets: [String] = []
@@ -83,10 +83,12 @@ struct EngineValues: Equatable {
         configuration.archiveDirectory = archive.map(absolute)
         for budget in budgets {
             let parts = budget.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let seconds = Double(parts[1]), seconds.isFinite, seconds > 0 else {
-                throw ValidationError("--budget expects NAME=SECONDS, got '\(budget)'")
+            guard parts.count == 2 else { throw ValidationError("--budget expects NAME=SECONDS, got '\(budget)'") }
+            // Range-checked before it becomes a duration (`--budget launch=1e10` used to trap).
+            let duration: Duration
+            do { duration = try Seconds.parse(parts[1], allowsZero: false) } catch {
+                throw ValidationError("--budget \(budget): \(error.message)")
             }
-            let duration = Duration.nanoseconds(Int64(seconds * 1e9))
             switch parts[0] {
             case "launch": configuration.budgets.launch = duration
             case "did-enter-background", "didEnterBackground": configuration.budgets.didEnterBackground = duration
@@ -141,13 +143,14 @@ struct Run: ParsableCommand {
     var pressureCritical: String = RunValues().pressureCritical
 
     @Option(name: .customLong("pressure-delay"), help: ArgumentHelp(
-        "Arm the PSI triggers this long after start (default 0.25; a shorter run never opens them).", valueName: "SECONDS"))
-    var pressureDelay: Double?
+        "Arm the PSI triggers this long after start: seconds, or with a unit (default 0.25; at most 86400; a shorter run never opens them).",
+        valueName: "SECONDS"))
+    var pressureDelay: String?
 
     @Flag(name: .customLong("no-clock"), help: "Do not watch for clock steps.")
     var noClock = false
 
-    @Option(name: .customLong("socket"), help: "The control socket's path (default: $XDG_RUNTIME_DIR/lifecycle-host.sock).")
+    @Option(name: .customLong("socket"), help: ArgumentHelp(SocketOption.help))
     var socket: String?
 
     @Flag(name: .customLong("no-socket"), help: "Do not open the control socket.")
@@ -276,7 +279,9 @@ enum UnsafePlugins {
 }
 
 struct SocketOption: ParsableArguments {
-    @Option(name: .customLong("socket"), help: "The control socket's path (default: $XDG_RUNTIME_DIR/lifecycle-host.sock).")
+    static let help = "The control socket's path (default: $XDG_RUNTIME_DIR/lifecycle-host.sock, else ${TMPDIR:-/tmp}/lifecycle-host-UID/lifecycle-host.sock)."
+
+    @Option(name: .customLong("socket"), help: ArgumentHelp(SocketOption.help))
     var socket: String?
 
     var path: String { socket ?? ControlServer.defaultPath() }
@@ -291,9 +296,45 @@ struct Send: ParsableCommand {
     var action: [String]
 
     func run() throws {
-        guard !action.isEmpty else { throw ValidationError("send needs an action ('lifecycle-host send home')") }
-        let line = action.map(quoteWord).joined(separator: " ")
-        try request("send " + line, socket.path)
+        // The action's words are captured as they come, options after it included: take `--socket`
+        // out of them (it was ignored there, and the action sent to the default socket).
+        let (words, given) = try Self.splitSocketOption(action)
+        guard !words.isEmpty else { throw ValidationError("send needs an action ('lifecycle-host send home')") }
+        if given != nil, socket.socket != nil { throw ValidationError("--socket given twice") }
+        let line = words.map(quoteWord).joined(separator: " ")
+        try request("send " + line, given ?? socket.path)
+    }
+
+    /// The action's words without `--socket PATH` / `--socket=PATH`, and that path. A `--` word ends
+    /// the options: every word after it belongs to the action (`send -- post com.example.x --socket`).
+    static func splitSocketOption(_ words: [String]) throws -> (action: [String], socket: String?) {
+        var action: [String] = []
+        var path: String?
+        var index = 0
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            if word == "--" {
+                action += words[index...]
+                break
+            }
+            var value: String?
+            if word == "--socket" {
+                guard index < words.count else { throw ValidationError("--socket needs a path") }
+                value = words[index]
+                index += 1
+            } else if word.hasPrefix("--socket=") {
+                value = String(word.dropFirst("--socket=".count))
+            }
+            guard let value else {
+                action.append(word)
+                continue
+            }
+            guard path == nil else { throw ValidationError("--socket given twice") }
+            guard !value.isEmpty else { throw ValidationError("--socket needs a path") }
+            path = value
+        }
+        return (action, path)
     }
 }
 
@@ -317,9 +358,12 @@ func quoteWord(_ word: String) -> String {
     return out + "\""
 }
 
-/// Sends one request and prints the reply; a reply starting with "error" exits 1.
+/// Sends one request and prints the reply; a reply starting with "error" exits 1. A default path in
+/// the private folder is used only once the folder passes its checks (`SocketFolder.check`).
 private func request(_ line: String, _ path: String) throws {
     do {
+        let location = ControlServer.defaultLocation()
+        if path == location.path { try location.folder?.check() }
         let reply = try ControlClient.request(path: path, line: line)
         print(reply)
         if reply.hasPrefix("error") { throw ExitCode(1) }

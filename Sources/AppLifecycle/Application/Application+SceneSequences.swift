@@ -262,6 +262,7 @@ extension Application {
     /// Asks each scene delegate implementing `stateRestorationActivityForScene:` and saves its answer.
     func saveSceneState(_ scene: Scene) throws(Killed) {
         guard let store = sceneArchiveStore(scene.id) else { return }
+        sweep(store)
         for slot in sceneSlots {
             guard let ask = slot.handlers.stateRestorationActivity, isRegistered(slot) else { continue }
             guard let activity = try callScene(.stateRestorationActivity, slot, scene, { ask(self, scene) }) else { continue }
