@@ -93,7 +93,7 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
             return center.post(nameID: existing.id, sender: UInt(bitPattern: sender), userInfo: box.current, rawUserInfo: box)
         }
         if case .posted = outcome { return lc_status(LC_OK) }
-        return lcPostFailure(outcome, existing.id, "lc_app_post")
+        return lcStatus(outcome, name: existing.id, "lc_app_post")
     }
     // New names are interned here; NULLs and bad names are refused with their messages.
     return withApp(app, "lc_app_post", mainThread: false) { $0.post(name, sender: sender, userInfo: userInfo, function: "lc_app_post") }
@@ -159,7 +159,7 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
         guard seconds.isFinite, seconds >= 0 else {
             return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_run_for: seconds must be a finite number ≥ 0, not \(seconds)")
         }
-        do { try handle.loop.run(for: .nanoseconds(Int64(min(seconds, 1e9) * 1e9))) } catch { return lcFail(error, in: "lc_app_run_for") }
+        do { try handle.loop.run(for: CSeconds.duration(seconds, atMost: 1e9)) } catch { return lcFail(error, in: "lc_app_run_for") }
         return lc_status(LC_OK)
     }
 }

@@ -60,8 +60,14 @@ package final class AppHandle: @unchecked Sendable {
         attachment?.shutdown(self)
         for timer in timers.values { timer.source.cancel() }
         timers.removeAll()
-        SceneHandles.forget(owner: self)
+        SceneHandles.forget(owner: ObjectIdentifier(self))
         rememberedScenes.removeAll()
+    }
+
+    /// A handle dropped without `shutdown` (a Swift caller that forgets it, an error path) still takes
+    /// its scene handles with it: none is left pointing at a freed application.
+    deinit {
+        if !rememberedScenes.isEmpty { SceneHandles.forget(owner: ObjectIdentifier(self)) }
     }
 
     package var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }
@@ -111,7 +117,7 @@ package final class AppHandle: @unchecked Sendable {
     package func addTimer(seconds: Double, owner: String?, _ body: @escaping () -> Void) -> UInt64 {
         let id = nextTimerID
         nextTimerID += 1
-        let delay = Duration.nanoseconds(Int64(max(0, min(seconds, 1e9)) * 1e9))
+        let delay = CSeconds.duration(seconds, atMost: 1e9)
         let source = loop.addTimer(after: delay) { [weak self] in
             guard let self else { return }
             timers[id] = nil

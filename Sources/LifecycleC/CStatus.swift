@@ -65,14 +65,21 @@ package func lcUnknownNameID(_ id: UInt32, _ function: String) -> lc_status {
     lcFail(LC_ERR_UNKNOWN_NAME, "\(function): no notification name has id \(id) (ids come from lc_name_intern; 0 is never valid)")
 }
 
-/// The status of a post the center did not make (`post(nameID:)`'s outcome other than `.posted`):
-/// LC_ERR_UNKNOWN_NAME naming the id, or LC_ERR_NESTING_LIMIT naming the name and the limit. Kept out
-/// of line: the posting fast paths only branch to it. [thread-safe]
-@inline(never)
-package func lcPostFailure(_ outcome: AppNotificationCenter.PostOutcome, _ id: UInt32, _ function: String) -> lc_status {
+/// Records that a post or `perform_async` from this thread was refused by the loop queue's bound and
+/// returns `LC_ERR_QUEUE_FULL`. [thread-safe]
+@discardableResult
+package func lcQueueFull(_ function: String) -> lc_status {
+    lcFail(LC_ERR_QUEUE_FULL, "\(function): refused: this thread already has \(MainRunLoop.maxQueuedPerThread) posts waiting for the main loop "
+        + "(or all threads \(MainRunLoop.maxQueued)); nothing was queued: retry after the loop has run, or post less")
+}
+
+/// The `lc_status` of a post by interned id. [thread-safe]
+package func lcStatus(_ outcome: AppNotificationCenter.PostOutcome, name id: UInt32, _ function: String) -> lc_status {
     switch outcome {
-    case .nestingLimit: return lcNestingLimit(NotificationName(internedID: id)?.rawValue ?? "#\(id)", function)
-    case .unknownName, .posted: return lcUnknownNameID(id, function)
+    case .posted: lc_status(LC_OK)
+    case .unknownName: lcUnknownNameID(id, function)
+    case .refused: lcQueueFull(function)
+    case .nestingLimit: lcNestingLimit(NotificationName(internedID: id)?.rawValue ?? "#\(id)", function)
     }
 }
 
@@ -164,6 +171,8 @@ private func statusText(_ status: lc_status) -> StatusText {
     case LC_ERR_VERSION: StatusText(name: "LC_ERR_VERSION", message: "the ABI versions do not match")
     case LC_ERR_DUPLICATE: StatusText(name: "LC_ERR_DUPLICATE", message: "the id is already in use")
     case LC_ERR_INTERNAL: StatusText(name: "LC_ERR_INTERNAL", message: "an internal error in the library")
+    case LC_ERR_QUEUE_FULL:
+        StatusText(name: "LC_ERR_QUEUE_FULL", message: "this thread has too many posts waiting for the main loop; nothing was queued")
     case LC_ERR_NESTING_LIMIT:
         StatusText(name: "LC_ERR_NESTING_LIMIT", message: "a post from inside 64 nested dispatches was refused; nothing was delivered")
     default: StatusText(name: "LC_STATUS_UNKNOWN", message: "not a known status code")

@@ -14,8 +14,11 @@ import Synchronization
 /// is never reused for another scene while its application lives.
 package final class SceneHandle: @unchecked Sendable {
     package let scene: Scene
-    /// The application; the entry is forgotten before it goes.
+    /// The application; the entry is forgotten before it goes (at its shutdown, at the latest in its
+    /// deinit), so this reference is valid whenever the entry is found.
     package unowned(unsafe) let owner: AppHandle
+    /// The application's identity, compared without touching it.
+    let ownerID: ObjectIdentifier
     /// The id (also the session's persistent identifier) and the configuration name, owned here.
     package let cID: UnsafeMutablePointer<CChar>
     package let cConfigurationName: UnsafeMutablePointer<CChar>
@@ -23,6 +26,7 @@ package final class SceneHandle: @unchecked Sendable {
     init(_ scene: Scene, owner: AppHandle) {
         self.scene = scene
         self.owner = owner
+        ownerID = ObjectIdentifier(owner)
         cID = strdup(scene.id)!
         cConfigurationName = strdup(scene.session.configurationName ?? SceneConfiguration.default.name)!
     }
@@ -45,9 +49,10 @@ package enum SceneHandles {
         }
     }
 
-    /// Forgets the scenes of `owner` (it is being destroyed). [thread-safe]
-    static func forget(owner: AppHandle) {
-        table.withLock { table in table = table.filter { $0.value.owner !== owner } }
+    /// Forgets the scenes of the application `owner` (it is shutting down or being deallocated).
+    /// Compares identities only: never reads an application, live or gone. [thread-safe]
+    static func forget(owner: ObjectIdentifier) {
+        table.withLock { table in table = table.filter { $0.value.ownerID != owner } }
     }
 
     /// The entry of an `lc_scene *`, checked: NULL, not a scene of a live application (foreign, or of

@@ -45,8 +45,17 @@ struct WorkChunk {
 /// Appending copies one four-word message into place: no growth copies, and no allocation while the
 /// pool has chunks (it keeps up to `maxSpareChunks`, 1 MiB of items). Plain value, touched only under
 /// the queue lock.
+///
+/// Bounded (`admit`): a thread other than the loop's may have at most `maxPerProducer` messages in
+/// the queue, and all threads together `maxQueued`; past that its posts are refused until the loop's
+/// next take. The check is two counter compares and a table lookup under the lock the append takes
+/// anyway: no system call, no allocation.
 struct WorkQueue {
     static let maxSpareChunks = 32
+    /// The most messages one posting thread may have in the queue (2 MiB of four-word messages).
+    static let maxPerProducer = 65_536
+    /// The most messages the queue holds from all threads together (32 MiB of four-word messages).
+    static let maxQueued = 1 << 20
 
     private var head: UnsafeMutablePointer<WorkChunk>?
     private var tail: UnsafeMutablePointer<WorkChunk>?
@@ -54,11 +63,28 @@ struct WorkQueue {
     private var spareCount = 0
     /// The last take found the queue empty and no append has come since: the loop may be asleep.
     private var loopWaiting = true
+    /// Messages in the queue (appended since the last take).
+    private var queued = 0
+    /// Bumped by every take: the producer table's counts of older epochs no longer count.
+    private var epoch: UInt64 = 1
+    private let producers = ProducerTable()
+
+    /// Whether `producer` (a `pthread_t`; the loop's own thread is never asked) may append one more
+    /// message; if so, counts it. Call under the queue lock, then `append`.
+    @inline(__always)
+    mutating func admit(_ producer: UInt) -> Bool {
+        guard queued < Self.maxQueued else { return false }
+        let slot = producers.slot(for: producer, epoch: epoch)
+        guard slot.pointee.count < Self.maxPerProducer else { return false }
+        slot.pointee.count &+= 1
+        return true
+    }
 
     /// Appends `item`; returns whether the caller must wake the loop (the first append since a take
     /// found the queue empty).
     @inline(__always)
     mutating func append(_ item: consuming LoopMessage) -> Bool {
+        queued &+= 1
         if let tail, tail.pointee.count < WorkChunk.capacity {
             (tail.pointee.items + tail.pointee.count).initialize(to: item)
             tail.pointee.count += 1
@@ -105,6 +131,8 @@ struct WorkQueue {
         let taken = head
         head = nil
         tail = nil
+        queued = 0
+        epoch &+= 1
         if taken == nil { loopWaiting = true }
         return taken
     }
@@ -117,10 +145,14 @@ struct WorkQueue {
         return true
     }
 
-    /// Destroys what is queued and frees every chunk.
+    /// Destroys what is queued and frees every chunk and the producer table: the queue is not usable
+    /// afterwards.
     mutating func free() {
         WorkChunk.freeChain(head, from: 0)
         WorkChunk.freeChain(spare, from: 0)
-        self = WorkQueue()
+        head = nil
+        tail = nil
+        spare = nil
+        producers.free()
     }
 }

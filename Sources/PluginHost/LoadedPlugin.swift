@@ -23,7 +23,8 @@ package final class LoadedPlugin: PluginIdentity {
     /// Whether it is loaded (false once unloaded or while its init failed).
     package internal(set) var isActive = true
 
-    let handle: UnsafeMutableRawPointer
+    /// Its image (mapped for the life of the process).
+    let image: PluginImage
     let descriptor: lc_plugin_descriptor_t
     package internal(set) var state: UnsafeMutableRawPointer?
     var delegateToken: Application.DelegateToken?
@@ -40,14 +41,14 @@ package final class LoadedPlugin: PluginIdentity {
     var initError: String?
     package internal(set) weak var owner: AppHandle?
 
-    init(id: String, version: String, summary: String, path: String, handle: UnsafeMutableRawPointer,
+    init(id: String, version: String, summary: String, path: String, image: PluginImage,
          descriptor: lc_plugin_descriptor_t, owner: AppHandle)
     {
         self.id = id
         self.version = version
         self.summary = summary
         self.path = path
-        self.handle = handle
+        self.image = image
         self.descriptor = descriptor
         abiMajor = descriptor.abi_major
         abiMinor = descriptor.abi_minor

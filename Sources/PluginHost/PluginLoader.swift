@@ -14,16 +14,32 @@ package struct PluginRefusal: Error, Sendable, CustomStringConvertible {
     package var description: String { message }
 }
 
+/// How a plugin may be loaded. [thread-safe]
+package struct PluginLoadOptions: OptionSet, Sendable {
+    package let rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Loads a plugin file that is group- or world-writable, or owned by another user than this
+    /// process's or root, or that lies in such a folder (the host's `--allow-unsafe-plugins`).
+    package static let allowUnsafePermissions = PluginLoadOptions(rawValue: 1 << 0)
+}
+
 extension AppHandle {
     /// Loads, checks and initialises one plugin. [loop-thread]
     ///
-    /// Checks, before any plugin code runs beyond the entry symbol: absolute path, ELF file, entry
-    /// symbol, magic, ABI version (a different major or a newer minor is refused, both versions named),
-    /// descriptor size, a valid reverse-DNS id not loaded yet, an init function. Then `init` runs; a
-    /// failing init is refused with its message and whatever it registered is removed. Finally the
-    /// delegate functions it exports are bound through libffi.
+    /// Checks, before anything maps the file: absolute path; a regular file opened without following
+    /// a symbolic link; safe permissions and owner of the file and of its folders up to `/` (unless
+    /// `options` allow them); an ELF64 little-endian shared object for this machine whose program
+    /// headers and loadable segments lie inside the file. Then the checked descriptor itself is loaded
+    /// (`dlopen("/proc/self/fd/N")`). Before any plugin code runs beyond the entry symbol: entry
+    /// symbol, a descriptor inside the plugin's own image, magic, ABI version (a different major or a
+    /// newer minor is refused, both versions named), descriptor size, strings inside the image, a valid
+    /// reverse-DNS id not loaded yet, an init function. Then `init` runs; a failing init is refused
+    /// with its message and whatever it registered is removed. Finally the delegate functions it
+    /// exports are bound through libffi. The entry and the delegate functions are looked up in the
+    /// plugin file's own dynamic symbol table (`DynamicSymbols`), not with a `dlsym` each.
     /// - Throws: `PluginRefusal`; the application and the other plugins are unaffected.
-    package func loadPlugin(path: String) throws(PluginRefusal) -> LoadedPlugin {
+    package func loadPlugin(path: String, options: PluginLoadOptions = []) throws(PluginRefusal) -> LoadedPlugin {
         func refuse(_ reason: String, _ status: Int = LC_ERR_PLUGIN_REFUSED) -> PluginRefusal {
             PluginRefusal(path: path, reason: reason, status: lc_status(status))
         }
@@ -33,23 +49,25 @@ extension AppHandle {
         guard path.utf8.first == UInt8(ascii: "/") else {
             throw refuse("the path is relative; plugins are loaded from absolute paths only")
         }
-        // RTLD_NODELETE: a dlclose'd Swift image would crash the runtime later; unloading only deactivates.
-        guard let handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) else {
-            let error = dlerror().map { String(cString: $0) } ?? "unknown error"
-            // A missing or non-ELF file is refused in the host's words. Checked only once dlopen has
-            // failed (dlopen reads the header itself): a load that succeeds opens the file once.
-            try checkELF(path, refuse)
-            throw refuse("dlopen failed: \(error)")
-        }
-        guard let entrySymbol = dlsym(handle, LC_PLUGIN_ENTRY_SYMBOL) else {
+        let image: PluginImage
+        do { image = try PluginImage.load(try PluginFile.open(path, options: options), path: path) } catch { throw refuse(error.reason) }
+        guard let entrySymbol = image.symbol(LC_PLUGIN_ENTRY_SYMBOL) else {
             throw refuse("no entry symbol '\(LC_PLUGIN_ENTRY_SYMBOL)' (export `const lc_plugin_descriptor_t *lc_plugin_entry(void)`)")
         }
         let entry = unsafeBitCast(entrySymbol, to: lc_plugin_entry_fn.self)
         guard let raw = entry() else { throw refuse("\(LC_PLUGIN_ENTRY_SYMBOL)() returned NULL") }
-        let descriptor = try readDescriptor(UnsafeRawPointer(raw), refuse)
+        let descriptor = try readDescriptor(UnsafeRawPointer(raw), in: image, refuse)
 
         guard let idPointer = descriptor.id else { throw refuse("the descriptor has no id") }
-        let id = String(cString: idPointer)
+        guard let id = image.string(at: idPointer) else { throw refuse(Self.outside("the descriptor's id")) }
+        let version = try descriptor.version.map { pointer throws(PluginRefusal) in
+            guard let text = image.string(at: pointer) else { throw refuse(Self.outside("the descriptor's version")) }
+            return text
+        }
+        let summary = try descriptor.description.map { pointer throws(PluginRefusal) in
+            guard let text = image.string(at: pointer) else { throw refuse(Self.outside("the descriptor's description")) }
+            return text
+        }
         if let problem = Self.idProblem(id) { throw refuse("invalid id '\(id)': \(problem)") }
         if let existing = plugin(id: id) {
             throw refuse("id '\(id)' is already loaded (from \(existing.path))", LC_ERR_DUPLICATE)
@@ -59,9 +77,8 @@ extension AppHandle {
         }
         guard let initialise = descriptor.`init` else { throw refuse("the descriptor has no init function") }
 
-        let plugin = LoadedPlugin(id: id, version: descriptor.version.map { String(cString: $0) } ?? "",
-                                  summary: descriptor.description.map { String(cString: $0) } ?? "",
-                                  path: path, handle: handle, descriptor: descriptor, owner: self)
+        let plugin = LoadedPlugin(id: id, version: version ?? "", summary: summary ?? "",
+                                  path: path, image: image, descriptor: descriptor, owner: self)
         var state: UnsafeMutableRawPointer?
         plugin.inInit = true
         let status = initialise(plugin.hostTable, plugin.opaque, &state)
@@ -75,12 +92,11 @@ extension AppHandle {
         }
         plugin.state = state
 
-        // ABI 1.1: the table init registered; else (1.0) the exported functions, found by name.
-        // withCString: the table's symbols are literals, NUL-terminated in place, so no C copy is allocated.
+        // ABI 1.1: the table init registered; else (1.0) the exported functions, found by name in the
+        // plugin's own symbol table (the table's symbols are literals: passed in place, not copied).
         let (handlers, rows) = plugin.delegateTable.map { table in
             table.withUnsafeBufferPointer { FFIDelegates.bind(addresses: $0, convention: .pluginTable(plugin)) }
-        } ?? FFIDelegates.bind(symbols: { $0.withCString { dlsym(handle, $0) } }, app: opaque, closures: closures,
-                               owner: plugin, id: id)
+        } ?? FFIDelegates.bind(symbols: image.symbol, app: opaque, closures: closures, owner: plugin, id: id)
         plugin.implementedRows = rows
         if !rows.isEmpty {
             do {
@@ -95,7 +111,7 @@ extension AppHandle {
     }
 
     /// Loads every `*.so` of a folder (absolute path), in name order; a refusal does not stop the others. [loop-thread]
-    package func loadPlugins(folder: String) -> (loaded: [LoadedPlugin], refused: [PluginRefusal]) {
+    package func loadPlugins(folder: String, options: PluginLoadOptions = []) -> (loaded: [LoadedPlugin], refused: [PluginRefusal]) {
         guard folder.hasPrefix("/") else {
             return ([], [PluginRefusal(path: folder, reason: "the folder path is relative; plugin folders are absolute paths only",
                                        status: lc_status(LC_ERR_PLUGIN_REFUSED))])
@@ -114,27 +130,20 @@ extension AppHandle {
         var refused: [PluginRefusal] = []
         let base = folder.hasSuffix("/") ? folder : folder + "/"
         for name in names.sorted() {
-            do { loaded.append(try loadPlugin(path: base + name)) } catch { refused.append(error) }
+            do { loaded.append(try loadPlugin(path: base + name, options: options)) } catch { refused.append(error) }
         }
         return (loaded, refused)
     }
 
-    private func checkELF(_ path: String, _ refuse: (String, Int) -> PluginRefusal) throws(PluginRefusal) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw refuse("cannot open: \(String(cString: strerror(errno)))", LC_ERR_PLUGIN_REFUSED) }
-        defer { close(fd) }
-        var magic: UInt32 = 0
-        let count = read(fd, &magic, 4)
-        guard count == 4, magic == UInt32(littleEndian: 0x464C_457F) else {  // "\x7FELF" in file order
-            throw refuse("not an ELF shared object", LC_ERR_PLUGIN_REFUSED)
-        }
-    }
-
     /// Reads the descriptor without trusting its size: magic and version first, then the size.
-    private func readDescriptor(_ raw: UnsafeRawPointer, _ refuse: (String, Int) -> PluginRefusal) throws(PluginRefusal)
-        -> lc_plugin_descriptor_t
+    /// The pointer is checked to lie inside the plugin's own image before anything is read from it.
+    private func readDescriptor(_ raw: UnsafeRawPointer, in image: PluginImage, _ refuse: (String, Int) -> PluginRefusal)
+        throws(PluginRefusal) -> lc_plugin_descriptor_t
     {
         let required = MemoryLayout<lc_plugin_descriptor_t>.size
+        guard image.contains(raw, count: 16) else {
+            throw refuse("\(LC_PLUGIN_ENTRY_SYMBOL)() returned a pointer outside the plugin's own image; the descriptor must be static data of the plugin", LC_ERR_PLUGIN_REFUSED)
+        }
         let size = Int(raw.loadUnaligned(as: UInt32.self))
         guard size >= 16 else {
             throw refuse("the descriptor is \(size) bytes; ABI \(LC_ABI_VERSION_MAJOR).\(LC_ABI_VERSION_MINOR) descriptors are \(required)", LC_ERR_PLUGIN_REFUSED)
@@ -156,10 +165,18 @@ extension AppHandle {
         guard size >= required else {
             throw refuse("the descriptor is \(size) bytes; ABI \(host) descriptors are \(required)", LC_ERR_PLUGIN_REFUSED)
         }
+        guard image.contains(raw, count: required) else {
+            throw refuse("the descriptor's \(required) bytes run past the end of the plugin's image", LC_ERR_PLUGIN_REFUSED)
+        }
         // Append-only growth: copy what both sides know; a shorter tail would stay zero-filled.
         var descriptor = lc_plugin_descriptor_t()
         withUnsafeMutableBytes(of: &descriptor) { $0.copyMemory(from: UnsafeRawBufferPointer(start: raw, count: min(size, required))) }
         return descriptor
+    }
+
+    /// "the descriptor's id points outside …": a string pointer the loader will not read.
+    private static func outside(_ what: String) -> String {
+        "\(what) points outside the plugin's own image, or is not NUL-terminated inside it"
     }
 
     /// Nil when `id` is a valid plugin id, else what is wrong with it.

@@ -10,10 +10,14 @@ import LifecycleC
 extension PluginSet {
     /// Binds and registers `plugin`'s scene delegate functions, if it has any. [loop-thread]
     func registerSceneDelegate(_ plugin: LoadedPlugin, in handle: AppHandle) {
-        let image = plugin.handle
-        let bound = plugin.delegateTable.map { table in
-            table.withUnsafeBufferPointer { FFIDelegates.bindScenes(addresses: $0, convention: .pluginTable(plugin)) }
-        } ?? FFIDelegates.bindScenes(symbols: { $0.withCString { dlsym(image, $0) } }, app: handle.opaque, owner: plugin, id: plugin.id)
+        let bound: (handlers: SceneDelegateHandlers, rows: FFIDelegates.Rows)
+        if let table = plugin.delegateTable {
+            bound = table.withUnsafeBufferPointer { FFIDelegates.bindScenes(addresses: $0, convention: .pluginTable(plugin)) }
+        } else {
+            guard let exported = FFIDelegates.bindScenes(symbols: plugin.image.symbol, app: handle.opaque, owner: plugin, id: plugin.id)
+            else { return }
+            bound = exported
+        }
         guard !bound.rows.isEmpty else { return }
         do {
             try handle.app.addSceneDelegate(bound.handlers, id: plugin.id)

@@ -1,5 +1,7 @@
+import AppLifecycle
 import ArgumentParser
 @preconcurrency import Glibc
+import PluginHost
 
 /// The values of `lifecycle-host run` as plain data, and the options they make.
 ///
@@ -19,11 +21,13 @@ struct RunValues: Equatable {
     var pressureFile: String?
     var pressureWarning = "some 150000 2000000"
     var pressureCritical = "full 150000 2000000"
-    /// Seconds after start at which the PSI triggers are armed; nil: the default (0.25).
-    var pressureDelay: Double?
+    /// How long after start the PSI triggers are armed, as written (`0.5`, `250ms`); nil: the default
+    /// (0.25 s). Kept as text so that an error quotes what was given.
+    var pressureDelay: String?
     var noClock = false
     var socket: String?
     var noSocket = false
+    var allowUnsafePlugins = false
     var engine = EngineValues()
 
     /// The run's options; throws `ValidationError` as `Run` reports it.
@@ -47,13 +51,13 @@ struct RunValues: Equatable {
         options.osEvents.warningTrigger = pressureWarning
         options.osEvents.criticalTrigger = pressureCritical
         if let pressureDelay {
-            guard pressureDelay.isFinite, pressureDelay >= 0, pressureDelay <= 86_400 else {
-                throw ValidationError("--pressure-delay: '\(pressureDelay)' is not a number of seconds from 0 to 86400")
+            do { options.osEvents.pressureDelay = try Seconds.parse(pressureDelay, atMost: 86_400) } catch {
+                throw ValidationError("--pressure-delay \(pressureDelay): \(error.message)")
             }
-            options.osEvents.pressureDelay = .nanoseconds(Int64((pressureDelay * 1e9).rounded()))
         }
         options.socket = !noSocket
         options.socketPath = socket
+        options.pluginLoading = allowUnsafePlugins ? .allowUnsafePermissions : []
         return options
     }
 
@@ -78,6 +82,7 @@ struct RunValues: Equatable {
             case "--no-pressure": values.noPressure = true
             case "--no-clock": values.noClock = true
             case "--no-socket": values.noSocket = true
+            case "--allow-unsafe-plugins": values.allowUnsafePlugins = true
             case "--exits-on-suspend": values.engine.exitsOnSuspend = true
             case "--scenes": values.engine.scenes = true
             default:
@@ -98,9 +103,7 @@ struct RunValues: Equatable {
                 case "--timeline": values.engine.timeline = value
                 case "--pressure-warning": values.pressureWarning = value
                 case "--pressure-critical": values.pressureCritical = value
-                case "--pressure-delay":
-                    guard let seconds = Double(value) else { return nil }
-                    values.pressureDelay = seconds
+                case "--pressure-delay": values.pressureDelay = value
                 case "--trace": values.engine.trace = value
                 case "--watchdog": values.engine.watchdog = value
                 default: return nil

@@ -31,7 +31,14 @@ final class HostCommandTests: XCTestCase {
                        "nothing runs before the whole file parsed")
         for (line, message) in [
             ("memory-warning extreme", "unknown memory-warning level 'extreme' (normal, warning or critical)"),
-            ("wait soon", "bad duration 'soon' (e.g. 250ms, 2s, 1.5s)"),
+            ("wait soon", "bad duration 'soon': not a number with a unit (e.g. 250ms, 2s, 1.5s)"),
+            // These trapped in the conversion (SIGILL) before the range check.
+            ("wait 1e300s", "bad duration '1e300s': out of range: at most 9223372036 s (about 292 years)"),
+            ("wait 1e10s", "bad duration '1e10s': out of range: at most 9223372036 s (about 292 years)"),
+            ("wait 200000000m", "bad duration '200000000m': out of range: at most 9223372036 s (about 292 years)"),
+            ("wait -1s", "bad duration '-1s': cannot be negative"),
+            ("wait nan", "bad duration 'nan': not a number with a unit (e.g. 250ms, 2s, 1.5s)"),
+            ("wait infs", "bad duration 'infs': not a number with a unit (e.g. 250ms, 2s, 1.5s)"),
             ("post didEnterBackgrond", "unknown notification name 'didEnterBackgrond' (did you mean 'didEnterBackground'?); custom names must be reverse-DNS style, e.g. 'com.example.didEnterBackgrond'"),
             ("launch background now", "'launch' expects KEY=VALUE, got 'now'"),
             ("home now", "'home' takes no arguments"),
@@ -69,7 +76,7 @@ final class HostCommandTests: XCTestCase {
         XCTAssertEqual(result.status, 3)
         XCTAssertTrue(result.output.contains("\"kind\":\"error\",\"name\":\"plugin refused\""), result.output)
         XCTAssertTrue(result.output.contains("\"kind\":\"delegate\",\"name\":\"applicationWillTerminate:\""), "the good plugin ran")
-        XCTAssertTrue(result.output.hasSuffix("lifecycle-host: plugin refused: \(bad): built for ABI 2.2; this host speaks ABI 1.3 (the major version must match)\n"))
+        XCTAssertTrue(result.output.hasSuffix("lifecycle-host: plugin refused: \(bad): built for ABI 2.3; this host speaks ABI 1.3 (the major version must match)\n"))
     }
 
     func testAWatchdogKillExits4WithoutWillTerminate() throws {
@@ -132,11 +139,8 @@ final class HostCommandTests: XCTestCase {
     func testSendAndStatusTalkToARunningHost() throws {
         let folder = try CBuild.temporaryFolder("socket")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let socket = folder + "/host.sock"
-        let process = try RunningProcess(host, ["run", "--trace", "json", "--socket", socket, "--no-signals", "--no-pressure",
-                                                "--no-clock", "--plugin", recorder])
+        let (process, socket) = try startHostWithSocket(in: folder)
         defer { _ = process.wait(timeout: 1) }
-        XCTAssertNotNil(process.waitForLine { $0.contains("\"name\":\"didBecomeActive\"") })
 
         let status = try CBuild.run(host, ["status", "--socket", socket])
         XCTAssertEqual(status.status, 0, status.output)
@@ -179,7 +183,7 @@ final class HostCommandTests: XCTestCase {
             \(CBuild.products)/libGreeter.so
               id:          org.applifecycle.greeter
               version:     1.0.0
-              abi:         1.2
+              abi:         1.3
               description: Delegate functions only, called through libffi
               observes:    (nothing)
               delegates:   application:willFinishLaunchingWithOptions:, application:didFinishLaunchingWithOptions:, applicationDidEnterBackground:, applicationWillEnterForeground:, applicationWillTerminate:, application:openURL:sourceApplication:annotation:, application:performFetchWithCompletionHandler:, application:didReceiveRemoteNotification:fetchCompletionHandler:
@@ -192,6 +196,32 @@ final class HostCommandTests: XCTestCase {
         XCTAssertEqual(mixed.status, 3)
         XCTAssertTrue(mixed.output.hasSuffix("\(bad)\n  refused:     wrong magic 0x1 (expected 0x4C43504C, \"LCPL\")\n"), mixed.output)
         XCTAssertTrue(mixed.output.contains("  observes:    didFinishLaunching, didBecomeActive, willResignActive"))
+    }
+
+    /// The handoff fixture (the application delegate's rows added after ABI 1.0): check lists its
+    /// methods in table order, whether exported by name (1.0) or in its delegate table (1.1).
+    func testCheckListsTheHandoffAndSceneSessionDelegateMethods() throws {
+        let folder = try CBuild.temporaryFolder("check-handoff")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        for fixture in [HandoffFixture.exported, .table] {
+            let path = try fixture.build(in: folder)
+            let result = try CBuild.run(host, ["check", path])
+            XCTAssertEqual(result.status, 0, result.output)
+            XCTAssertEqual(result.output, """
+                \(path)
+                  id:          \(fixture.id)
+                  version:     1.2.0
+                  abi:         1.3
+                  description: Handoff, scene-session and openURL:options: delegate functions
+                  observes:    didFinishLaunching, didBecomeActive, willResignActive, didEnterBackground, willEnterForeground
+                  delegates:   application:willFinishLaunchingWithOptions:, applicationDidBecomeActive:, applicationWillEnterForeground:, \
+                application:openURL:options:, application:configurationForConnectingSceneSession:options:, \
+                application:didDiscardSceneSessions:, application:willContinueUserActivityWithType:, \
+                application:continueUserActivity:restorationHandler:, application:didFailToContinueUserActivityWithType:error:, \
+                application:didUpdateUserActivity:
+
+                """, fixture.rawValue)
+        }
     }
 
     // MARK: PSI

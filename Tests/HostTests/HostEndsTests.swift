@@ -188,7 +188,7 @@ final class HostEndsTests: XCTestCase {
         }
         // The didBecomeActive dispatch is one level, the 63 nested posts the others: the 64th is refused.
         XCTAssertEqual(parts.count > 1 ? parts[1].split(separator: "\n").filter { !$0.contains("AppLifecycle") }.map(String.init) : [],
-                       ["refused at depth 63: -16", "outer post: 0", "refused at depth 63: -16", "outer post: 0"])
+                       ["refused at depth 63: -17", "outer post: 0", "refused at depth 63: -17", "outer post: 0"])
         // Echo beside it received every notification the engine delivered, in order.
         let delivered = trace.map { json($0) }.filter { $0["kind"] as? String == "notification" }.map { "echo: \($0["name"] ?? "")" }
         XCTAssertEqual(lines.filter { $0.hasPrefix("echo:") }, delivered)

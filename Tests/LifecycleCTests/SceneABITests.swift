@@ -1,4 +1,7 @@
+import AppLifecycle
+import CLifecycleABI
 import Foundation
+@testable import LifecycleC
 import TestSupport
 import XCTest
 
@@ -16,6 +19,27 @@ final class SceneABITests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.output)
         let got = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         XCTAssertEqual(CBuild.mismatchedLines(got, Self.expected), [], result.output)
+    }
+
+    /// An application dropped without shutdown (a Swift caller that forgets it, a test that throws
+    /// before its shutdown) takes its scene handles with it: a later shutdown of another application
+    /// never reads it (that read a freed application and crashed), and its handles are not found.
+    func testAnApplicationDroppedWithoutShutdownForgetsItsSceneHandles() throws {
+        let before = SceneHandles.count
+        var main: UnsafeRawPointer?
+        do {
+            var configuration = Configuration()
+            configuration.sceneManifest = SceneManifest()
+            let dropped = try AppHandle(configuration: configuration)
+            try dropped.app.perform(.launch())
+            try dropped.app.perform(.connectScene("side"))
+            XCTAssertEqual(SceneHandles.count, before + 2, "main and side, met through their trace events")
+            main = FFIDelegates.handle(try XCTUnwrap(dropped.app.scene(id: "main")))
+        }
+        XCTAssertEqual(SceneHandles.count, before, "forgotten when the handle went")
+        let other = try AppHandle(configuration: Configuration())
+        other.shutdown()
+        XCTAssertEqual(SceneHandles.withScene(main, "scene_get_id") { _ in lc_status(LC_OK) }, lc_status(LC_ERR_NOT_FOUND))
     }
 
     static let expected = """
@@ -157,9 +181,9 @@ final class SceneABITests: XCTestCase {
         scene connect without scenes -> LC_ERR_ILLEGAL_ACTION: action 'scene connect' is not allowed while the application is not-running: the application is not scene-based (no scene manifest; the host's --scenes)
         -- terminate, destroy
           action terminate
-          scene-state unattached {main} (terminated while suspended: no callback (seed 001))
-          scene-state unattached {side} (terminated while suspended: no callback (seed 001))
-          state not-running (terminated while suspended: no callback (seed 001))
+          scene-state unattached {main} (terminated while suspended: no callback, as on iOS)
+          scene-state unattached {side} (terminated while suspended: no callback, as on iOS)
+          state not-running (terminated while suspended: no callback, as on iOS)
         main after terminate: unattached
         lc_scene_get_id after lc_app_destroy -> LC_ERR_NOT_FOUND: lc_scene_get_id: not a scene handle (no live application has a scene at this address)
         """

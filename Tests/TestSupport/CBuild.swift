@@ -44,8 +44,15 @@ public enum CBuild {
     public static func sharedObject(_ source: String, named name: String, in folder: String) throws -> String {
         let file = folder + "/\(name).c"
         try source.write(toFile: file, atomically: true, encoding: .utf8)
+        return try sharedObject(file: file, named: name, in: folder)
+    }
+
+    /// Compiles a C file (e.g. a fixture of the repository) into `folder/name.so`, each of `defines`
+    /// passed as `-D` (`NAME` or `NAME=VALUE`, the value as C source).
+    public static func sharedObject(file: String, defines: [String] = [], named name: String, in folder: String) throws -> String {
         let output = folder + "/\(name).so"
-        let result = try run("/usr/bin/cc", ["-Wall", "-Werror", "-shared", "-fPIC", "-I", root + "/include", file, "-o", output])
+        let result = try run("/usr/bin/cc", ["-Wall", "-Werror", "-shared", "-fPIC", "-I", root + "/include"] + defines.map { "-D" + $0 }
+                                 + [file, "-o", output])
         guard result.status == 0 else { throw NSError(domain: "cc", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: result.output]) }
         return output
     }

@@ -42,17 +42,16 @@ extension AppNotificationCenter {
         if userInfo == nil, state.pointee.observerWillRun == nil {
             // The common post: no userInfo, no watchdog.
             if end == 1, list.pointee.filteredCount == 0 {
-                // One observer, the most common case: called right here.
-                let entry = list.pointee.entries[0]
-                if entry.token != 0 {
-                    marks.observer(entry.owner)
-                    if entry.boxed {
-                        Unmanaged<ObserverBox>.fromOpaque(entry.context.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
-                            $0.block(AppNotification(name: name, sender: NotificationSender(rawValue: sender)))
-                        }
-                    } else {
-                        var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender)
-                        entry.function(&record, entry.context)
+                // One observer, the most common case: called right here, from its call alone. A C
+                // observer's tombstone calls a no-op; a Swift observer's has no context.
+                let call = list.pointee.calls[0]
+                marks.observer(call.owner)
+                if list.pointee.boxedCount == 0 {
+                    var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender)
+                    call.function(&record, call.context)
+                } else if let context = call.context {
+                    Unmanaged<ObserverBox>.fromOpaque(context)._withUnsafeGuaranteedRef {
+                        $0.block(AppNotification(name: name, sender: NotificationSender(rawValue: sender)))
                     }
                 }
             } else if list.pointee.boxedCount == 0 {
@@ -116,7 +115,7 @@ extension AppNotificationCenter {
             var i = 0
             if filtered {
                 while i < end {
-                    let entry = list.pointee.entries[i]  // reloaded each time: a callback may grow the array
+                    let entry = list.pointee[i]  // reloaded each time: a callback may grow the array
                     if entry.sender == 0 || entry.sender == sender {
                         marks.observer(entry.owner)
                         entry.function(record, entry.context)
@@ -124,12 +123,12 @@ extension AppNotificationCenter {
                     i += 1
                 }
             } else {
-                // A removed entry's function is a no-op (see `ObserverEntry.markRemoved`), so this loop
+                // A removed entry's function is a no-op (see `ObserverList.markRemoved`), so this loop
                 // needs no test per observer: the loop a C programmer would write over pointers.
                 while i < end {
-                    let entry = list.pointee.entries[i]
-                    marks.observer(entry.owner)
-                    entry.function(record, entry.context)
+                    let call = list.pointee.calls[i]  // reloaded each time: a callback may grow the array
+                    marks.observer(call.owner)
+                    call.function(record, call.context)
                     i += 1
                 }
             }
@@ -149,10 +148,11 @@ extension AppNotificationCenter {
             var i = 0
             if swiftOnly, !filtered {
                 while i < end {
-                    let entry = list.pointee.entries[i]
-                    if entry.token != 0 {
-                        marks.observer(entry.owner)
-                        Unmanaged<ObserverBox>.fromOpaque(entry.context.unsafelyUnwrapped)._withUnsafeGuaranteedRef {
+                    // Every entry is a Swift closure's: a tombstone is one without a context.
+                    let call = list.pointee.calls[i]
+                    if let context = call.context {
+                        marks.observer(call.owner)
+                        Unmanaged<ObserverBox>.fromOpaque(context)._withUnsafeGuaranteedRef {
                             $0.block(notification)
                         }
                     }
@@ -173,13 +173,13 @@ extension AppNotificationCenter {
         var i = 0
         if filtered {
             while i < end {
-                let entry = list.pointee.entries[i]
+                let entry = list.pointee[i]
                 if entry.token != 0, entry.sender == 0 || entry.sender == sender { call(entry, record, notification, marks) }
                 i += 1
             }
         } else {
             while i < end {
-                let entry = list.pointee.entries[i]
+                let entry = list.pointee[i]
                 if entry.token != 0 { call(entry, record, notification, marks) }
                 i += 1
             }
@@ -218,7 +218,7 @@ extension AppNotificationCenter {
             var i = 0
             if state.pointee.observerWillRun != nil, let observerWillRun = state.pointee.observerWillRun {
                 while i < end {
-                    let entry = list.pointee.entries[i]  // reloaded each time: a callback may grow the array
+                    let entry = list.pointee[i]  // reloaded each time: a callback may grow the array
                     if entry.token != 0, entry.sender == 0 || entry.sender == sender {
                         guard observerWillRun(state.pointee.owners[Int(entry.owner)]) else { break }
                         Self.call(entry, record, notification, marks)

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The notification center: observers by name (and optionally sender), dispatched on the main run loop.
 ///
 /// Guarantees:
@@ -77,7 +79,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         for list in state.pointee.lists {
             guard let list else { continue }
             list.pointee.releaseAll()
-            list.pointee.entries.deallocate()
+            list.pointee.deallocate()
             list.deinitialize(count: 1)
             list.deallocate()
         }
@@ -92,8 +94,10 @@ public final class AppNotificationCenter: @unchecked Sendable {
     ///
     /// [loop-thread] The closure runs on the loop thread, in registration order among the name's observers.
     /// - Parameters:
+    ///   - name: the notification name observed.
     ///   - sender: only notifications from this sender (`.none`: any sender).
     ///   - owner: who registers it (a plugin id), named by the watchdog and in traces.
+    ///   - block: called with each notification, on the loop thread.
     /// - Returns: the token to remove the observer with.
     @discardableResult
     public func observe(_ name: NotificationName, sender: NotificationSender = .none, owner: String = "",
@@ -178,7 +182,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     @discardableResult
     public func removeObserver(_ token: ObserverToken, owner: String) -> Bool {
         guard let ownerID = state.pointee.ownerIndex[owner], let list = list(token.nameID),
-              let index = list.pointee.index(of: token.rawValue), list.pointee.entries[index].owner == ownerID
+              let index = list.pointee.index(of: token.rawValue), list.pointee.meta[index].owner == ownerID
         else { return false }
         removeEntry(list, at: index)
         return true
@@ -189,13 +193,13 @@ public final class AppNotificationCenter: @unchecked Sendable {
         guard let ownerID = state.pointee.ownerIndex[owner], let list = list(token.nameID),
               let index = list.pointee.index(of: token.rawValue)
         else { return false }
-        return list.pointee.entries[index].owner == ownerID
+        return list.pointee.meta[index].owner == ownerID
     }
 
     private func removeEntry(_ list: UnsafeMutablePointer<ObserverList>, at index: Int) {
-        let entry = list.pointee.entries[index]
+        let entry = list.pointee[index]
         if list.pointee.dispatchDepth > 0 {
-            list.pointee.entries[index].markRemoved()  // a tombstone: skipped by the running dispatch, compacted after it
+            list.pointee.markRemoved(at: index)  // a tombstone: skipped by the running dispatch, compacted after it
             list.pointee.hasTombstones = true
         } else {
             list.pointee.remove(at: index)
@@ -235,7 +239,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     public func observerCount(for name: NotificationName) -> Int {
         guard let list = list(name.id) else { return 0 }
         var n = 0
-        for i in 0..<list.pointee.count where list.pointee.entries[i].token != 0 { n += 1 }
+        for i in 0..<list.pointee.count where list.pointee.meta[i].token != 0 { n += 1 }
         return n
     }
 
@@ -246,7 +250,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         for (id, list) in state.pointee.lists.enumerated() {
             guard let list else { continue }
             for i in 0..<list.pointee.count {
-                let entry = list.pointee.entries[i]
+                let entry = list.pointee.meta[i]
                 if entry.token != 0 && entry.owner == ownerID {
                     names.append(NotificationName(id: UInt32(id)))
                     break
@@ -262,7 +266,20 @@ public final class AppNotificationCenter: @unchecked Sendable {
     ///
     /// On the loop thread, every matching observer has run when this returns. From another thread it
     /// returns at once; the loop delivers in this thread's post order.
-    public func post(_ name: NotificationName, sender: NotificationSender = .none, userInfo: UserInfo? = nil) {
+    ///
+    /// From another thread the post is queued for the loop, and the queue is bounded per thread: a
+    /// thread with `MainRunLoop.maxQueuedPerThread` (65,536) posts still waiting for the loop — or
+    /// when all threads together have `MainRunLoop.maxQueued` waiting — is refused: nothing is queued
+    /// and this returns false. Retry once the loop has run (it takes the whole queue at once), or drop
+    /// the post. Every post that returned true is delivered, in this thread's order.
+    ///
+    /// On the loop thread, a post from inside `maximumNesting` (64) nested dispatches — an observer
+    /// re-posting from its own callback — is refused: nothing is delivered, the engine traces it, and
+    /// this returns false.
+    /// - Returns: false when the post was refused (from another thread over the queue's bound, or on
+    ///   the loop thread at the nesting limit).
+    @discardableResult
+    public func post(_ name: NotificationName, sender: NotificationSender = .none, userInfo: UserInfo? = nil) -> Bool {
         post(name, sender: sender, userInfo: userInfo, rawUserInfo: nil)
     }
 
@@ -272,24 +289,16 @@ public final class AppNotificationCenter: @unchecked Sendable {
     ///
     /// `rawUserInfo` must hold the same entries as `userInfo`; it is used only during this call (a
     /// post queued from another thread, or held while delivery is held, gets a fresh handle).
-    /// - Returns: false when refused at the nesting limit (`maximumNesting`): nothing was delivered.
+    /// - Returns: false when a post from another thread was refused (see `post(_:sender:userInfo:)`), or
+    ///   on the loop thread refused at the nesting limit (`maximumNesting`): nothing was delivered.
     @discardableResult
     package func post(_ name: NotificationName, sender: NotificationSender, userInfo: UserInfo?, rawUserInfo: AnyObject?) -> Bool {
-        if loop.isOnLoopThread {
+        let thread = pthread_self()
+        if loop.isLoopThread(thread) {
             return deliver(name, sender: sender.rawValue, userInfo: userInfo, raw: rawUserInfo)
         }
-        loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(name.id), word1: sender.rawValue, payload: userInfo.map(UserInfoCarrier.init)))
-        return true
-    }
-
-    /// What `post(nameID:)` did.
-    package enum PostOutcome: Equatable {
-        /// Delivered (on the loop thread), held, or queued (from another thread).
-        case posted
-        /// The id is 0 or was never interned: nothing was posted.
-        case unknownName
-        /// Refused at the nesting limit (`maximumNesting`): nothing was delivered.
-        case nestingLimit
+        return loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(name.id), word1: sender.rawValue,
+                                     payload: userInfo.map(UserInfoCarrier.init)), fromOtherThread: thread)
     }
 
     /// Posts the name whose interned id is `id`, checking the id: the C ABI's fast path
@@ -300,15 +309,17 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// was interned (lists are only made for interned names), so the intern table is not consulted;
     /// nothing is retained, allocated or locked. From another thread the post is queued (the loop's
     /// queue lock, nothing else).
-    /// - Returns: `.unknownName`, posting nothing, when `id` is 0 or was never interned;
-    ///   `.nestingLimit` when refused at the nesting limit.
+    /// - Returns: `.unknownName`, posting nothing, when `id` is 0 or was never interned; `.refused`
+    ///   when a post from another thread is over the queue's bound; `.nestingLimit` when refused at the
+    ///   nesting limit.
     package func post(nameID id: UInt32, sender: UInt, userInfo: UserInfo?, rawUserInfo: AnyObject? = nil) -> PostOutcome {
-        guard loop.isOnLoopThread else {
+        let thread = pthread_self()
+        guard loop.isLoopThread(thread) else {
             // Another thread: check the id (one atomic load) and queue a four-word message.
             guard registry.isInterned(id) else { return .unknownName }
-            loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(id), word1: sender,
-                                  payload: userInfo.map(UserInfoCarrier.init)))
-            return .posted
+            let queued = loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(id), word1: sender,
+                                               payload: userInfo.map(UserInfoCarrier.init)), fromOtherThread: thread)
+            return queued ? .posted : .refused
         }
         guard userInfo == nil, state.pointee.heldDeliveryHandler == nil, let list = list(id) else {
             return postChecked(nameID: id, sender: sender, userInfo: userInfo, raw: rawUserInfo)
@@ -353,7 +364,6 @@ public final class AppNotificationCenter: @unchecked Sendable {
         guard let held = state.pointee.heldDeliveryHandler else { return }
         held(name, sender, userInfo)
     }
-
 
     // MARK: Async sequences
 

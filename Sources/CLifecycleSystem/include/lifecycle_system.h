@@ -61,6 +61,9 @@ int lcs_thread_create_signals_blocked(pthread_t *thread, void *(*start)(void *),
 /// The text of an errno value; static storage, thread-safe.
 const char *lcs_strerror(int code);
 
+/// The load base (link map `l_addr`) of a `dlopen` handle: returns 0, or -1 (dlerror says why).
+int lcs_dl_load_base(void *handle, uintptr_t *base);
+
 uint64_t lcs_monotonic_ns(void);
 uint64_t lcs_realtime_ns(void);
 
