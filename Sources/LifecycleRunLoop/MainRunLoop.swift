@@ -315,7 +315,7 @@ public final class MainRunLoop: @unchecked Sendable {
         queueLock.lock()
         // The loop's own thread is not bounded: only code running on the loop posts from it, and
         // refusing it could lose the loop's own bookkeeping.
-        guard producer == owner || queue.pointee.admit(producer) else {
+        guard producer == owner || queue.pointee.admit(key: UnsafeRawPointer(queue)) else {
             queueLock.unlock()
             return false
         }

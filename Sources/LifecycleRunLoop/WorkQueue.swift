@@ -1,3 +1,5 @@
+import CLifecycleSystem
+
 /// A block of queued messages; blocks chain into the loop's FIFO.
 ///
 /// Fixed capacity, so appending never moves an item, and pooled (see `WorkQueue`), so a busy queue
@@ -48,8 +50,8 @@ struct WorkChunk {
 ///
 /// Bounded (`admit`): a thread other than the loop's may have at most `maxPerProducer` messages in
 /// the queue, and all threads together `maxQueued`; past that its posts are refused until the loop's
-/// next take. The check is two counter compares and a table lookup under the lock the append takes
-/// anyway: no system call, no allocation.
+/// next take. The check is a few compares of counters (one of them the thread's own, thread-local)
+/// under the lock the append takes anyway: no system call, no allocation, no table.
 struct WorkQueue {
     static let maxSpareChunks = 32
     /// The most messages one posting thread may have in the queue (2 MiB of four-word messages).
@@ -65,18 +67,26 @@ struct WorkQueue {
     private var loopWaiting = true
     /// Messages in the queue (appended since the last take).
     private var queued = 0
-    /// Bumped by every take: the producer table's counts of older epochs no longer count.
+    /// Bumped by every take: a thread's tally of an older epoch no longer counts.
     private var epoch: UInt64 = 1
-    private let producers = ProducerTable()
 
-    /// Whether `producer` (a `pthread_t`; the loop's own thread is never asked) may append one more
-    /// message; if so, counts it. Call under the queue lock, then `append`.
+    /// Whether the calling thread (not the loop's: it is never asked) may append one more message to
+    /// the queue at `key` (its address: tallies of other queues do not count here); if so, counts it.
+    /// Call under the queue lock, then `append`.
+    ///
+    /// Each thread keeps its own tally in thread-local storage (`lcs_producer_tally_self`): which
+    /// queue, which epoch, how many. A tally of another queue or an older epoch starts again at 0, so a
+    /// thread that alternates between two loops' queues within one epoch is bounded by `maxQueued`
+    /// only; every other thread by `maxPerProducer`. O(1), a few loads, no table.
     @inline(__always)
-    mutating func admit(_ producer: UInt) -> Bool {
+    mutating func admit(key: UnsafeRawPointer) -> Bool {
         guard queued < Self.maxQueued else { return false }
-        let slot = producers.slot(for: producer, epoch: epoch)
-        guard slot.pointee.count < Self.maxPerProducer else { return false }
-        slot.pointee.count &+= 1
+        let tally = lcs_producer_tally_self()!
+        if tally.pointee.queue != key || tally.pointee.epoch != epoch {
+            tally.pointee = lcs_producer_tally(queue: key, epoch: epoch, count: 0)
+        }
+        guard tally.pointee.count < Self.maxPerProducer else { return false }
+        tally.pointee.count &+= 1
         return true
     }
 
@@ -145,14 +155,12 @@ struct WorkQueue {
         return true
     }
 
-    /// Destroys what is queued and frees every chunk and the producer table: the queue is not usable
-    /// afterwards.
+    /// Destroys what is queued and frees every chunk: the queue is not usable afterwards.
     mutating func free() {
         WorkChunk.freeChain(head, from: 0)
         WorkChunk.freeChain(spare, from: 0)
         head = nil
         tail = nil
         spare = nil
-        producers.free()
     }
 }

@@ -103,41 +103,39 @@ final class QueueBoundTests: XCTestCase {
         XCTAssertEqual(order.withLock { $0 }, Array(0..<(bound + 10)))
     }
 
-    /// All threads together: at most `maxQueued`. Seventeen producers (ids made up: the table is keyed
-    /// by `pthread_t`, tested here directly) post in turn; sixteen fill their 65,536 each, which is the
-    /// total, so the seventeenth is refused from its first message. A take starts every count again.
-    func testAllThreadsTogetherAreBoundedByMaxQueued() {
-        var queue = WorkQueue()
-        defer { queue.free() }
+    /// All threads together: at most `maxQueued`. Seventeen threads post in turn (each until it is
+    /// refused); sixteen fill their 65,536 each, which is the total, so the seventeenth is refused from
+    /// its first message. A take starts every count again.
+    func testAllThreadsTogetherAreBoundedByMaxQueued() throws {
+        let loop = try MainRunLoop()
         var accepted: [Int] = []
-        for producer in 1...17 {
-            var count = 0
-            while queue.admit(UInt(producer) &* 0x1_0000_1000) {
-                _ = queue.append(LoopMessage(target: .closure))
-                count += 1
-            }
-            accepted.append(count)
+        for _ in 1...17 {
+            accepted.append(onAnotherThread {
+                var count = 0
+                while loop.send(LoopMessage(target: .closure, payload: PerformBox({}))) { count += 1 }
+                return count
+            })
         }
         XCTAssertEqual(accepted.reduce(0, +), MainRunLoop.maxQueued)
         XCTAssertTrue(accepted.allSatisfy { $0 <= MainRunLoop.maxQueuedPerThread }, "\(accepted)")
         XCTAssertEqual(accepted.last, 0)
-        WorkChunk.freeChain(queue.takeAll(recycling: nil), from: 0)
-        XCTAssertTrue(queue.admit(17 &* 0x1_0000_1000), "a take starts every count again")
+        loop.dispatchPending()
+        XCTAssertTrue(onAnotherThread { loop.send(LoopMessage(target: .closure, payload: PerformBox({}))) },
+                      "a take starts every count again")
     }
 
-    /// More threads at once than the table has room for on their probe path share the overflow slot:
-    /// still bounded, together.
-    func testProducersBeyondTheTableShareOneBound() {
-        let table = ProducerTable()
-        defer { table.free() }
-        // 1000 producers in one epoch: 64 slots, the rest in the overflow slot.
-        var slots = Set<UnsafeMutablePointer<ProducerTable.Slot>>()
-        for producer in 1...1000 { slots.insert(table.slot(for: UInt(producer) &* 4096, epoch: 7)) }
-        XCTAssertLessThanOrEqual(slots.count, ProducerTable.slotCount + 1)
-        // The same producer finds the same slot again within the epoch; a new epoch frees them all.
-        let first = table.slot(for: 4096, epoch: 7)
-        XCTAssertEqual(table.slot(for: 4096, epoch: 7), first)
-        first.pointee.count = 5
-        XCTAssertEqual(table.slot(for: 4096, epoch: 8).pointee.count, 0)
+    /// A thread's tally belongs to one queue: filling one loop's queue to the bound does not refuse
+    /// the thread on another loop, and going back to the first starts its tally again (bounded then
+    /// by `maxQueued`, as documented).
+    func testAThreadsTallyBelongsToOneLoop() throws {
+        let first = try MainRunLoop(), second = try MainRunLoop()
+        let bound = bound
+        let counts = onAnotherThread { () -> [Int] in
+            var filled = 0
+            while first.send(LoopMessage(target: .closure, payload: PerformBox({}))), filled <= bound { filled += 1 }
+            let other = second.send(LoopMessage(target: .closure, payload: PerformBox({}))) ? 1 : 0
+            return [filled, other]
+        }
+        XCTAssertEqual(counts, [bound, 1])
     }
 }
