@@ -1,4 +1,5 @@
 import AppLifecycle
+import Glibc
 import CLifecycleABI
 import LifecycleC
 
@@ -67,5 +68,20 @@ extension FFIDelegates {
             let offset = first + stride * index
             return offset + stride <= min(size, MemoryLayout<T>.size) ? raw.load(fromByteOffset: offset, as: UnsafeMutableRawPointer?.self) : nil
         }
+    }
+}
+
+extension LoadedPlugin {
+    /// Binds the plugin's application delegate functions: the 1.1 table its init registered, else
+    /// (1.0) the functions it exports, found by name. Returns immediately; nothing is called.
+    /// - Returns: the handlers (call them on the loop thread) and the rows bound.
+    func bindDelegates() -> (handlers: DelegateHandlers, rows: FFIDelegates.Rows) {
+        if let table = delegateTable {
+            return table.withUnsafeBufferPointer { FFIDelegates.bind(addresses: $0, convention: .pluginTable(self)) }
+        }
+        guard let image = handle else { return (DelegateHandlers(), FFIDelegates.Rows()) }
+        // withCString: the table's symbols are literals, NUL-terminated in place, so no C copy is allocated.
+        return FFIDelegates.bind(symbols: { $0.withCString { dlsym(image, $0) } }, app: owner?.opaque,
+                                 closures: CompletionClosurePool.shared, owner: self, id: id)
     }
 }

@@ -10,10 +10,7 @@ import LifecycleC
 extension PluginSet {
     /// Binds and registers `plugin`'s scene delegate functions, if it has any. [loop-thread]
     func registerSceneDelegate(_ plugin: LoadedPlugin, in handle: AppHandle) {
-        let image = plugin.handle
-        let bound = plugin.delegateTable.map { table in
-            table.withUnsafeBufferPointer { FFIDelegates.bindScenes(addresses: $0, convention: .pluginTable(plugin)) }
-        } ?? FFIDelegates.bindScenes(symbols: { $0.withCString { dlsym(image, $0) } }, app: handle.opaque, owner: plugin, id: plugin.id)
+        let bound = plugin.bindSceneDelegates()
         guard !bound.rows.isEmpty else { return }
         do {
             try handle.app.addSceneDelegate(bound.handlers, id: plugin.id)
@@ -32,6 +29,17 @@ extension PluginSet {
 }
 
 extension LoadedPlugin {
+    /// Binds the plugin's scene delegate functions: its 1.1 table's 1.2 fields, else its exported
+    /// `scene…` symbols (none for an isolated plugin: its image is in its own process). Returns
+    /// immediately; nothing is called.
+    func bindSceneDelegates() -> (handlers: SceneDelegateHandlers, rows: FFIDelegates.Rows) {
+        if let table = delegateTable {
+            return table.withUnsafeBufferPointer { FFIDelegates.bindScenes(addresses: $0, convention: .pluginTable(self)) }
+        }
+        guard let image = handle else { return (SceneDelegateHandlers(), FFIDelegates.Rows()) }
+        return FFIDelegates.bindScenes(symbols: { $0.withCString { dlsym(image, $0) } }, app: owner?.opaque, owner: self, id: id)
+    }
+
     /// The scene delegate methods the plugin implements (ABI 1.2), in `DelegateMethod.sceneMethods` order.
     package var implementedSceneMethods: [DelegateMethod] {
         guard isActive, let set = owner?.attachment as? PluginSet else { return [] }

@@ -16,6 +16,8 @@ enum HostExit {
     static let pluginRefused: Int32 = 3
     /// The watchdog killed the application (policy terminate).
     static let watchdogKill: Int32 = 4
+    /// The run ended, but an isolated plugin's process failed on the way (the trace's `plugin-failed`).
+    static let isolatedPluginFailed: Int32 = 7
 
     /// Whether `event` is the watchdog killing the application, which makes the run end with
     /// `watchdogKill`. Read from the event's typed payload, never from its words.
@@ -72,6 +74,8 @@ struct RunOptions {
     var socketPath: String?
     var socket = true
     var timeline: String?
+    /// Plugins run in processes of their own (`--isolate`, `--restart`, `--isolate-budget`).
+    var isolation = HostIsolation()
 }
 
 /// Runs one application: loads the plugins, launches, then takes commands from the script, the
@@ -94,6 +98,7 @@ final class HostRunner: @unchecked Sendable {
     private var stdinSource: LoopSource?
     private var stdinOpen = false
     private var refusedPlugins = 0
+    private var failedPlugins = 0
     private var exitCode: Int32?
     private var killed = false
 
@@ -202,18 +207,31 @@ final class HostRunner: @unchecked Sendable {
     // MARK: Plugins
 
     private func loadPlugins(_ handle: AppHandle) {
-        for path in options.plugins {
-            do {
-                let plugin = try handle.loadPlugin(path: absolute(path))
-                hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)")
-            } catch {
-                refused(error)
+        for path in options.plugins { load(absolute(path), in: handle) }
+        for folder in options.pluginFolders {
+            switch handle.pluginFiles(in: absolute(folder)) {
+            case .success(let files): for file in files { load(file, in: handle) }
+            case .failure(let refusal): refused(refusal)
             }
         }
-        for folder in options.pluginFolders {
-            let result = handle.loadPlugins(folder: absolute(folder))
-            for plugin in result.loaded { hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)") }
-            for refusal in result.refused { refused(refusal) }
+    }
+
+    /// Loads one plugin, in this process or isolated in its own (`--isolate`).
+    private func load(_ path: String, in handle: AppHandle) {
+        let isolation = options.isolation
+        do throws(PluginRefusal) {
+            var loaded: LoadedPlugin?
+            if isolation.isolatesFile(path) {
+                loaded = try handle.loadIsolatedPlugin(path: path, settings: isolation.settings)
+            } else if isolation.selection != .none {
+                // Isolated by id: its process reads the descriptor; another id is loaded here instead.
+                loaded = try handle.loadIsolatedPlugin(path: path, settings: isolation.settings, onlyIf: isolation.isolates(id:))
+            }
+            let plugin: LoadedPlugin
+            if let loaded { plugin = loaded } else { plugin = try handle.loadPlugin(path: path) }
+            hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)\(plugin.isIsolated ? " (isolated)" : "")")
+        } catch {
+            refused(error)
         }
     }
 
@@ -300,7 +318,7 @@ final class HostRunner: @unchecked Sendable {
         guard let handle, exitCode == nil else { return }
         if killed { return finish(HostExit.watchdogKill) }
         guard handle.app.state == .notRunning, !scriptRunning, !(options.interactive && stdinOpen) else { return }
-        finish(refusedPlugins > 0 ? HostExit.pluginRefused : HostExit.ok)
+        finish(refusedPlugins > 0 ? HostExit.pluginRefused : failedPlugins > 0 ? HostExit.isolatedPluginFailed : HostExit.ok)
     }
 
     private func finish(_ code: Int32) {
@@ -314,6 +332,7 @@ final class HostRunner: @unchecked Sendable {
     private func traced(_ event: TraceEvent) {
         writer.write(event)
         timeline?.record(event)
+        if case .pluginFailed = event.payload { failedPlugins += 1 }
         if case .stateChanged(_, let to, _) = event.payload {
             sources?.applicationStateChanged(to: to)
             if HostExit.isWatchdogKill(event) { killed = true }

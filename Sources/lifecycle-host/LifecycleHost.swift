@@ -10,7 +10,7 @@ struct LifecycleHost: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lifecycle-host",
         abstract: "Runs the iOS application life cycle with observer plugins.",
-        discussion: "Exit status of 'run': 0 clean end, 1 failure, 2 scenario error, 3 a plugin refused, 4 watchdog kill.",
+        discussion: "Exit status of 'run': 0 clean end, 1 failure, 2 scenario error, 3 a plugin refused, 4 watchdog kill, 7 an isolated plugin failed.",
         subcommands: [Run.self, Demo.self, Check.self, Send.self, Status.self])
 }
 
@@ -153,6 +153,18 @@ struct Run: ParsableCommand {
     @Flag(name: .customLong("no-socket"), help: "Do not open the control socket.")
     var noSocket = false
 
+    @Option(name: .customLong("isolate"), help: ArgumentHelp(
+        "Run plugins in processes of their own: '--isolate' alone for all, or '--isolate ID,…' (ids or file names).",
+        valueName: "IDS"))
+    var isolate: String?
+
+    @Option(name: .customLong("restart"), help: "An isolated plugin that fails: never (the default), on-failure, or on-failure:N restarts.")
+    var restart: String?
+
+    @Option(name: .customLong("isolate-budget"), help: ArgumentHelp(
+        "Seconds an isolated plugin's callback may run outside a lifecycle budget (default 5).", valueName: "SECONDS"))
+    var isolateBudget: Double?
+
     @OptionGroup var engine: EngineOptions
 
     /// The parsed values (the same type the fast path of `LifecycleHost.main` fills).
@@ -162,7 +174,7 @@ struct Run: ParsableCommand {
             backgroundLaunch: backgroundLaunch, noSignals: noSignals, noPressure: noPressure, pressureFile: pressureFile,
             pressureWarning: pressureWarning, pressureCritical: pressureCritical, pressureDelay: pressureDelay,
             noClock: noClock, socket: socket,
-            noSocket: noSocket, engine: engine.values)
+            noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, engine: engine.values)
     }
 
     func run() throws {

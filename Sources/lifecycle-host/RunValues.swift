@@ -1,4 +1,5 @@
 import ArgumentParser
+import PluginHost
 @preconcurrency import Glibc
 
 /// The values of `lifecycle-host run` as plain data, and the options they make.
@@ -24,6 +25,10 @@ struct RunValues: Equatable {
     var noClock = false
     var socket: String?
     var noSocket = false
+    /// `--isolate` ("*": every plugin) or `--isolate ID,…`; nil: none.
+    var isolate: String?
+    var restart: String?
+    var isolateBudget: Double?
     var engine = EngineValues()
 
     /// The run's options; throws `ValidationError` as `Run` reports it.
@@ -54,6 +59,7 @@ struct RunValues: Equatable {
         }
         options.socket = !noSocket
         options.socketPath = socket
+        try IsolateOption.apply(isolate: isolate, restart: restart, budget: isolateBudget, to: &options)
         return options
     }
 
@@ -80,6 +86,14 @@ struct RunValues: Equatable {
             case "--no-socket": values.noSocket = true
             case "--exits-on-suspend": values.engine.exitsOnSuspend = true
             case "--scenes": values.engine.scenes = true
+            case "--isolate":
+                // Bare, or followed by a list of ids (a word not starting with '-').
+                if index < arguments.count, !arguments[index].hasPrefix("-"), !arguments[index].isEmpty {
+                    values.isolate = arguments[index]
+                    index += 1
+                } else {
+                    values.isolate = "*"
+                }
             default:
                 guard index < arguments.count else { return nil }
                 let value = arguments[index]
@@ -103,6 +117,10 @@ struct RunValues: Equatable {
                     values.pressureDelay = seconds
                 case "--trace": values.engine.trace = value
                 case "--watchdog": values.engine.watchdog = value
+                case "--restart": values.restart = value
+                case "--isolate-budget":
+                    guard let seconds = Double(value) else { return nil }
+                    values.isolateBudget = seconds
                 default: return nil
                 }
                 switch name {
@@ -120,11 +138,15 @@ extension LifecycleHost {
     /// A plain `run` command line is parsed here (`RunValues.parse`); everything else, and any run
     /// whose values do not validate, goes to ArgumentParser as before.
     static func main() {
-        if let values = RunValues.parse(Array(CommandLine.arguments.dropFirst())), let options = try? values.options() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == PluginRunnerCommand.name { Glibc.exit(PluginRunnerCommand.run(arguments)) }
+        // Isolated plugins run in this executable, in its plugin-runner role.
+        IsolationRunner.executable = "/proc/self/exe"
+        if let values = RunValues.parse(arguments), let options = try? values.options() {
             let code = HostRunner(options: options).run()
             if code != 0 { Glibc.exit(code) }
             return
         }
-        main(nil)
+        main(IsolateOption.spelledForParser(arguments))
     }
 }

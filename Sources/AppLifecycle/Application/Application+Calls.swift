@@ -75,9 +75,13 @@ extension Application {
     func withBudget(_ name: WatchdogReport.Budget, _ budget: Duration, _ body: () throws(Killed) -> Void) throws(Killed) {
         watchdog.begin(name, budget: budget)
         inBudget = true
+        budgetPhase = (name, .now + budget)
         var failure: Killed?
         do { try body() } catch { failure = error }
+        // Callbacks run elsewhere (isolated plugins) are done within the phase too.
+        if failure == nil { settleHandler?() }
         inBudget = false
+        budgetPhase = nil
         if let report = watchdog.end() {
             trace(.watchdogOverrun(report))
         }
@@ -96,6 +100,10 @@ extension Application {
     }
 
     // MARK: Trace
+
+    /// Adds an event that happened outside the engine (an isolated plugin's process failed) to the
+    /// trace, numbered in order with the engine's own. [loop-thread]
+    package func record(_ payload: TraceEvent.Payload) { trace(payload) }
 
     /// Numbers the event and, when someone listens, hands it over with its words rendered.
     func trace(_ payload: TraceEvent.Payload) {
