@@ -27,6 +27,11 @@ final class IsolationTests: XCTestCase {
     }
 
     func run(_ arguments: [String], script: String? = nil, scenario: String? = nil, environment: [String: String] = [:]) throws -> Run {
+        try Self.run(arguments, script: script, scenario: scenario, environment: environment)
+    }
+
+    /// Runs the host with the JSON trace and no OS sources; `script`: a scenario's text.
+    static func run(_ arguments: [String], script: String? = nil, scenario: String? = nil, environment: [String: String] = [:]) throws -> Run {
         var arguments = ["run", "--trace", "json", "--no-socket", "--no-pressure", "--no-clock"] + arguments
         if let scenario { arguments += ["--script", "\(Self.scenarios)/\(scenario).scenario"] }
         if let script {
