@@ -1,4 +1,6 @@
 import AppLifecycle
+import CLifecycleABI
+import LifecycleC
 
 /// How an isolated plugin is run: its budgets and what happens when its process fails.
 package struct IsolationSettings: Sendable, Equatable {
@@ -44,5 +46,41 @@ package struct IsolationSettings: Sendable, Equatable {
         var delay = backoff
         for _ in 1..<max(attempt, 1) where delay < .seconds(5) { delay *= 2 }
         return min(delay, .seconds(5))
+    }
+}
+
+extension IsolationSettings {
+    /// The settings an `lc_load_options_t` asks for: nil when the plugin is not isolated (NULL options,
+    /// or no `LC_LOAD_ISOLATED`), else its fields checked against their ranges (a shorter struct's tail
+    /// counts as zero: the defaults).
+    package static func from(_ options: UnsafePointer<lc_load_options_t>?, function: String) -> Result<IsolationSettings?, CStatusError> {
+        guard let options else { return .success(nil) }
+        func invalid(_ message: String) -> Result<IsolationSettings?, CStatusError> {
+            .failure(CStatusError(status: lc_status(LC_ERR_INVALID_ARGUMENT), message: "\(function): \(message)"))
+        }
+        let size = Int(options.pointee.struct_size)
+        guard size >= 8 else { return invalid("options->struct_size is \(size); at least 8 (struct_size and flags)") }
+        var o = lc_load_options_t()
+        withUnsafeMutableBytes(of: &o) {
+            $0.copyMemory(from: UnsafeRawBufferPointer(start: options, count: min(size, MemoryLayout<lc_load_options_t>.size)))
+        }
+        guard o.flags & ~UInt32(LC_LOAD_ISOLATED) == 0 else { return invalid("options->flags has unknown bits 0x\(String(o.flags & ~UInt32(LC_LOAD_ISOLATED), radix: 16))") }
+        guard o.flags & UInt32(LC_LOAD_ISOLATED) != 0 else { return .success(nil) }
+        var settings = IsolationSettings()
+        switch Int(o.restart_policy) {
+        case LC_RESTART_NEVER: settings.restart = .never
+        case LC_RESTART_ON_FAILURE:
+            guard o.restart_limit <= 1000 else { return invalid("options->restart_limit is \(o.restart_limit); at most 1000") }
+            settings.restart = .onFailure(limit: o.restart_limit == 0 ? 3 : Int(o.restart_limit))
+        default: return invalid("options->restart_policy \(o.restart_policy) is not LC_RESTART_NEVER or LC_RESTART_ON_FAILURE")
+        }
+        for (name, seconds) in [("call_budget", o.call_budget), ("init_budget", o.init_budget)] where seconds != 0 {
+            guard seconds.isFinite, seconds > 0, seconds <= 3600 else {
+                return invalid("options->\(name) is \(seconds); a number of seconds above 0 and at most 3600 (0: 5)")
+            }
+        }
+        if o.call_budget != 0 { settings.callBudget = .nanoseconds(Int64((o.call_budget * 1e9).rounded())) }
+        if o.init_budget != 0 { settings.initBudget = .nanoseconds(Int64((o.init_budget * 1e9).rounded())) }
+        return .success(settings)
     }
 }
