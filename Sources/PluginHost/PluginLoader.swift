@@ -9,6 +9,16 @@ package struct PluginRefusal: Error, Sendable, CustomStringConvertible {
     package let path: String
     package let reason: String
     package let status: lc_status
+    /// How the plugin's process failed, when it was loaded isolated (or scanned) and its process
+    /// crashed, exited or overran its budget before it was loaded; nil for a refusal in words.
+    package var processFailure: PluginFailure.Cause?
+
+    package init(path: String, reason: String, status: lc_status, processFailure: PluginFailure.Cause? = nil) {
+        self.path = path
+        self.reason = reason
+        self.status = status
+        self.processFailure = processFailure
+    }
 
     package var message: String { "\(path): \(reason)" }
     package var description: String { message }

@@ -76,6 +76,9 @@ struct RunOptions {
     var timeline: String?
     /// Plugins run in processes of their own (`--isolate`, `--restart`, `--isolate-budget`).
     var isolation = HostIsolation()
+    /// `--plugin-dir` plugins loaded here are scanned first (`--rescan`, `--scan-budget`).
+    var rescan = false
+    var scanBudget = PluginScanner.defaultBudget
 }
 
 /// Runs one application: loads the plugins, launches, then takes commands from the script, the
@@ -208,12 +211,21 @@ final class HostRunner: @unchecked Sendable {
 
     private func loadPlugins(_ handle: AppHandle) {
         for path in options.plugins { load(absolute(path), in: handle) }
+        guard !options.pluginFolders.isEmpty else { return }
+        var scanner = PluginScanner(rescan: options.rescan, budget: options.scanBudget)
         for folder in options.pluginFolders {
             switch handle.pluginFiles(in: absolute(folder)) {
-            case .success(let files): for file in files { load(file, in: handle) }
+            case .success(let files): for file in files { load(file, in: handle, scanner: &scanner) }
             case .failure(let refusal): refused(refusal)
             }
         }
+        if let problem = scanner.save() { hostLine("error", "plugin registry", detail: problem) }
+    }
+
+    /// A folder's plugin: one loaded in this process is scanned first (the registry remembers).
+    private func load(_ path: String, in handle: AppHandle, scanner: inout PluginScanner) {
+        if !options.isolation.isolatesFile(path), let refusal = scanner.check(path) { return refused(refusal) }
+        load(path, in: handle)
     }
 
     /// Loads one plugin, in this process or isolated in its own (`--isolate`).

@@ -165,6 +165,12 @@ struct Run: ParsableCommand {
         "Seconds an isolated plugin's callback may run outside a lifecycle budget (default 5).", valueName: "SECONDS"))
     var isolateBudget: Double?
 
+    @Flag(name: .customLong("rescan"), help: "Forget what the plugin registry remembers: scan every --plugin-dir plugin again.")
+    var rescan = false
+
+    @Option(name: .customLong("scan-budget"), help: ArgumentHelp("Seconds a plugin's scan may take (default 5).", valueName: "SECONDS"))
+    var scanBudget: Double?
+
     @OptionGroup var engine: EngineOptions
 
     /// The parsed values (the same type the fast path of `LifecycleHost.main` fills).
@@ -174,7 +180,8 @@ struct Run: ParsableCommand {
             backgroundLaunch: backgroundLaunch, noSignals: noSignals, noPressure: noPressure, pressureFile: pressureFile,
             pressureWarning: pressureWarning, pressureCritical: pressureCritical, pressureDelay: pressureDelay,
             noClock: noClock, socket: socket,
-            noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, engine: engine.values)
+            noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, rescan: rescan,
+            scanBudget: scanBudget, engine: engine.values)
     }
 
     func run() throws {
@@ -244,13 +251,24 @@ struct Check: ParsableCommand {
     @Argument(help: "Plugin .so files.")
     var plugins: [String]
 
+    @Flag(name: .customLong("rescan"), help: "Forget what the plugin registry remembers: scan every plugin again.")
+    var rescan = false
+
+    @Option(name: .customLong("scan-budget"), help: ArgumentHelp("Seconds a plugin's scan (open and init in its own process) may take (default 5).",
+                                                                valueName: "SECONDS"))
+    var scanBudgetSeconds: Double?
+
     func run() throws {
+        var scanner = PluginScanner(rescan: rescan, budget: try scanBudget(scanBudgetSeconds))
         let handle: AppHandle
         do { handle = try AppHandle(configuration: Configuration()) } catch { throw ValidationError("\(error)") }
         defer { handle.shutdown() }
+        defer { if let problem = scanner.save() { fputs("lifecycle-host: plugin registry: \(problem)\n", stderr) } }
         var refused = 0
         for path in plugins {
-            do {
+            do throws(PluginRefusal) {
+                // Scanned first, in a process of its own: a plugin that crashes there is not loaded here.
+                if let refusal = scanner.check(absolute(path)) { throw refusal }
                 let plugin = try handle.loadPlugin(path: absolute(path))
                 print("\(plugin.path)")
                 print("  id:          \(plugin.id)")

@@ -29,6 +29,8 @@ struct RunValues: Equatable {
     var isolate: String?
     var restart: String?
     var isolateBudget: Double?
+    var rescan = false
+    var scanBudget: Double?
     var engine = EngineValues()
 
     /// The run's options; throws `ValidationError` as `Run` reports it.
@@ -60,6 +62,8 @@ struct RunValues: Equatable {
         options.socket = !noSocket
         options.socketPath = socket
         try IsolateOption.apply(isolate: isolate, restart: restart, budget: isolateBudget, to: &options)
+        options.rescan = rescan
+        options.scanBudget = try lifecycle_host.scanBudget(scanBudget)
         return options
     }
 
@@ -86,6 +90,7 @@ struct RunValues: Equatable {
             case "--no-socket": values.noSocket = true
             case "--exits-on-suspend": values.engine.exitsOnSuspend = true
             case "--scenes": values.engine.scenes = true
+            case "--rescan": values.rescan = true
             case "--isolate":
                 // Bare, or followed by a list of ids (a word not starting with '-').
                 if index < arguments.count, !arguments[index].hasPrefix("-"), !arguments[index].isEmpty {
@@ -121,6 +126,9 @@ struct RunValues: Equatable {
                 case "--isolate-budget":
                     guard let seconds = Double(value) else { return nil }
                     values.isolateBudget = seconds
+                case "--scan-budget":
+                    guard let seconds = Double(value) else { return nil }
+                    values.scanBudget = seconds
                 default: return nil
                 }
                 switch name {

@@ -69,7 +69,7 @@ final class HostCommandTests: XCTestCase {
         XCTAssertEqual(result.status, 3)
         XCTAssertTrue(result.output.contains("\"kind\":\"error\",\"name\":\"plugin refused\""), result.output)
         XCTAssertTrue(result.output.contains("\"kind\":\"delegate\",\"name\":\"applicationWillTerminate:\""), "the good plugin ran")
-        XCTAssertTrue(result.output.hasSuffix("lifecycle-host: plugin refused: \(bad): built for ABI 2.2; this host speaks ABI 1.3 (the major version must match)\n"))
+        XCTAssertTrue(result.output.hasSuffix("lifecycle-host: plugin refused: \(bad): built for ABI 2.3; this host speaks ABI 1.3 (the major version must match)\n"))
     }
 
     func testAWatchdogKillExits4WithoutWillTerminate() throws {

@@ -67,6 +67,7 @@ final class IsolationFailureTests: XCTestCase {
         // The launch went on (a failed plugin answers what an unimplemented method answers) and the
         // engine's own watchdog did not fire: the plugin is killed before the phase overruns.
         XCTAssertFalse(result.records.contains { $0.kind == "watchdog" }, result.output)
+        XCTAssertEqual(result.failures().count, 1, "only the plugin that hung: Echo, isolated beside it, keeps its own budget")
         XCTAssertTrue(result.trace.contains("state active active [] ()"), result.output)
         XCTAssertEqual(result.printed["echo"], try echoAlone(scenario: "launch-foreground"))
     }

@@ -89,6 +89,20 @@ extension Application {
         if let failure { throw failure }
     }
 
+    /// Runs `body` with the budgeted phase's clock stopped: time spent waiting for callbacks that are
+    /// policed by deadlines of their own (an isolated plugin's, in another process) does not count
+    /// against the application's budget. Nested calls stop it once. [loop-thread]
+    package func withBudgetClockStopped<R>(_ body: () -> R) -> R {
+        guard inBudget else { return body() }
+        budgetClockStops += 1
+        if budgetClockStops == 1 { watchdog.pause() }
+        defer {
+            budgetClockStops -= 1
+            if budgetClockStops == 0 { watchdog.resume() }
+        }
+        return body()
+    }
+
     func checkKilled() throws(Killed) {
         if killSwitch.killed.load(ordering: .relaxed) { throw Killed() }
     }

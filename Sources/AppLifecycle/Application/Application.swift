@@ -119,6 +119,8 @@ public final class Application: @unchecked Sendable {
     /// For callbacks the engine does not run itself (an isolated plugin's, in another process): they
     /// are held to the phase's end instead of the application's watchdog.
     package internal(set) var budgetPhase: (budget: WatchdogReport.Budget, deadline: MonotonicInstant)?
+    /// How many `withBudgetClockStopped` calls are under way.
+    var budgetClockStops = 0
     /// Called at the end of every budgeted phase (launch, background entry, termination: before the
     /// phase is over) and at the end of every action, after its sequence but while the action is still
     /// under way (nothing is suspended meanwhile), before the engine decides whether to suspend the

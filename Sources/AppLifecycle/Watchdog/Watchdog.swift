@@ -18,6 +18,8 @@ final class Watchdog: @unchecked Sendable {
         var event: String = ""
         var observer: String = ""
         var reported = false
+        /// Since when the phase's clock is stopped (`pause`), nil while it runs.
+        var pausedAt: MonotonicInstant?
     }
 
     private struct State {
@@ -73,11 +75,36 @@ final class Watchdog: @unchecked Sendable {
         }
     }
 
+    /// Stops the phase's clock (time spent waiting for callbacks policed elsewhere: isolated plugins,
+    /// which have deadlines of their own). Nothing is reported while it is stopped. [loop-thread]
+    func pause() {
+        let now = MonotonicInstant.now
+        state.withLock { s in
+            guard var phase = s.phase, phase.pausedAt == nil else { return }
+            phase.pausedAt = now
+            s.phase = phase
+        }
+    }
+
+    /// Restarts the phase's clock: its deadline moves by the time it was stopped. [loop-thread]
+    func resume() {
+        let now = MonotonicInstant.now
+        state.withLock { s in
+            guard var phase = s.phase, let since = phase.pausedAt else { return }
+            phase.deadline = phase.deadline + now.duration(since: since)
+            phase.started = phase.started + now.duration(since: since)
+            phase.pausedAt = nil
+            s.phase = phase
+        }
+        _ = lcs_eventfd_signal(wakeFD)
+    }
+
     /// Whether a phase is open. [loop-thread]
     var isWatching: Bool { state.withLock { $0.phase != nil } }
 
     /// Closes the phase. Returns the overrun, with the full elapsed time, when the watchdog reported one.
     func end() -> WatchdogReport? {
+        resume()
         let now = MonotonicInstant.now
         let phase = state.withLock { s -> Phase? in
             defer { s.phase = nil }
@@ -109,7 +136,9 @@ final class Watchdog: @unchecked Sendable {
     private func watch() {
         var pfd = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
         while true {
-            let (deadline, stopping) = state.withLock { s in (s.phase.flatMap { $0.reported ? nil : $0.deadline }, s.stopping) }
+            let (deadline, stopping) = state.withLock { s in
+                (s.phase.flatMap { $0.reported || $0.pausedAt != nil ? nil : $0.deadline }, s.stopping)
+            }
             if stopping { return }
             var timeout: Int32 = -1
             if let deadline {
@@ -120,7 +149,7 @@ final class Watchdog: @unchecked Sendable {
             _ = lcs_eventfd_drain(wakeFD)
             let now = MonotonicInstant.now
             let overrun = state.withLock { s -> WatchdogReport? in
-                guard var p = s.phase, !p.reported, now >= p.deadline else { return nil }
+                guard var p = s.phase, !p.reported, p.pausedAt == nil, now >= p.deadline else { return nil }
                 p.reported = true
                 s.phase = p
                 return Self.report(p, elapsed: now.duration(since: p.started), policy: policy)

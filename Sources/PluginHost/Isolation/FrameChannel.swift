@@ -101,11 +101,14 @@ final class FrameChannel {
         let size = try checkSize()
         guard tail - head >= size else { return nil }
         let rawKind = incoming.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: head + 4, as: UInt16.self).littleEndian }
-        guard let kind = FrameKind(rawValue: rawKind), kind.fromHost == acceptFromHost else {
+        guard let kind = FrameKind(rawValue: rawKind) else {
             throw ProtocolViolation("a frame of unknown kind 0x\(String(rawKind, radix: 16)) (\(size) bytes)")
         }
+        guard kind.fromHost == acceptFromHost else {
+            throw ProtocolViolation("a \(kind) frame, which only the \(kind.fromHost ? "host" : "plugin's process") sends")
+        }
         guard incoming[head + 7] == 0, acceptFromHost || incoming[head + 6] == 0 else {
-            throw ProtocolViolation("a \(kind) frame's reserved header bytes are not 0")
+            throw ProtocolViolation("the \(kind) frame's reserved header bytes are not 0")
         }
         let reader = FrameReader(incoming, at: head, size: size, kind: kind)
         head += size

@@ -82,13 +82,17 @@ extension IsolatedPlugin {
             }
             process?.reap(within: .seconds(1))
             stopWatching()
-            return PluginRefusal(path: plugin.path, reason: reason, status: lc_status(LC_ERR_PLUGIN_REFUSED))
+            return PluginRefusal(path: plugin.path, reason: reason, status: lc_status(LC_ERR_PLUGIN_REFUSED), processFailure: failure?.cause)
         }
         guard answered, case .initDone(let initStatus, let reason, let bits, let sceneBits)? = loadAnswer else {
             if case .loadFailed(_, let reason)? = loadAnswer { return refuse(reason) }
             return refuse("isolated: " + (failure.map { Self.refusalWords($0) } ?? "the plugin's process ended during init"))
         }
         guard initStatus == LC_OK else { return refuse(reason) }
+        if settings.scanOnly {
+            status = .running
+            return nil
+        }
         let rows = FFIDelegates.Rows(reported: bits)
         let unsupported = FFIDelegates.functions.indices.filter { rows.contains($0) && !IsolatedCalls.isSupported($0) }
         if sceneBits != 0 || !unsupported.isEmpty {
@@ -151,8 +155,9 @@ extension IsolatedPlugin {
         let event = events.entry(process.handling)?.what.description
         status = .failed
         if killed {
+            // Reaped on a later turn: a callback waiting for this plugin goes on at once.
             process.kill()
-            process.reap(within: .seconds(1))
+            handle.loop.perform { process.reap(within: .seconds(1)) }
         }
         stopWatching()
         completeOpenRequests()

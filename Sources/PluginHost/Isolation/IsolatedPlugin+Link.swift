@@ -10,8 +10,6 @@ import LifecycleC
 extension IsolatedPlugin {
     /// The most the host buffers for one process before it waits for room (reading meanwhile).
     static let outputLimit = 1 << 20
-    /// How much earlier than its budgeted phase's end an isolated callback must be done.
-    static let phaseMargin: UInt64 = 50_000_000
 
     // MARK: Sending
 
@@ -30,8 +28,10 @@ extension IsolatedPlugin {
             budget = .initialise
             deadline = now + settings.initBudget.nanosecondCount
         } else if let phase = handle.app.budgetPhase {
+            // The phase's budget, from the frame's start: the host's own clock for the phase stops
+            // while it waits for isolated plugins, which are held to deadlines of their own.
             budget = .phase(phase.budget)
-            deadline = max(now + 1_000_000, UInt64(phase.deadline.nanoseconds) &- Self.phaseMargin)
+            deadline = now + budget.named(handle.app.configuration, settings).length.nanosecondCount
         }
         let channel = process.channel
         channel.out.begin(kind, word: word, state: UInt8(truncatingIfNeeded: handle.app.state.lcState))
@@ -93,6 +93,11 @@ extension IsolatedPlugin {
     /// Waits until the buffer is written, reading the process's frames into `inbox` meanwhile (not
     /// running them: this may be the middle of a dispatch). False when the process failed.
     private func waitForRoom() -> Bool {
+        guard let app = handle?.app else { return false }
+        return app.withBudgetClockStopped { waitForRoomStopped() }
+    }
+
+    private func waitForRoomStopped() -> Bool {
         while let process, status != .failed {
             switch process.channel.writeSome() {
             case .done:
@@ -189,6 +194,11 @@ extension IsolatedPlugin {
     /// Runs the process's frames until `done` holds, waiting for them; past a frame's deadline the
     /// process is failed. - Returns: whether `done` held (false: the process failed or ended).
     func wait(until done: () -> Bool) -> Bool {
+        guard let app = handle?.app else { return done() }
+        return app.withBudgetClockStopped { waitStopped(until: done) }
+    }
+
+    private func waitStopped(until done: () -> Bool) -> Bool {
         flushNow()
         while true {
             guard receive(limit: .max) else { return done() }

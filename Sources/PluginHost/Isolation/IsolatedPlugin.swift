@@ -17,10 +17,12 @@ import LifecycleC
 ///   end of every action the engine waits (`settle`) until each isolated plugin has run what the
 ///   action sent, so that what they did (began a background task) counts before the application is
 ///   suspended.
-/// - **Budgets.** Every frame has a deadline: the end of the engine's budgeted phase it was sent in
-///   (less 50 ms, so that the host acts before the application overruns), else now plus
-///   `IsolationSettings.callBudget`. A process that has not finished a frame by its deadline is
-///   killed (SIGKILL) and reported like a crash.
+/// - **Budgets.** Every frame has a deadline: sent in one of the engine's budgeted phases (launch,
+///   background entry, termination), the phase's budget from the moment it was sent; otherwise
+///   `IsolationSettings.callBudget`. A process that has not finished a frame by its deadline is killed
+///   (SIGKILL) and reported like a crash. While the host waits for isolated plugins the phase's own
+///   clock is stopped (`Application.withBudgetClockStopped`): the application's watchdog measures the
+///   host's own callbacks, each isolated plugin is held to its deadlines.
 /// - **Failure.** A process that dies, overruns or breaks the protocol is reported in the trace
 ///   (`TraceEvent.Payload.pluginFailed`: the plugin, the signal or status, the callback it was
 ///   running), and the plugin is taken out: its observers, delegate, timers and background tasks
@@ -111,7 +113,8 @@ final class IsolatedPlugin: @unchecked Sendable {
         let deadline = lcs_monotonic_ns() + settings.initBudget.nanosecondCount
         let first: FrameReader
         do { first = try readFrame(process, until: deadline) } catch {
-            throw refuse("isolated: \(error.describe(process, during: "opening the plugin", budget: settings.initBudget))")
+            let (words, cause) = error.settle(process, during: "opening the plugin", budget: settings.initBudget)
+            throw PluginRefusal(path: path, reason: "isolated: \(words)", status: lc_status(LC_ERR_PLUGIN_REFUSED), processFailure: cause)
         }
         var reader = first
         do {
@@ -148,19 +151,21 @@ final class IsolatedPlugin: @unchecked Sendable {
     enum FirstFrameProblem: Error {
         case ended, overran, violation(ProtocolViolation)
 
-        func describe(_ process: RunnerProcess, during what: String, budget: Duration) -> String {
+        /// Ends the process if it still runs; the refusal's words and the failure's cause.
+        func settle(_ process: RunnerProcess, during what: String, budget: Duration) -> (words: String, cause: PluginFailure.Cause) {
             switch self {
             case .overran:
                 process.kill()
                 process.reap(within: .seconds(1))
-                return "\(what) took longer than its \(formatDuration(budget)) init budget: killed (SIGKILL)"
+                let cause = PluginFailure.Cause.overran(budgetName: "init", budget: budget)
+                return ("the plugin's process \(IsolatedPlugin.causeWords(cause)) while \(what)", cause)
             case .violation(let violation):
                 process.kill()
                 process.reap(within: .seconds(1))
-                return "the plugin's process broke the protocol: \(violation.message)"
+                return ("the plugin's process broke the protocol: \(violation.message)", .protocolViolation(violation.message))
             case .ended:
-                let status = process.reap(within: .seconds(1))
-                return "the plugin's process \(IsolatedPlugin.causeWords(IsolatedPlugin.cause(of: status))) while \(what)"
+                let cause = IsolatedPlugin.cause(of: process.reap(within: .seconds(1)))
+                return ("the plugin's process \(IsolatedPlugin.causeWords(cause)) while \(what)", cause)
             }
         }
     }
@@ -200,7 +205,7 @@ final class IsolatedPlugin: @unchecked Sendable {
         switch cause {
         case .signal(let signo): return "was killed by \(PluginFailure.signalName(signo))"
         case .exited(let status): return "exited with status \(status)"
-        case .overran(let name, let budget): return "did not finish within its \(formatDuration(budget)) \(name) budget: killed (SIGKILL)"
+        case .overran(let name, let budget): return "did not finish within its \(formatSeconds(budget)) \(name) budget: killed (SIGKILL)"
         case .protocolViolation(let what): return "broke the protocol: \(what); cut off (SIGKILL)"
         case .startFailed(let what): return "could not start: \(what)"
         }
@@ -235,10 +240,4 @@ let isolatedObserverFunction: RawObserverFunction = { record, context in
 extension Duration {
     /// Whole nanoseconds (negative durations count as 0).
     var nanosecondCount: UInt64 { UInt64(max(nanosecondsClamped, 0)) }
-}
-
-/// `1.5 s`, `200 ms`.
-func formatDuration(_ duration: Duration) -> String {
-    let ms = Double(duration.nanosecondCount) / 1e6
-    return ms >= 1000 ? "\(Double(Int(ms / 10)) / 100) s" : "\(Int(ms.rounded())) ms"
 }

@@ -190,7 +190,7 @@ struct FrameReader {
 
     private mutating func take(_ count: Int, _ what: String) throws(ProtocolViolation) -> Int {
         guard count >= 0, end - offset >= count else {
-            throw ProtocolViolation("a \(kind) frame ends inside its \(what) (\(end - offset) bytes left, \(count) needed)")
+            throw ProtocolViolation("the \(kind) frame ends inside its \(what) (\(end - offset) bytes left, \(count) needed)")
         }
         defer { offset += count }
         return offset
@@ -216,11 +216,11 @@ struct FrameReader {
     mutating func string(_ what: String) throws(ProtocolViolation) -> String {
         let length = Int(try u32("\(what)'s length"))
         guard length <= IsolationProtocol.maximumString else {
-            throw ProtocolViolation("a \(kind) frame's \(what) is \(length) bytes (at most \(IsolationProtocol.maximumString))")
+            throw ProtocolViolation("the \(kind) frame's \(what) is \(length) bytes (at most \(IsolationProtocol.maximumString))")
         }
         let at = try take(length, what)
         guard let text = String(validating: bytes[at..<(at + length)], as: UTF8.self) else {
-            throw ProtocolViolation("a \(kind) frame's \(what) is not valid UTF-8")
+            throw ProtocolViolation("the \(kind) frame's \(what) is not valid UTF-8")
         }
         return text
     }
@@ -233,7 +233,7 @@ struct FrameReader {
         do {
             return try ArchiveFormat.decodeEntries(bytes, from: at, to: at + Int(length))
         } catch {
-            throw ProtocolViolation("a \(kind) frame's \(what) is not a valid dictionary: \(error.message)")
+            throw ProtocolViolation("the \(kind) frame's \(what) is not a valid dictionary: \(error.message)")
         }
     }
 
@@ -246,6 +246,6 @@ struct FrameReader {
 
     /// Refuses bytes left over after the last field.
     func finish() throws(ProtocolViolation) {
-        guard offset == end else { throw ProtocolViolation("a \(kind) frame has \(end - offset) bytes after its last field") }
+        guard offset == end else { throw ProtocolViolation("the \(kind) frame has \(end - offset) bytes after its last field") }
     }
 }

@@ -38,6 +38,9 @@ package struct IsolationSettings: Sendable, Equatable {
     package var restart: RestartPolicy = .never
     /// The first restart's delay; each next one doubles it, up to 5 s.
     package var backoff: Duration = .milliseconds(100)
+    /// A scan (`PluginScan`): the plugin is opened and initialised only to see that it does not crash;
+    /// its delegate is not registered (so rows an isolated plugin cannot offer do not refuse it).
+    var scanOnly = false
 
     package init() {}
 

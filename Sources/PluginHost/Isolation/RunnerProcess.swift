@@ -14,7 +14,8 @@ import Synchronization
 /// callback of the n-th frame the host sent, the runner stores n in `handling`; after, n in
 /// `completed`. The host reads it to tell how far the process got (its deadlines) and which callback
 /// it was running when it died. [loop-thread]
-final class RunnerProcess {
+final class RunnerProcess: @unchecked Sendable {
+    // @unchecked: used on the host's loop thread only.
     let pid: pid_t
     let channel: FrameChannel
     private let page: UnsafeMutableRawPointer
