@@ -231,7 +231,8 @@ struct FrameReader {
         if length == UInt32.max { return nil }
         let at = try take(Int(length), what)
         do {
-            return try ArchiveFormat.decodeEntries(bytes, from: at, to: at + Int(length))
+            // Its own bytes: the decoder's words then count from the dictionary's start.
+            return try ArchiveFormat.decodeEntries(Array(bytes[at..<(at + Int(length))]), from: 0, to: Int(length))
         } catch {
             throw ProtocolViolation("the \(kind) frame's \(what) is not a valid dictionary: \(error.message)")
         }
