@@ -35,6 +35,10 @@ struct EventLog {
 
     private var entries: [Entry] = []
     private var head = 0
+    /// The unfinished frames' deadlines that no later frame undercuts, earliest first (a monotonic
+    /// queue): its first is the earliest deadline, found in O(1) amortised.
+    private var minimums: [(number: UInt64, deadline: UInt64)] = []
+    private var minimumsHead = 0
     /// The number of the last frame sent (0: none).
     private(set) var sent: UInt64 = 0
     /// Every frame up to this one is finished.
@@ -46,6 +50,8 @@ struct EventLog {
     mutating func append(_ entry: Entry) -> UInt64 {
         entries.append(entry)
         sent += 1
+        while minimums.count > minimumsHead, minimums[minimums.count - 1].deadline >= entry.deadline { minimums.removeLast() }
+        minimums.append((sent, entry.deadline))
         return sent
     }
 
@@ -72,13 +78,19 @@ struct EventLog {
 
     /// The earliest deadline among the unfinished frames, and its frame's number.
     var earliest: (number: UInt64, deadline: UInt64)? {
-        var best: (UInt64, UInt64)?
-        var number = finished
-        for index in head..<entries.count {
-            number += 1
-            if best == nil || entries[index].deadline < best!.1 { best = (number, entries[index].deadline) }
+        mutating get {
+            while minimumsHead < minimums.count, minimums[minimumsHead].number <= finished { minimumsHead += 1 }
+            if minimumsHead == minimums.count {
+                minimums.removeAll(keepingCapacity: true)
+                minimumsHead = 0
+                return nil
+            }
+            if minimumsHead >= 1024, minimumsHead * 2 >= minimums.count {
+                minimums.removeFirst(minimumsHead)
+                minimumsHead = 0
+            }
+            return minimums[minimumsHead]
         }
-        return best
     }
 
     /// Forgets everything (a new process starts counting from 1).

@@ -155,12 +155,32 @@ extension IsolatedPlugin {
 
     // MARK: Receiving
 
-    /// Runs what the process sent: the inbox first, then what can be read now (at most `limit` frames
-    /// a call; the loop comes back while the socket stays readable).
+    /// Runs what the process sent: what is already read (the inbox first), then what can be read now
+    /// (at most `limit` frames a call; the loop comes back while the socket stays readable).
     /// - Returns: false when the process failed meanwhile.
     @discardableResult
     func receive(limit: Int = 1024) -> Bool {
         var count = 0
+        while status != .failed, status != .unloaded {
+            guard drain(limit: limit, count: &count) else { return false }
+            if count >= limit {
+                handle?.loop.perform { [weak self] in self?.receive() }
+                return true
+            }
+            guard let process else { return false }
+            switch process.channel.readSome() {
+            case .data: continue
+            case .wouldBlock: return status != .failed
+            case .closed, .failed:
+                ended()
+                return false
+            }
+        }
+        return false
+    }
+
+    /// Runs the frames already read, without a system call. - Returns: false when the process failed.
+    private func drain(limit: Int = .max, count: inout Int) -> Bool {
         while count < limit, status != .failed, status != .unloaded {
             if !inbox.isEmpty {
                 var frame = FrameReader(copy: inbox.removeFirst())
@@ -174,42 +194,44 @@ extension IsolatedPlugin {
                 fail(.protocolViolation(error.message))
                 return false
             }
-            if var frame = next {
-                count += 1
-                run(&frame)
-                continue
-            }
-            switch process.channel.readSome() {
-            case .data: continue
-            case .wouldBlock: return status != .failed
-            case .closed, .failed:
-                ended()
-                return false
-            }
+            guard var frame = next else { return true }
+            count += 1
+            run(&frame)
         }
-        if count >= limit, !inbox.isEmpty { handle?.loop.perform { [weak self] in self?.receive() } }
         return status != .failed && status != .unloaded
     }
 
     /// Runs the process's frames until `done` holds, waiting for them; past a frame's deadline the
-    /// process is failed. - Returns: whether `done` held (false: the process failed or ended).
+    /// process is failed. The phase's budget clock is stopped meanwhile. - Returns: whether `done`
+    /// held (false: the process failed or ended).
     func wait(until done: () -> Bool) -> Bool {
         guard let app = handle?.app else { return done() }
         return app.withBudgetClockStopped { waitStopped(until: done) }
     }
 
+    /// `wait`: what is read is run first; the socket is polled before it is read (one system call
+    /// fewer a round trip than reading until EAGAIN).
     private func waitStopped(until done: () -> Bool) -> Bool {
         flushNow()
+        var count = 0
         while true {
-            guard receive(limit: .max) else { return done() }
+            guard drain(count: &count) else { return done() }
             if done() { return true }
             guard let process, status != .failed else { return false }
             let revents = process.channel.poll(Int16(POLLIN) | (process.channel.pendingOutput > 0 ? Int16(POLLOUT) : 0),
                                                until: events.earliest?.deadline ?? lcs_monotonic_ns() + settings.callBudget.nanosecondCount)
             if revents == 0 {
                 checkDeadlines()
-            } else if revents & Int16(POLLOUT) != 0 {
-                flushNow()
+                continue
+            }
+            if revents & Int16(POLLOUT) != 0 { flushNow() }
+            if revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                switch process.channel.readSome() {
+                case .data, .wouldBlock: continue
+                case .closed, .failed:
+                    ended()
+                    return done()
+                }
             }
         }
     }

@@ -34,7 +34,9 @@ final class IsolatedPlugin: @unchecked Sendable {
     enum Status { case loading, running, unloading, failed, unloaded }
 
     unowned let plugin: LoadedPlugin
-    weak var handle: AppHandle?
+    /// The application (it keeps this proxy in its plugin set, so it outlives it).
+    unowned let application: AppHandle
+    var handle: AppHandle? { application }
     let settings: IsolationSettings
     var process: RunnerProcess?
     var status: Status = .loading
@@ -84,7 +86,7 @@ final class IsolatedPlugin: @unchecked Sendable {
 
     init(plugin: LoadedPlugin, handle: AppHandle, settings: IsolationSettings, process: RunnerProcess) {
         self.plugin = plugin
-        self.handle = handle
+        application = handle
         self.settings = settings
         self.process = process
     }

@@ -188,29 +188,31 @@ struct FrameReader {
         self.init(copy, at: 0, size: copy.count, kind: kind)
     }
 
-    private mutating func take(_ count: Int, _ what: String) throws(ProtocolViolation) -> Int {
+    // `what` names the field in a refusal only: an autoclosure, so that reading a field builds no string.
+
+    private mutating func take(_ count: Int, _ what: @autoclosure () -> String) throws(ProtocolViolation) -> Int {
         guard count >= 0, end - offset >= count else {
-            throw ProtocolViolation("the \(kind) frame ends inside its \(what) (\(end - offset) bytes left, \(count) needed)")
+            throw ProtocolViolation("the \(kind) frame ends inside its \(what()) (\(end - offset) bytes left, \(count) needed)")
         }
         defer { offset += count }
         return offset
     }
 
-    mutating func u8(_ what: String) throws(ProtocolViolation) -> UInt8 { bytes[try take(1, what)] }
+    mutating func u8(_ what: @autoclosure () -> String) throws(ProtocolViolation) -> UInt8 { bytes[try take(1, what())] }
 
-    mutating func u32(_ what: String) throws(ProtocolViolation) -> UInt32 {
-        let at = try take(4, what)
+    mutating func u32(_ what: @autoclosure () -> String) throws(ProtocolViolation) -> UInt32 {
+        let at = try take(4, what())
         return bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt32.self).littleEndian }
     }
 
-    mutating func i32(_ what: String) throws(ProtocolViolation) -> Int32 { Int32(bitPattern: try u32(what)) }
+    mutating func i32(_ what: @autoclosure () -> String) throws(ProtocolViolation) -> Int32 { Int32(bitPattern: try u32(what())) }
 
-    mutating func u64(_ what: String) throws(ProtocolViolation) -> UInt64 {
-        let at = try take(8, what)
+    mutating func u64(_ what: @autoclosure () -> String) throws(ProtocolViolation) -> UInt64 {
+        let at = try take(8, what())
         return bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: at, as: UInt64.self).littleEndian }
     }
 
-    mutating func f64(_ what: String) throws(ProtocolViolation) -> Double { Double(bitPattern: try u64(what)) }
+    mutating func f64(_ what: @autoclosure () -> String) throws(ProtocolViolation) -> Double { Double(bitPattern: try u64(what())) }
 
     /// A string of at most `IsolationProtocol.maximumString` bytes of valid UTF-8.
     mutating func string(_ what: String) throws(ProtocolViolation) -> String {

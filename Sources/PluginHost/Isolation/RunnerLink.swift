@@ -156,6 +156,7 @@ final class RunnerLink: @unchecked Sendable {
     func serve(limit: Int = 4096) {
         batching = true
         var count = 0
+        var readOnce = false
         loop: while count < limit {
             var frame: FrameReader
             if deferredHead < deferred.count {
@@ -168,6 +169,9 @@ final class RunnerLink: @unchecked Sendable {
             } else if let next = nextFrame() {
                 frame = next
             } else {
+                // One read a call: when it brings no whole frame, the loop's watch calls again.
+                guard !readOnce else { break loop }
+                readOnce = true
                 switch channel.readSome() {
                 case .data: continue loop
                 case .wouldBlock: break loop
