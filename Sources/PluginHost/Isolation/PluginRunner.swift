@@ -24,8 +24,8 @@ package final class PluginRunner: @unchecked Sendable {
     let handle: AppHandle
     let registrations = RunnerRegistrations()
     private var plugin: LoadedPlugin?
-    private var handlers = DelegateHandlers()
-    private var rows = FFIDelegates.Rows()
+    /// The plugin's delegate functions, by row (`RunnerDelegates.invokers`).
+    private var invokers: [RunnerDelegates.Invoker?] = []
 
     private init(link: RunnerLink, handle: AppHandle) {
         self.link = link
@@ -87,7 +87,8 @@ package final class PluginRunner: @unchecked Sendable {
         case .failure(let error): return initDone(error.status, error.reason)
         }
         self.plugin = plugin
-        (handlers, rows) = plugin.bindDelegates()
+        let (handlers, rows) = plugin.bindDelegates()
+        invokers = RunnerDelegates.invokers(handlers, rows: rows, app: handle.app, link: link)
         let sceneRows = plugin.bindSceneDelegates().rows
         initDone(lc_status(LC_OK), "", rows: rows.bits, sceneRows: sceneRows.bits)
 
@@ -134,10 +135,10 @@ package final class PluginRunner: @unchecked Sendable {
             case .delegate:
                 let row = Int(try frame.u8("row"))
                 let arguments = try DelegateArguments.read(&frame)
-                guard row < FFIDelegates.functions.count, rows.contains(row) else {
+                guard row < invokers.count, let invoke = invokers[row] else {
                     RunnerLink.fatal("the host called delegate row \(row), which the plugin does not implement")
                 }
-                let answer = RunnerDelegates.invoke(row, arguments, handlers, app: handle.app, link: link, call: frame.word)
+                let answer = invoke(arguments)
                 if frame.word != 0 {
                     link.send(flush: true) { out in
                         out.begin(.result, word: frame.word)

@@ -5,50 +5,70 @@ import LifecycleC
 /// Calls an isolated plugin's delegate function in its process: the handler the C layer's bridge bound
 /// for row `row`, with the arguments the host sent. [main-thread]
 enum RunnerDelegates {
-    /// - Returns: the function's answer (false for a void one) and, for a writable archive, what the
-    ///   plugin left in it.
-    static func invoke(_ row: Int, _ a: DelegateArguments, _ h: DelegateHandlers, app: Application, link: RunnerLink,
-                       call: UInt64) -> (answer: Bool, archive: UserInfo?)
-    {
-        let method = FFIDelegates.functions[row].method
-        let dict = a.dict ?? UserInfo()
-        switch method {
-        case .willFinishLaunching: return (h.willFinishLaunching?(app, dict) ?? true, nil)
-        case .didFinishLaunching: return (h.didFinishLaunching?(app, dict) ?? true, nil)
-        case .didBecomeActive: h.didBecomeActive?(app)
-        case .willResignActive: h.willResignActive?(app)
-        case .didEnterBackground: h.didEnterBackground?(app)
-        case .willEnterForeground: h.willEnterForeground?(app)
-        case .willTerminate: h.willTerminate?(app)
-        case .didReceiveMemoryWarning: h.didReceiveMemoryWarning?(app)
-        case .significantTimeChange: h.significantTimeChange?(app)
-        case .protectedDataWillBecomeUnavailable: h.protectedDataWillBecomeUnavailable?(app)
-        case .protectedDataDidBecomeAvailable: h.protectedDataDidBecomeAvailable?(app)
-        case .openURL: return (h.openURL?(app, a.text ?? "", a.secondText, a.annotation?["value"]) ?? false, nil)
-        case .openURLWithOptions: return (h.openURLWithOptions?(app, a.text ?? "", dict) ?? false, nil)
-        case .performFetch: h.performFetch?(app, completion(a.key, link))
-        case .didReceiveRemoteNotificationWithCompletion: h.didReceiveRemoteNotificationWithCompletion?(app, dict, completion(a.key, link))
-        case .didReceiveRemoteNotification: h.didReceiveRemoteNotification?(app, dict)
-        case .shouldSaveApplicationState:
-            let archive = StateArchive(values: dict)
-            return (h.shouldSaveApplicationState?(app, archive) ?? false, archive.values)
-        case .shouldRestoreApplicationState: return (h.shouldRestoreApplicationState?(app, StateArchive(values: dict)) ?? false, nil)
-        case .willEncodeRestorableState:
-            let archive = StateArchive(values: dict)
-            h.willEncodeRestorableState?(app, archive)
-            return (false, archive.values)
-        case .didDecodeRestorableState: h.didDecodeRestorableState?(app, StateArchive(values: dict))
-        case .willContinueUserActivity: return (h.willContinueUserActivity?(app, a.text ?? "") ?? false, nil)
-        case .continueUserActivity:
-            guard let activity = UserActivity(dictionary: dict) else { return (false, nil) }
-            return (h.continueUserActivity?(app, activity) ?? false, nil)
-        case .didFailToContinueUserActivity: h.didFailToContinueUserActivity?(app, a.text ?? "", a.secondText ?? "")
-        case .didUpdateUserActivity:
-            if let activity = UserActivity(dictionary: dict) { h.didUpdateUserActivity?(app, activity) }
-        default:
-            RunnerLink.fatal("delegate row \(row) (\(method)) cannot be called in an isolated plugin")
+    /// One row's call: the arguments in, the answer (false for a void function) and, for a writable
+    /// archive, what the plugin left in it out.
+    typealias Invoker = (DelegateArguments) -> (answer: Bool, archive: UserInfo?)
+
+    /// The calls of the rows `h` implements, by row (nil: not implemented): chosen once, when the plugin
+    /// is bound, so that a call is an index and a closure, not a search by selector.
+    static func invokers(_ h: DelegateHandlers, rows: FFIDelegates.Rows, app: Application, link: RunnerLink) -> [Invoker?] {
+        FFIDelegates.functions.indices.map { row in rows.contains(row) ? invoker(row, h, app: app, link: link) : nil }
+    }
+
+    private static func invoker(_ row: Int, _ h: DelegateHandlers, app: Application, link: RunnerLink) -> Invoker? {
+        func void(_ body: ((Application) -> Void)?) -> Invoker? {
+            body.map { body in { _ in body(app); return (false, nil) } }
         }
-        return (false, nil)
+        switch FFIDelegates.functions[row].method {
+        case .willFinishLaunching: return h.willFinishLaunching.map { f in { a in (f(app, a.dict ?? UserInfo()), nil) } }
+        case .didFinishLaunching: return h.didFinishLaunching.map { f in { a in (f(app, a.dict ?? UserInfo()), nil) } }
+        case .didBecomeActive: return void(h.didBecomeActive)
+        case .willResignActive: return void(h.willResignActive)
+        case .didEnterBackground: return void(h.didEnterBackground)
+        case .willEnterForeground: return void(h.willEnterForeground)
+        case .willTerminate: return void(h.willTerminate)
+        case .didReceiveMemoryWarning: return void(h.didReceiveMemoryWarning)
+        case .significantTimeChange: return void(h.significantTimeChange)
+        case .protectedDataWillBecomeUnavailable: return void(h.protectedDataWillBecomeUnavailable)
+        case .protectedDataDidBecomeAvailable: return void(h.protectedDataDidBecomeAvailable)
+        case .openURL: return h.openURL.map { f in { a in (f(app, a.text ?? "", a.secondText, a.annotation?["value"]), nil) } }
+        case .openURLWithOptions: return h.openURLWithOptions.map { f in { a in (f(app, a.text ?? "", a.dict ?? UserInfo()), nil) } }
+        case .performFetch: return h.performFetch.map { f in { a in f(app, completion(a.key, link)); return (false, nil) } }
+        case .didReceiveRemoteNotificationWithCompletion:
+            return h.didReceiveRemoteNotificationWithCompletion.map { f in { a in f(app, a.dict ?? UserInfo(), completion(a.key, link)); return (false, nil) } }
+        case .didReceiveRemoteNotification:
+            return h.didReceiveRemoteNotification.map { f in { a in f(app, a.dict ?? UserInfo()); return (false, nil) } }
+        case .shouldSaveApplicationState:
+            return h.shouldSaveApplicationState.map { f in { a in
+                let archive = StateArchive(values: a.dict ?? UserInfo())
+                return (f(app, archive), archive.values)
+            } }
+        case .shouldRestoreApplicationState:
+            return h.shouldRestoreApplicationState.map { f in { a in (f(app, StateArchive(values: a.dict ?? UserInfo())), nil) } }
+        case .willEncodeRestorableState:
+            return h.willEncodeRestorableState.map { f in { a in
+                let archive = StateArchive(values: a.dict ?? UserInfo())
+                f(app, archive)
+                return (false, archive.values)
+            } }
+        case .didDecodeRestorableState:
+            return h.didDecodeRestorableState.map { f in { a in f(app, StateArchive(values: a.dict ?? UserInfo())); return (false, nil) } }
+        case .willContinueUserActivity: return h.willContinueUserActivity.map { f in { a in (f(app, a.text ?? ""), nil) } }
+        case .continueUserActivity:
+            return h.continueUserActivity.map { f in { a in
+                guard let activity = UserActivity(dictionary: a.dict ?? UserInfo()) else { return (false, nil) }
+                return (f(app, activity), nil)
+            } }
+        case .didFailToContinueUserActivity:
+            return h.didFailToContinueUserActivity.map { f in { a in f(app, a.text ?? "", a.secondText ?? ""); return (false, nil) } }
+        case .didUpdateUserActivity:
+            return h.didUpdateUserActivity.map { f in { a in
+                if let activity = UserActivity(dictionary: a.dict ?? UserInfo()) { f(app, activity) }
+                return (false, nil)
+            } }
+        default:
+            return nil  // scene rows: refused by the host before any call
+        }
     }
 
     /// A completion handler whose calls go back to the host as `completed` frames (from any thread, as
