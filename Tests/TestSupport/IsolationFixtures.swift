@@ -24,12 +24,7 @@ public enum IsolationFixtures {
             \(extraInit)
             return host->observe(plugin, "\(name)", NULL, fixture_observer, NULL, NULL);
         }
-        static const lc_plugin_descriptor_t descriptor = {
-            .struct_size = sizeof descriptor, .magic = LC_PLUGIN_MAGIC, .abi_major = LC_ABI_VERSION_MAJOR,
-            .abi_minor = LC_ABI_VERSION_MINOR, .id = "\(id)", .version = "1.0", .description = "isolation fixture",
-            .init = fixture_init,
-        };
-        LC_EXPORT const lc_plugin_descriptor_t *lc_plugin_entry(void) { return &descriptor; }
+        \(descriptor(id))
         """
     }
 
@@ -44,12 +39,7 @@ public enum IsolationFixtures {
             (void)host, (void)plugin, (void)state;
             \(body)
         }
-        static const lc_plugin_descriptor_t descriptor = {
-            .struct_size = sizeof descriptor, .magic = LC_PLUGIN_MAGIC, .abi_major = LC_ABI_VERSION_MAJOR,
-            .abi_minor = LC_ABI_VERSION_MINOR, .id = "\(id)", .version = "1.0", .description = "isolation fixture",
-            .init = fixture_init,
-        };
-        LC_EXPORT const lc_plugin_descriptor_t *lc_plugin_entry(void) { return &descriptor; }
+        \(descriptor(id))
         """
     }
 
@@ -63,12 +53,7 @@ public enum IsolationFixtures {
             (void)host, (void)plugin, (void)state; return LC_OK;
         }
         \(functions)
-        static const lc_plugin_descriptor_t descriptor = {
-            .struct_size = sizeof descriptor, .magic = LC_PLUGIN_MAGIC, .abi_major = LC_ABI_VERSION_MAJOR,
-            .abi_minor = LC_ABI_VERSION_MINOR, .id = "\(id)", .version = "1.0", .description = "isolation fixture",
-            .init = fixture_init,
-        };
-        LC_EXPORT const lc_plugin_descriptor_t *lc_plugin_entry(void) { return &descriptor; }
+        \(descriptor(id))
         """
     }
 
@@ -89,6 +74,13 @@ public enum IsolationFixtures {
         static lc_status fixture_init(const lc_host_api_t *host, lc_plugin *plugin, void **state) {
             (void)state; return host->set_delegate(plugin, &delegate);
         }
+        \(descriptor(id))
+        """
+    }
+
+    /// The descriptor of a fixture `id` whose init is `fixture_init`, and its entry point.
+    static func descriptor(_ id: String) -> String {
+        """
         static const lc_plugin_descriptor_t descriptor = {
             .struct_size = sizeof descriptor, .magic = LC_PLUGIN_MAGIC, .abi_major = LC_ABI_VERSION_MAJOR,
             .abi_minor = LC_ABI_VERSION_MINOR, .id = "\(id)", .version = "1.0", .description = "isolation fixture",

@@ -84,7 +84,9 @@ extension IsolatedPlugin {
             try frame.finish()
             guard word != 0, word == waitingSync else { throw ProtocolViolation("synced \(word), which was not asked") }
             synced = true
-        case .described, .loadFailed, .initDone:
+        case .described:
+            throw ProtocolViolation("a second descriptor")
+        case .loadFailed, .initDone:
             guard status == .loading, loadAnswer == nil else { throw ProtocolViolation("a \(frame.kind) frame after loading") }
             loadAnswer = try Self.readLoadAnswer(&frame)
         case .unloaded:
@@ -110,8 +112,16 @@ extension IsolatedPlugin {
             let reason = try frame.string("reason")
             try frame.finish()
             return .loadFailed(status: status, reason: reason)
+        case .described:
+            let id = try frame.string("id")
+            let version = try frame.string("version")
+            let summary = try frame.string("summary")
+            let major = try frame.u32("abi major")
+            let minor = try frame.u32("abi minor")
+            try frame.finish()
+            return .described(id: id, version: version, summary: summary, abiMajor: major, abiMinor: minor)
         default:
-            throw ProtocolViolation("a second descriptor")
+            throw ProtocolViolation("a \(frame.kind) frame where the plugin's process should say how loading went")
         }
     }
 
@@ -175,7 +185,7 @@ extension IsolatedPlugin {
         let info = record.userInfo.map { UserInfoBox.from(OpaquePointer($0)).value }
         let name = NotificationName(internedID: record.nameID)
         sendEvent(.notify, word: token, .notification(record.nameID)) { out in
-            if let name { writeName(name, into: &out) } else { out.name(record.nameID, text: nil) }
+            if let name { out.name(name, sent: &namesSent) } else { out.name(record.nameID, text: nil) }
             out.u64(UInt64(UInt(bitPattern: record.sender)))
             out.dictionary(info)
         }

@@ -62,16 +62,6 @@ extension IsolatedPlugin {
         flushNow()
     }
 
-    /// A name field for the process: the id, with the text the first time a custom name crosses.
-    func writeName(_ name: NotificationName, into out: inout FrameWriter) {
-        if name.isStandard || namesSent.contains(name.id) {
-            out.name(name.id, text: nil)
-        } else {
-            namesSent.insert(name.id)
-            out.name(name.id, text: name.rawValue)
-        }
-    }
-
     /// Writes what it can; over `outputLimit` it waits for room (until the earliest deadline),
     /// otherwise the loop's watch writes the rest when the socket has room.
     func flushNow() {

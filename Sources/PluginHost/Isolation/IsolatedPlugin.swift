@@ -120,23 +120,15 @@ final class IsolatedPlugin: @unchecked Sendable {
         }
         var reader = first
         do {
-            switch reader.kind {
-            case .described:
-                let id = try reader.string("id")
-                let version = try reader.string("version")
-                let summary = try reader.string("summary")
-                let major = try reader.u32("abi major")
-                let minor = try reader.u32("abi minor")
-                try reader.finish()
+            switch try readLoadAnswer(&reader) {
+            case .described(let id, let version, let summary, let major, let minor):
                 if let problem = AppHandle.idProblem(id) { throw ProtocolViolation("described an invalid id '\(id)': \(problem)") }
                 return (process, id, version, summary, major, minor)
-            case .loadFailed:
-                let status = try reader.i32("status")
-                let reason = try reader.string("reason")
+            case .loadFailed(let status, let reason):
                 process.reap(within: .seconds(1))
                 throw PluginRefusal(path: path, reason: reason, status: status)
-            default:
-                throw ProtocolViolation("a \(reader.kind) frame before the descriptor")
+            case .initDone:
+                throw ProtocolViolation("an initDone frame before the descriptor")
             }
         } catch let violation as ProtocolViolation {
             process.kill()

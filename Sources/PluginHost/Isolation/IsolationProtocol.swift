@@ -154,6 +154,17 @@ struct FrameWriter {
         string(text)
     }
 
+    /// A notification name: its id, with its text the first time a custom name crosses (`sent`
+    /// remembers which have). Standard names are the same ids in every process.
+    mutating func name(_ name: NotificationName, sent: inout Set<UInt32>) {
+        if name.isStandard || sent.contains(name.id) {
+            self.name(name.id, text: nil)
+        } else {
+            sent.insert(name.id)
+            self.name(name.id, text: name.rawValue)
+        }
+    }
+
     var isEmpty: Bool { bytes.isEmpty }
 }
 

@@ -61,14 +61,10 @@ enum RunnerHostAPI {
         }
         table.remove_observer = { plugin, token in
             HostCalls.withPlugin(plugin, "remove_observer", mainThread: true) { p, _ in
-                guard let runner = PluginRunner.current, runner.registrations.observers.removeValue(forKey: token) != nil else {
+                guard PluginRunner.current?.registrations.observers.removeValue(forKey: token) != nil else {
                     return lcFail(lc_status(LC_ERR_NOT_FOUND), "remove_observer: plugin '\(p.id)' has no observer with token \(token)")
                 }
-                runner.link.send { out in
-                    out.begin(.removeObserver, word: token)
-                    out.end()
-                }
-                return lc_status(LC_OK)
+                return tell(.removeObserver, token)
             }
         }
         table.post = { plugin, name, sender, userInfo in
@@ -113,11 +109,7 @@ enum RunnerHostAPI {
                 guard p.removeTask(task) else {
                     return lcFail(lc_status(LC_ERR_NOT_FOUND), "end_background_task: plugin '\(p.id)' has no open background task \(task)")
                 }
-                PluginRunner.current?.link.send { out in
-                    out.begin(.endTask, word: task)
-                    out.end()
-                }
-                return lc_status(LC_OK)
+                return tell(.endTask, task)
             }
         }
         table.add_timer = { plugin, seconds, fn, ctx, out in
@@ -138,14 +130,10 @@ enum RunnerHostAPI {
         }
         table.cancel_timer = { plugin, source in
             HostCalls.withPlugin(plugin, "cancel_timer", mainThread: true) { p, _ in
-                guard let runner = PluginRunner.current, runner.registrations.timers.removeValue(forKey: source) != nil else {
+                guard PluginRunner.current?.registrations.timers.removeValue(forKey: source) != nil else {
                     return lcFail(lc_status(LC_ERR_NOT_FOUND), "cancel_timer: plugin '\(p.id)' has no timer \(source)")
                 }
-                runner.link.send { out in
-                    out.begin(.cancelTimer, word: source)
-                    out.end()
-                }
-                return lc_status(LC_OK)
+                return tell(.cancelTimer, source)
             }
         }
         table.scene_find = { _, _, _ in sceneUnavailable("scene_find") }
@@ -184,6 +172,16 @@ enum RunnerHostAPI {
             link.name(name, into: &out)
             out.u64(UInt64(UInt(bitPattern: sender)))
             out.dictionary(info)
+            out.end()
+        }
+        return lc_status(LC_OK)
+    }
+
+    /// Tells the host of a registration ended here (an observer removed, a timer cancelled, a task
+    /// ended): one frame naming its id, no payload. [thread-safe]
+    private static func tell(_ kind: FrameKind, _ id: UInt64) -> lc_status {
+        PluginRunner.current?.link.send { out in
+            out.begin(kind, word: id)
             out.end()
         }
         return lc_status(LC_OK)

@@ -69,14 +69,7 @@ final class RunnerLink: @unchecked Sendable {
     func flush() { lock.withLock { _ in writeAll() } }
 
     /// Writes a name field: the id, and the text the first time a custom name crosses. [under `send`]
-    func name(_ name: NotificationName, into out: inout FrameWriter) {
-        if name.isStandard || namesSent.contains(name.id) {
-            out.name(name.id, text: nil)
-        } else {
-            namesSent.insert(name.id)
-            out.name(name.id, text: name.rawValue)
-        }
-    }
+    func name(_ name: NotificationName, into out: inout FrameWriter) { out.name(name, sent: &namesSent) }
 
     /// The name a host's name field names here. The host is trusted: a broken field ends the runner.
     func hostName(_ field: (id: UInt32, text: String?)) -> NotificationName {
