@@ -458,7 +458,7 @@ final class HostRunner: @unchecked Sendable {
         let plugins = handle.plugins.map { p in
             "{\"id\":\(quote(p.id)),\"version\":\(quote(p.version)),\"path\":\(quote(p.path)),"
                 + "\"observes\":[\(p.observedNames.map { quote($0.rawValue) }.joined(separator: ","))],"
-                + "\"delegates\":[\(p.implementedMethods.map { quote($0.selector) }.joined(separator: ","))]}"
+                + "\"delegates\":[\(p.implementedMethods.map { quote($0.selector) }.joined(separator: ","))],\"isolated\":\(p.isIsolated)}"
         }
         let queued = app.queuedNotifications.map { "{\"name\":\(quote($0.name.rawValue)),\"count\":\($0.count)}" }
         let tasks = app.backgroundTasks.map {

@@ -101,3 +101,29 @@ final class IsolationTests: XCTestCase {
         }
     }
 }
+
+extension IsolationTests {
+    /// `status` of a running host lists an isolated plugin like any other, marked `isolated`, until it fails.
+    func testStatusMarksIsolatedPluginsAndDropsAFailedOne() throws {
+        let folder = try CBuild.temporaryFolder("isolation-status")
+        let socket = folder + "/host.sock"
+        let crasher = try IsolationFixtures.build(
+            IsolationFixtures.observer(id: "com.example.status.segv", name: "didReceiveMemoryWarning", body: "raise(SIGSEGV);"), named: "statussegv")
+        let process = try RunningProcess(Self.host, ["run", "--trace", "json", "--socket", socket, "--no-signals", "--no-pressure", "--no-clock",
+                                                     "--plugin", Self.example("Echo"), "--plugin", crasher, "--isolate", "com.example.status.segv"])
+        defer { _ = process.wait(timeout: 2) }
+        XCTAssertNotNil(process.waitForLine { $0.contains("\"name\":\"didBecomeActive\"") })
+        func plugins() throws -> [String: Bool] {
+            let status = try CBuild.run(Self.host, ["status", "--socket", socket])
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(status.output.utf8)) as? [String: Any], status.output)
+            let list = try XCTUnwrap(object["plugins"] as? [[String: Any]])
+            return Dictionary(uniqueKeysWithValues: list.map { ($0["id"] as? String ?? "", $0["isolated"] as? Bool ?? false) })
+        }
+        XCTAssertEqual(try plugins(), ["org.applifecycle.echo": false, "com.example.status.segv": true])
+        XCTAssertTrue(try CBuild.run(Self.host, ["send", "--socket", socket, "memory-warning"]).output.hasPrefix("ok active"))
+        XCTAssertNotNil(process.waitForLine { $0.contains("\"kind\":\"plugin-failed\"") })
+        XCTAssertEqual(try plugins(), ["org.applifecycle.echo": false])
+        _ = try CBuild.run(Self.host, ["send", "--socket", socket, "terminate"])
+        XCTAssertEqual(process.wait(timeout: 5), 7)
+    }
+}
