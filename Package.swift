@@ -21,6 +21,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // `swift package generate-documentation --target AppLifecycle`: the DocC reference (no code of it is linked).
+        .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
     targets: [
         // Syscalls the Glibc module does not export (epoll, eventfd, timerfd, signalfd), wrapped once.
@@ -93,6 +95,9 @@ let package = Package(
         .target(name: "CacheTrimmer", dependencies: ["CLifecycleABI"], path: "Plugins/CacheTrimmer"),
         .target(name: "Sessions", path: "Plugins/Sessions", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
         .target(name: "Scenes", path: "Plugins/Scenes", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
+        // Writes lifecycle-host's man page from its --experimental-dump-help (make man; a test keeps
+        // docs/man/lifecycle-host.1 in sync).
+        .executableTarget(name: "lifecycle-manual", path: "Tools/lifecycle-manual"),
         // A child process the archive tests kill in the middle of a save.
         .executableTarget(
             name: "archive-writer-child",
@@ -109,7 +114,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "HostTests",
-            dependencies: ["lifecycle-host", "AppLifecycle", "LifecycleOSEvents", "LifecycleC", "PluginHost", "TestSupport"]
+            dependencies: ["lifecycle-host", "lifecycle-manual", "AppLifecycle", "LifecycleOSEvents", "LifecycleC", "PluginHost", "TestSupport"]
         ),
         // The C layer through the C ABI: dictionaries, statuses, structs, interned names.
         .testTarget(

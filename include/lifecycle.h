@@ -78,6 +78,7 @@ enum {
     LC_ERR_VERSION = -13,                // ABI versions do not match
     LC_ERR_DUPLICATE = -14,              // an id that is already in use
     LC_ERR_INTERNAL = -15,
+    LC_ERR_QUEUE_FULL = -16,             // this thread has too many posts waiting for the main loop; nothing queued
 };
 
 /// The constant's name, e.g. "LC_ERR_ILLEGAL_ACTION". Static storage. [thread-safe]
@@ -109,7 +110,7 @@ enum {
 /// "not-running", "inactive", "active", "background", "suspended". Static storage. [thread-safe]
 LC_EXPORT const char *lc_state_name(lc_state state);
 
-/// ABI 1.2: the state of one scene (seed 004).
+/// ABI 1.2: the state of one scene (Apple, "Managing your app's life cycle").
 typedef uint32_t lc_scene_state;
 enum {
     LC_SCENE_STATE_UNATTACHED = 0,          // not connected (before willConnect, after didDisconnect)
@@ -346,7 +347,9 @@ typedef struct lc_config {
     lc_background_modes background_modes;
     uint32_t exits_on_suspend;         // UIApplicationExitsOnSuspend: 0 or 1
     // Budgets in seconds; 0 keeps the default (launch 5, didEnterBackground 5, willTerminate 5,
-    // completion handlers 30, background time 30, expiration warning 5).
+    // completion handlers 30, background time 30, expiration warning 5). Otherwise above 0 and at
+    // most 9223372036: lc_app_create refuses a negative, NaN, infinite or larger budget
+    // (LC_ERR_INVALID_ARGUMENT, naming the field).
     double launch_budget;
     double did_enter_background_budget;
     double will_terminate_budget;
@@ -453,7 +456,9 @@ LC_EXPORT lc_status lc_app_remove_observer(lc_app *app, lc_observer_token token)
 /// it is delivered on the main run loop, in this thread's post order. `user_info` may be NULL; the
 /// caller keeps it. Posted on the main thread and delivered at once, observers receive the caller's
 /// dictionary itself (no copy; they must not change it); a post from another thread, or one held
-/// while the application is suspended, carries a copy taken now. [thread-safe]
+/// while the application is suspended, carries a copy taken now. From another thread,
+/// LC_ERR_QUEUE_FULL (nothing queued) when that thread already has 65536 messages waiting for the
+/// main loop, or all threads 1048576: retry after the loop has run, coalesce, or drop. [thread-safe]
 LC_EXPORT lc_status lc_app_post(lc_app *app, const char *name, const void *sender, const lc_dict *user_info);
 /// lc_app_observe by interned id (see lc_name_intern). LC_ERR_UNKNOWN_NAME for 0 or an id never
 /// issued (the message names the id). Writes the token to `*out` (may be NULL). [main-thread]
@@ -463,7 +468,8 @@ LC_EXPORT lc_status lc_app_observe_name(lc_app *app, lc_name name, const void *s
 /// `user_info`. On the main thread observers have run when it returns; from another thread it is
 /// queued and delivered on the main run loop in this thread's post order (with lc_app_post's and
 /// lc_app_perform_async's). `user_info` as for lc_app_post; `sender` is never dereferenced.
-/// LC_ERR_UNKNOWN_NAME for 0 or an id never issued (the message names the id). [thread-safe]
+/// LC_ERR_UNKNOWN_NAME for 0 or an id never issued (the message names the id); LC_ERR_QUEUE_FULL
+/// from another thread over the queue's bound, as lc_app_post. [thread-safe]
 LC_EXPORT lc_status lc_app_post_name(lc_app *app, lc_name name, const void *sender, const lc_dict *user_info);
 
 // Delegates implemented in C. Any function pointer may be NULL (not implemented). Dictionaries are
@@ -596,7 +602,8 @@ LC_EXPORT int lc_app_fd(const lc_app *app);
 LC_EXPORT int lc_app_dispatch_pending(lc_app *app);
 /// Milliseconds until the next timer (-1: none): the longest a nesting loop may wait. [main-thread]
 LC_EXPORT int lc_app_next_timeout_ms(const lc_app *app);
-/// Runs `fn(ctx)` on the main thread on a later loop turn, in this thread's order. [thread-safe]
+/// Runs `fn(ctx)` on the main thread on a later loop turn, in this thread's order. From another
+/// thread, LC_ERR_QUEUE_FULL (nothing queued) over the queue's bound, as lc_app_post. [thread-safe]
 LC_EXPORT lc_status lc_app_perform_async(lc_app *app, void (*fn)(void *ctx), void *ctx);
 /// A one-shot timer after `seconds` (monotonic clock). [main-thread]
 LC_EXPORT lc_status lc_app_add_timer(lc_app *app, double seconds, void (*fn)(void *ctx), void *ctx, lc_source_id *out);
@@ -708,7 +715,7 @@ typedef struct lc_plugin_delegate {
     void (*will_encode_restorable_state)(lc_plugin *plugin, void *state, lc_dict *coder);
     void (*did_decode_restorable_state)(lc_plugin *plugin, void *state, const lc_dict *coder);
     // Appended in 1.1; read only when struct_size covers it (a table built against an earlier 1.1
-    // header is shorter: this field counts as NULL). application:openURL:options: (seed 004), called
+    // header is shorter: this field counts as NULL). application:openURL:options: (Apple, "Managing your app's life cycle"), called
     // instead of open_url when set. `options` holds "sourceApplication" (string) and "annotation" when
     // the request has them; it is never NULL.
     bool (*open_url_with_options)(lc_plugin *plugin, void *state, const char *url, const lc_dict *options);
@@ -768,7 +775,7 @@ struct lc_host_api {
                          lc_observer_token *out);
     /// See lc_app_remove_observer; only an observer this plugin registered (else LC_ERR_NOT_FOUND). [main-thread]
     lc_status (*remove_observer)(lc_plugin *plugin, lc_observer_token token);
-    /// See lc_app_post. [thread-safe]
+    /// See lc_app_post (LC_ERR_QUEUE_FULL over the queue's bound). [thread-safe]
     lc_status (*post)(lc_plugin *plugin, const char *name, const void *sender, const lc_dict *user_info);
     /// The application's state. [main-thread]
     lc_state (*state)(lc_plugin *plugin);
@@ -782,7 +789,7 @@ struct lc_host_api {
     /// LC_ERR_NOT_FOUND). [main-thread]
     lc_status (*add_timer)(lc_plugin *plugin, double seconds, void (*fn)(void *ctx), void *ctx, lc_source_id *out);
     lc_status (*cancel_timer)(lc_plugin *plugin, lc_source_id source);
-    /// See lc_app_perform_async. [thread-safe]
+    /// See lc_app_perform_async (LC_ERR_QUEUE_FULL over the queue's bound). [thread-safe]
     lc_status (*perform_async)(lc_plugin *plugin, void (*fn)(void *ctx), void *ctx);
     /// An optional feature table by versioned id (e.g. "lc.example/1"), or NULL when not supported. [thread-safe]
     const void *(*get_extension)(lc_plugin *plugin, const char *id);
@@ -799,7 +806,8 @@ struct lc_host_api {
     lc_status (*observe_name)(lc_plugin *plugin, lc_name name, const void *sender, lc_observer_fn fn, void *ctx,
                               lc_observer_token *out);
     /// See lc_app_post_name (ABI 1.1): on the main thread observers have run when it returns; from
-    /// another thread it is queued in this thread's order. [thread-safe]
+    /// another thread it is queued in this thread's order, or refused with LC_ERR_QUEUE_FULL over the
+    /// queue's bound. [thread-safe]
     lc_status (*post_name)(lc_plugin *plugin, lc_name name, const void *sender, const lc_dict *user_info);
 
     // ---- ABI 1.2 (a 1.2 plugin is never loaded by an older host; a plugin declaring 1.1 checks
@@ -912,7 +920,7 @@ LC_EXPORT bool application_shouldRestoreApplicationState(lc_app *app, const lc_d
 LC_EXPORT void application_willEncodeRestorableStateWithCoder(lc_app *app, lc_dict *coder);
 LC_EXPORT void application_didDecodeRestorableStateWithCoder(lc_app *app, const lc_dict *coder);
 LC_EXPORT bool application_openURL_options(lc_app *app, const char *url, const lc_dict *options);
-// ^ application:openURL:options: (seed 004): called instead of application_openURL when exported.
+// ^ application:openURL:options: (Apple, "Managing your app's life cycle"): called instead of application_openURL when exported.
 //   `options` (never NULL) holds "sourceApplication" and "annotation" when the request has them.
 
 // ABI 1.2: scenes and Handoff. Called only in a scene-based application, except the four Handoff

@@ -79,21 +79,19 @@ private func staticCString(_ s: StaticString) -> UnsafePointer<CChar> {
     UnsafeRawPointer(s.utf8Start).assumingMemoryBound(to: CChar.self)
 }
 
-// Written once, then only read: safe to share.
-nonisolated(unsafe) private let descriptor: UnsafePointer<lc_plugin_descriptor_t> = {
-    let d = UnsafeMutablePointer<lc_plugin_descriptor_t>.allocate(capacity: 1)
-    d.initialize(to: lc_plugin_descriptor_t(
-        struct_size: UInt32(MemoryLayout<lc_plugin_descriptor_t>.size),
-        magic: LC_PLUGIN_MAGIC,
-        abi_major: UInt32(LC_ABI_VERSION_MAJOR),
-        abi_minor: UInt32(LC_ABI_VERSION_MINOR),
-        id: staticCString("org.applifecycle.cachetrimmer"),
-        version: staticCString("1.0.0"),
-        description: staticCString("Trims its cache on memory warnings; flushes it in a background task"),
-        init: initialise,
-        deinit: nil))
-    return UnsafePointer(d)
-}()
+// The descriptor's storage is a global of the plugin, so it lies in the plugin's own image: the host
+// refuses a descriptor anywhere else (allocated on the heap, say). Initialised once, on first use (a
+// global's initialiser runs once, thread-safely), then only read.
+nonisolated(unsafe) private var descriptor = lc_plugin_descriptor_t(
+    struct_size: UInt32(MemoryLayout<lc_plugin_descriptor_t>.size),
+    magic: LC_PLUGIN_MAGIC,
+    abi_major: UInt32(LC_ABI_VERSION_MAJOR),
+    abi_minor: UInt32(LC_ABI_VERSION_MINOR),
+    id: staticCString("org.applifecycle.cachetrimmer"),
+    version: staticCString("1.0.0"),
+    description: staticCString("Trims its cache on memory warnings; flushes it in a background task"),
+    init: initialise,
+    deinit: nil)
 
-/// The plugin's one exported symbol.
-@c public func lc_plugin_entry() -> UnsafePointer<lc_plugin_descriptor_t>? { descriptor }
+/// The plugin's one exported symbol: the address of the global itself (never a copy).
+@c public func lc_plugin_entry() -> UnsafePointer<lc_plugin_descriptor_t>? { withUnsafePointer(to: &descriptor) { $0 } }

@@ -87,12 +87,13 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
     // by id as lc_app_post_name posts it, without retaining the handle or the center.
     if let app, let name, let existing = NotificationName(existingCString: name) {
         let center = Unmanaged<AppHandle>.fromOpaque(UnsafeRawPointer(app))._withUnsafeGuaranteedRef { $0.center }
-        _ = center._withUnsafeGuaranteedRef { center in
+        let outcome = center._withUnsafeGuaranteedRef { center in
             guard let userInfo else { return center.post(nameID: existing.id, sender: UInt(bitPattern: sender), userInfo: nil) }
             let box = UserInfoBox.from(userInfo)
             return center.post(nameID: existing.id, sender: UInt(bitPattern: sender), userInfo: box.current, rawUserInfo: box)
         }
-        return lc_status(LC_OK)
+        if case .posted = outcome { return lc_status(LC_OK) }
+        return lcStatus(outcome, name: existing.id, "lc_app_post")
     }
     // New names are interned here; NULLs and bad names are refused with their messages.
     return withApp(app, "lc_app_post", mainThread: false) { $0.post(name, sender: sender, userInfo: userInfo, function: "lc_app_post") }
@@ -158,7 +159,7 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
         guard seconds.isFinite, seconds >= 0 else {
             return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_run_for: seconds must be a finite number ≥ 0, not \(seconds)")
         }
-        do { try handle.loop.run(for: .nanoseconds(Int64(min(seconds, 1e9) * 1e9))) } catch { return lcFail(error, in: "lc_app_run_for") }
+        do { try handle.loop.run(for: CSeconds.duration(seconds, atMost: 1e9)) } catch { return lcFail(error, in: "lc_app_run_for") }
         return lc_status(LC_OK)
     }
 }

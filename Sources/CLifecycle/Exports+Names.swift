@@ -40,11 +40,12 @@ import LifecycleC
     // The caller's handle is alive for the call (the header's contract), and the application owns
     // its center: neither is retained. The center checks the id (see `post(nameID:)`).
     let center = Unmanaged<AppHandle>.fromOpaque(UnsafeRawPointer(app))._withUnsafeGuaranteedRef { $0.center }
-    let posted = center._withUnsafeGuaranteedRef { center in
+    let outcome = center._withUnsafeGuaranteedRef { center in
         guard let userInfo else { return center.post(nameID: name, sender: UInt(bitPattern: sender), userInfo: nil) }
         // The poster's own dictionary reaches C observers on this thread (no copy, no new handle).
         let box = UserInfoBox.from(userInfo)
         return center.post(nameID: name, sender: UInt(bitPattern: sender), userInfo: box.current, rawUserInfo: box)
     }
-    return posted ? lc_status(LC_OK) : lcUnknownNameID(name, "lc_app_post_name")
+    if case .posted = outcome { return lc_status(LC_OK) }
+    return lcStatus(outcome, name: name, "lc_app_post_name")
 }

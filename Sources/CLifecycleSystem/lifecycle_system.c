@@ -1,7 +1,9 @@
 #define _GNU_SOURCE
 #include "lifecycle_system.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <pthread.h>
 #include <string.h>
 #include <unistd.h>
@@ -115,6 +117,13 @@ uint64_t lcs_realtime_ns(void) { return clock_ns(CLOCK_REALTIME); }
 const char *lcs_strerror(int code) {
     const char *text = strerrordesc_np(code);
     return text ? text : "unknown error";
+}
+
+int lcs_dl_load_base(void *handle, uintptr_t *base) {
+    struct link_map *map = NULL;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == NULL) return -1;
+    *base = (uintptr_t)map->l_addr;
+    return 0;
 }
 
 // ---- Isolated plugins ----

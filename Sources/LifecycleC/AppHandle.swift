@@ -116,7 +116,7 @@ package final class AppHandle: @unchecked Sendable {
     package func addTimer(seconds: Double, owner: String?, _ body: @escaping () -> Void) -> UInt64 {
         let id = nextTimerID
         nextTimerID += 1
-        let delay = Duration.nanoseconds(Int64(max(0, min(seconds, 1e9)) * 1e9))
+        let delay = CSeconds.duration(seconds, atMost: 1e9)
         let source = loop.addTimer(after: delay) { [weak self] in
             self?.timers[id] = nil
             body()

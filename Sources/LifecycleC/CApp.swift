@@ -63,18 +63,21 @@ extension AppHandle {
         guard let name else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): name is NULL") }
         let notificationName: NotificationName
         do { notificationName = try NotificationName(cString: name) } catch { return lcFail(error) }
-        return post(notificationName, sender: sender, userInfo: userInfo)
+        return post(notificationName, sender: sender, userInfo: userInfo, function: function)
     }
 
     /// Posts an interned name. [thread-safe] On the loop thread observers have run when this returns;
-    /// from another thread the post is queued (no lock but the loop's queue lock, no `String`).
+    /// from another thread the post is queued (no lock but the loop's queue lock, no `String`), or
+    /// refused with `LC_ERR_QUEUE_FULL` when this thread is over the queue's bound.
     /// `userInfo` is copied (its value is read now).
-    package func post(_ name: NotificationName, sender: UnsafeRawPointer?, userInfo: OpaquePointer?) -> lc_status {
+    package func post(_ name: NotificationName, sender: UnsafeRawPointer?, userInfo: OpaquePointer?,
+                      function: String = "post") -> lc_status
+    {
         let box = userInfo.map { UserInfoBox.from($0) }
-        center._withUnsafeGuaranteedRef {
+        let queued = center._withUnsafeGuaranteedRef {
             $0.post(name, sender: NotificationSender(rawValue: UInt(bitPattern: sender)), userInfo: box?.current, rawUserInfo: box)
         }
-        return lc_status(LC_OK)
+        return queued ? lc_status(LC_OK) : lcQueueFull(function)
     }
 
     package func beginBackgroundTask(_ name: UnsafePointer<CChar>?, expiration: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
@@ -139,7 +142,7 @@ extension AppHandle {
     {
         guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
         let callback = CCallback(fn: fn, ctx: ctx)
-        loop.perform { callback.fn(callback.ctx) }
+        guard loop.tryPerform({ callback.fn(callback.ctx) }) else { return lcQueueFull(function) }
         return lc_status(LC_OK)
     }
 }
@@ -160,16 +163,13 @@ package func configuration(from config: UnsafePointer<lc_config_t>?) throws(CSta
     configuration.watchdogPolicy = Int(c.watchdog_policy) == LC_WATCHDOG_REPORT ? .report : .terminate
     configuration.backgroundModes = Configuration.BackgroundModes(rawValue: c.background_modes)
     configuration.exitsOnSuspend = c.exits_on_suspend != 0
-    func budget(_ seconds: Double, _ keep: Duration) -> Duration {
-        seconds > 0 && seconds.isFinite ? .nanoseconds(Int64(seconds * 1e9)) : keep
-    }
     var b = configuration.budgets
-    b.launch = budget(c.launch_budget, b.launch)
-    b.didEnterBackground = budget(c.did_enter_background_budget, b.didEnterBackground)
-    b.willTerminate = budget(c.will_terminate_budget, b.willTerminate)
-    b.completionHandler = budget(c.completion_handler_budget, b.completionHandler)
-    b.backgroundTask = budget(c.background_task_budget, b.backgroundTask)
-    b.expirationWarning = budget(c.expiration_warning, b.expirationWarning)
+    b.launch = try CSeconds.budget(c.launch_budget, field: "launch_budget", keep: b.launch)
+    b.didEnterBackground = try CSeconds.budget(c.did_enter_background_budget, field: "did_enter_background_budget", keep: b.didEnterBackground)
+    b.willTerminate = try CSeconds.budget(c.will_terminate_budget, field: "will_terminate_budget", keep: b.willTerminate)
+    b.completionHandler = try CSeconds.budget(c.completion_handler_budget, field: "completion_handler_budget", keep: b.completionHandler)
+    b.backgroundTask = try CSeconds.budget(c.background_task_budget, field: "background_task_budget", keep: b.backgroundTask)
+    b.expirationWarning = try CSeconds.budget(c.expiration_warning, field: "expiration_warning", keep: b.expirationWarning)
     configuration.budgets = b
     configuration.archiveDirectory = c.archive_directory.map { String(cString: $0) }
     if c.scene_manifest & UInt32(LC_SCENE_MANIFEST) != 0 {

@@ -65,6 +65,23 @@ package func lcUnknownNameID(_ id: UInt32, _ function: String) -> lc_status {
     lcFail(LC_ERR_UNKNOWN_NAME, "\(function): no notification name has id \(id) (ids come from lc_name_intern; 0 is never valid)")
 }
 
+/// Records that a post or `perform_async` from this thread was refused by the loop queue's bound and
+/// returns `LC_ERR_QUEUE_FULL`. [thread-safe]
+@discardableResult
+package func lcQueueFull(_ function: String) -> lc_status {
+    lcFail(LC_ERR_QUEUE_FULL, "\(function): refused: this thread already has \(MainRunLoop.maxQueuedPerThread) posts waiting for the main loop "
+        + "(or all threads \(MainRunLoop.maxQueued)); nothing was queued: retry after the loop has run, or post less")
+}
+
+/// The `lc_status` of a post by interned id. [thread-safe]
+package func lcStatus(_ outcome: AppNotificationCenter.PostOutcome, name id: UInt32, _ function: String) -> lc_status {
+    switch outcome {
+    case .posted: lc_status(LC_OK)
+    case .unknownName: lcUnknownNameID(id, function)
+    case .refused: lcQueueFull(function)
+    }
+}
+
 /// Decodes a C string from the caller as UTF-8; on invalid UTF-8 records
 /// "`function`: `argument` is not valid UTF-8" (LC_ERR_INVALID_ARGUMENT) and returns nil. [thread-safe]
 package func lcString(_ pointer: UnsafePointer<CChar>, _ function: String, _ argument: String) -> String? {
@@ -151,6 +168,8 @@ private func statusText(_ status: lc_status) -> StatusText {
     case LC_ERR_VERSION: StatusText(name: "LC_ERR_VERSION", message: "the ABI versions do not match")
     case LC_ERR_DUPLICATE: StatusText(name: "LC_ERR_DUPLICATE", message: "the id is already in use")
     case LC_ERR_INTERNAL: StatusText(name: "LC_ERR_INTERNAL", message: "an internal error in the library")
+    case LC_ERR_QUEUE_FULL:
+        StatusText(name: "LC_ERR_QUEUE_FULL", message: "this thread has too many posts waiting for the main loop; nothing was queued")
     default: StatusText(name: "LC_STATUS_UNKNOWN", message: "not a known status code")
     }
 }

@@ -2,8 +2,8 @@ import AppLifecycle
 
 /// The one delegate bridge of the C layer: C functions implementing delegate methods become an
 /// ordinary `DelegateHandlers` table, called through libffi. Every way C implements delegates goes
-/// through it — a plugin's exported ABI 1.0 functions (found by the plugins module with `dlsym`), a
-/// plugin's ABI 1.1 `lc_plugin_delegate_t`, and `lc_delegate_t` (`lc_app_add_delegate`) — with one
+/// through it — a plugin's exported ABI 1.0 functions (found by the plugins module in the plugin's
+/// symbol table), a plugin's ABI 1.1 `lc_plugin_delegate_t`, and `lc_delegate_t` (`lc_app_add_delegate`) — with one
 /// marshalling of dictionaries, strings, archives and completions, and one way to call.
 ///
 /// One table, `functions` (this file), lists every delegate function: the method, the C symbol, the
@@ -241,7 +241,7 @@ package enum FFIDelegates {
                      pointers: 2, .archive({ $0.willEncodeRestorableState = $1 }, writable: true)))
         add(Function(.didDecodeRestorableState, "application_didDecodeRestorableStateWithCoder", returns: .void,
                      pointers: 2, .archive({ $0.didDecodeRestorableState = $1 }, writable: false)))
-        // Appended (the 1.1 table's last field): application:openURL:options: (seed 004).
+        // Appended (the 1.1 table's last field): application:openURL:options: (Apple, "Managing your app's life cycle").
         add(Function(.openURLWithOptions, "application_openURL_options", returns: .bool, pointers: 3, .openURLWithOptions))
         // Appended in ABI 1.2 (the 1.2 fields of the tables, in this order): scene sessions and Handoff …
         add(Function(.configurationForConnecting, "application_configurationForConnectingSceneSession_options",

@@ -78,6 +78,7 @@ public final class OSEventSources: @unchecked Sendable {
     ///
     /// - Parameters:
     ///   - loop: every callback runs on its thread.
+    ///   - options: which sources to set up, and how (signals, the PSI file and triggers, clock steps).
     ///   - problem: a source that cannot be set up or fails later (a PSI file that cannot be armed, a
     ///     failing timerfd), in one line; the others run on. [loop-thread]
     ///   - handler: each event. [loop-thread]

@@ -199,6 +199,11 @@ public final class MainRunLoop: @unchecked Sendable {
     @inlinable
     public var isOnLoopThread: Bool { pthread_self() == owner }
 
+    /// Whether `thread` (a `pthread_self()` the caller has just read) is the loop's thread; with
+    /// `send(_:fromOtherThread:)`, a posting path reads `pthread_self()` once. [thread-safe]
+    @inlinable
+    package func isLoopThread(_ thread: pthread_t) -> Bool { thread == owner }
+
     /// The epoll descriptor. [thread-safe]
     ///
     /// It polls readable (`POLLIN`) whenever the loop has something to dispatch: posted work, a due
@@ -210,12 +215,40 @@ public final class MainRunLoop: @unchecked Sendable {
 
     /// Schedules `work` to run on the loop thread.
     ///
-    /// [thread-safe] Returns immediately. One FIFO for all threads: work runs in the order the calls
-    /// took the queue lock, so each thread's own order is kept. Called from the loop thread, `work`
-    /// runs on a later turn, never inline.
+    /// [thread-safe] One FIFO for all threads: work runs in the order the calls took the queue lock,
+    /// so each thread's own order is kept. Called from the loop thread, `work` runs on a later turn,
+    /// never inline, and is always queued. From another thread it returns immediately while the
+    /// thread is within the queue's bound (`maxQueuedPerThread` messages waiting, `maxQueued` in all);
+    /// past it, it **blocks** until the loop has taken the queue (it sleeps 50 µs between tries), so
+    /// the work is never lost. Use `tryPerform` to be refused instead of waiting.
+    /// - Important: a thread over the bound waits for the loop: the loop's thread must not wait for
+    ///   it meanwhile (e.g. join it), and the loop must keep running.
     public func perform(_ work: @escaping @Sendable () -> Void) {
+        let message = LoopMessage(target: .closure, payload: PerformBox(work))
+        while !enqueue(message) {
+            var pause = timespec(tv_sec: 0, tv_nsec: 50_000)
+            _ = nanosleep(&pause, nil)
+        }
+    }
+
+    /// Schedules `work` to run on the loop thread, unless this thread is over the queue's bound.
+    ///
+    /// [thread-safe] Returns immediately. As `perform`, except that past the bound (from a thread
+    /// other than the loop's) nothing is queued and it returns false: retry once the loop has run.
+    /// - Returns: whether `work` was queued.
+    @discardableResult
+    public func tryPerform(_ work: @escaping @Sendable () -> Void) -> Bool {
         enqueue(LoopMessage(target: .closure, payload: PerformBox(work)))
     }
+
+    /// The most messages (posts, `send`s, `perform`s) one thread other than the loop's may have
+    /// waiting in the loop's queue: 65,536. Counted from the loop's last take of the queue (when it
+    /// takes, it takes everything). [thread-safe]
+    public static var maxQueuedPerThread: Int { WorkQueue.maxPerProducer }
+
+    /// The most messages all threads together may have waiting in the loop's queue: 1,048,576.
+    /// [thread-safe]
+    public static var maxQueued: Int { WorkQueue.maxQueued }
 
     /// Registers a receiver of messages sent with `send`; returns its address.
     ///
@@ -248,18 +281,44 @@ public final class MainRunLoop: @unchecked Sendable {
         queueLock.unlock()
     }
 
-    /// Queues `message` for its target. [thread-safe]
+    /// Queues `message` for its target, unless this thread is over the queue's bound. [thread-safe]
     ///
     /// Returns immediately; the target's handler gets it on a later loop turn (never inline), in the
     /// same FIFO as `perform`. A message for a removed target is dropped.
+    ///
+    /// Bounded: a thread other than the loop's may have at most `maxQueuedPerThread` messages waiting
+    /// (and all threads together `maxQueued`); past that the message is refused — not queued, false
+    /// returned — until the loop takes the queue again. Messages accepted are all delivered, in each
+    /// thread's order. The loop's own thread is never refused.
+    /// - Returns: whether the message was queued.
     @inline(__always)
-    public func send(_ message: consuming LoopMessage) {
-        enqueue(message)
+    @discardableResult
+    public func send(_ message: consuming LoopMessage) -> Bool {
+        enqueue(message, from: pthread_self())
+    }
+
+    /// `send` from `thread`, the caller's `pthread_self()`, already known not to be the loop's thread
+    /// (`isLoopThread`). [thread-safe]
+    @discardableResult
+    package func send(_ message: consuming LoopMessage, fromOtherThread thread: pthread_t) -> Bool {
+        enqueue(message, from: thread)
+    }
+
+    /// Queues `item` from thread `producer` unless it is over the bound; returns whether it was queued.
+    @inline(__always)
+    func enqueue(_ item: consuming LoopMessage) -> Bool {
+        enqueue(item, from: pthread_self())
     }
 
     @inline(__always)
-    func enqueue(_ item: consuming LoopMessage) {
+    func enqueue(_ item: consuming LoopMessage, from producer: pthread_t) -> Bool {
         queueLock.lock()
+        // The loop's own thread is not bounded: only code running on the loop posts from it, and
+        // refusing it could lose the loop's own bookkeeping.
+        guard producer == owner || queue.pointee.admit(key: UnsafeRawPointer(queue)) else {
+            queueLock.unlock()
+            return false
+        }
         let wake = queue.pointee.append(item)
         queueLock.unlock()
         // An eventfd write only when the loop last found the queue empty (see `WorkQueue`): it consumes
@@ -267,6 +326,7 @@ public final class MainRunLoop: @unchecked Sendable {
         // without one while its takes find work, so a post is always followed either by a take or by a
         // wake-up the loop has not consumed yet. The write cannot fail on a live eventfd.
         if wake { _ = lcs_eventfd_signal(wakeFD) }
+        return true
     }
 
     // MARK: Running

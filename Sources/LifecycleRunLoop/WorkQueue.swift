@@ -1,3 +1,5 @@
+import CLifecycleSystem
+
 /// A block of queued messages; blocks chain into the loop's FIFO.
 ///
 /// Fixed capacity, so appending never moves an item, and pooled (see `WorkQueue`), so a busy queue
@@ -45,8 +47,17 @@ struct WorkChunk {
 /// Appending copies one four-word message into place: no growth copies, and no allocation while the
 /// pool has chunks (it keeps up to `maxSpareChunks`, 1 MiB of items). Plain value, touched only under
 /// the queue lock.
+///
+/// Bounded (`admit`): a thread other than the loop's may have at most `maxPerProducer` messages in
+/// the queue, and all threads together `maxQueued`; past that its posts are refused until the loop's
+/// next take. The check is a few compares of counters (one of them the thread's own, thread-local)
+/// under the lock the append takes anyway: no system call, no allocation, no table.
 struct WorkQueue {
     static let maxSpareChunks = 32
+    /// The most messages one posting thread may have in the queue (2 MiB of four-word messages).
+    static let maxPerProducer = 65_536
+    /// The most messages the queue holds from all threads together (32 MiB of four-word messages).
+    static let maxQueued = 1 << 20
 
     private var head: UnsafeMutablePointer<WorkChunk>?
     private var tail: UnsafeMutablePointer<WorkChunk>?
@@ -54,11 +65,36 @@ struct WorkQueue {
     private var spareCount = 0
     /// The last take found the queue empty and no append has come since: the loop may be asleep.
     private var loopWaiting = true
+    /// Messages in the queue (appended since the last take).
+    private var queued = 0
+    /// Bumped by every take: a thread's tally of an older epoch no longer counts.
+    private var epoch: UInt64 = 1
+
+    /// Whether the calling thread (not the loop's: it is never asked) may append one more message to
+    /// the queue at `key` (its address: tallies of other queues do not count here); if so, counts it.
+    /// Call under the queue lock, then `append`.
+    ///
+    /// Each thread keeps its own tally in thread-local storage (`lcs_producer_tally_self`): which
+    /// queue, which epoch, how many. A tally of another queue or an older epoch starts again at 0, so a
+    /// thread that alternates between two loops' queues within one epoch is bounded by `maxQueued`
+    /// only; every other thread by `maxPerProducer`. O(1), a few loads, no table.
+    @inline(__always)
+    mutating func admit(key: UnsafeRawPointer) -> Bool {
+        guard queued < Self.maxQueued else { return false }
+        let tally = lcs_producer_tally_self()!
+        if tally.pointee.queue != key || tally.pointee.epoch != epoch {
+            tally.pointee = lcs_producer_tally(queue: key, epoch: epoch, count: 0)
+        }
+        guard tally.pointee.count < Self.maxPerProducer else { return false }
+        tally.pointee.count &+= 1
+        return true
+    }
 
     /// Appends `item`; returns whether the caller must wake the loop (the first append since a take
     /// found the queue empty).
     @inline(__always)
     mutating func append(_ item: consuming LoopMessage) -> Bool {
+        queued &+= 1
         if let tail, tail.pointee.count < WorkChunk.capacity {
             (tail.pointee.items + tail.pointee.count).initialize(to: item)
             tail.pointee.count += 1
@@ -105,6 +141,8 @@ struct WorkQueue {
         let taken = head
         head = nil
         tail = nil
+        queued = 0
+        epoch &+= 1
         if taken == nil { loopWaiting = true }
         return taken
     }
@@ -117,10 +155,12 @@ struct WorkQueue {
         return true
     }
 
-    /// Destroys what is queued and frees every chunk.
+    /// Destroys what is queued and frees every chunk: the queue is not usable afterwards.
     mutating func free() {
         WorkChunk.freeChain(head, from: 0)
         WorkChunk.freeChain(spare, from: 0)
-        self = WorkQueue()
+        head = nil
+        tail = nil
+        spare = nil
     }
 }

@@ -12,7 +12,8 @@ extension FFIDelegates {
     /// Looks up every row's symbol with `lookup` and sets the matching handler for each one found.
     /// Returns immediately; nothing is called.
     /// - Parameters:
-    ///   - lookup: finds an exported function by name (`dlsym` on the plugin's handle), nil when absent.
+    ///   - lookup: finds an exported function by name (the loader: `PluginImage.symbol`, the plugin's
+    ///     own dynamic symbol table), nil when absent.
     ///   - app: passed unchanged as every function's first argument (`lc_app *`); never dereferenced here.
     ///   - closures: makes the completion function pointers of the fetch and remote-notification calls.
     ///   - owner: the plugin that exports them (labels and logs its completions), nil for none.
@@ -32,12 +33,18 @@ extension FFIDelegates {
     }
 
     /// `bind(symbols:…)` for the scene delegate functions a plugin exports (ABI 1.2): each
-    /// `scene…` symbol found becomes a `SceneDelegateHandlers` handler. Returns immediately.
+    /// `scene…` symbol found becomes a `SceneDelegateHandlers` handler. Returns immediately; nil when
+    /// the plugin exports none of them (most plugins: then no handler table is built at all).
     package static func bindScenes(symbols lookup: (String) -> UnsafeMutableRawPointer?, app: OpaquePointer?,
-                                   owner: (any PluginIdentity)? = nil, id: String = "") -> (handlers: SceneDelegateHandlers, rows: Rows)
+                                   owner: (any PluginIdentity)? = nil, id: String = "") -> (handlers: SceneDelegateHandlers, rows: Rows)?
     {
         withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: functions.count) { addresses in
-            for index in functions.indices { addresses[index] = functions[index].shape.isScene ? lookup(functions[index].symbol) : nil }
+            var found = false
+            for index in functions.indices {
+                addresses[index] = functions[index].shape.isScene ? lookup(functions[index].symbol) : nil
+                found = found || addresses[index] != nil
+            }
+            guard found else { return nil }
             return bindScenes(addresses: UnsafeBufferPointer(addresses),
                               convention: .exported(app: app.map(UnsafeRawPointer.init), closures: CompletionClosurePool.shared,
                                                     owner: owner, id: id))
@@ -79,9 +86,8 @@ extension LoadedPlugin {
         if let table = delegateTable {
             return table.withUnsafeBufferPointer { FFIDelegates.bind(addresses: $0, convention: .pluginTable(self)) }
         }
-        guard let image = handle else { return (DelegateHandlers(), FFIDelegates.Rows()) }
-        // withCString: the table's symbols are literals, NUL-terminated in place, so no C copy is allocated.
-        return FFIDelegates.bind(symbols: { $0.withCString { dlsym(image, $0) } }, app: owner?.opaque,
-                                 closures: CompletionClosurePool.shared, owner: self, id: id)
+        // The exported functions, found by name in the plugin's own symbol table (`PluginImage.symbol`).
+        guard let image else { return (DelegateHandlers(), FFIDelegates.Rows()) }
+        return FFIDelegates.bind(symbols: image.symbol, app: owner?.opaque, closures: CompletionClosurePool.shared, owner: self, id: id)
     }
 }

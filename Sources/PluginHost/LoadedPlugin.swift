@@ -24,8 +24,9 @@ package final class LoadedPlugin: PluginIdentity {
     /// Whether it is loaded (false once unloaded or while its init failed).
     package internal(set) var isActive = true
 
-    /// The image's `dlopen` handle; nil for an isolated plugin (its image is in its own process).
-    let handle: UnsafeMutableRawPointer?
+    /// Its image (mapped for the life of the process); nil for an isolated plugin (its image is in
+    /// its own process).
+    let image: PluginImage?
     let descriptor: lc_plugin_descriptor_t
     package internal(set) var state: UnsafeMutableRawPointer?
     var delegateToken: Application.DelegateToken?
@@ -52,7 +53,7 @@ package final class LoadedPlugin: PluginIdentity {
         version = opened.version
         summary = opened.summary
         path = opened.path
-        handle = opened.handle
+        image = opened.image
         descriptor = opened.descriptor
         abiMajor = opened.abiMajor
         abiMinor = opened.abiMinor
@@ -67,7 +68,7 @@ package final class LoadedPlugin: PluginIdentity {
         self.version = version
         self.summary = summary
         self.path = path
-        handle = nil
+        image = nil
         descriptor = lc_plugin_descriptor_t()
         self.abiMajor = abiMajor
         self.abiMinor = abiMinor

@@ -24,20 +24,36 @@ package struct PluginRefusal: Error, Sendable, CustomStringConvertible {
     package var description: String { message }
 }
 
+/// How a plugin may be loaded. [thread-safe]
+package struct PluginLoadOptions: OptionSet, Sendable {
+    package let rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Loads a plugin file that is group- or world-writable, or owned by another user than this
+    /// process's or root, or that lies in such a folder (the host's `--allow-unsafe-plugins`).
+    package static let allowUnsafePermissions = PluginLoadOptions(rawValue: 1 << 0)
+}
+
 extension AppHandle {
     /// Loads, checks and initialises one plugin. [loop-thread]
     ///
-    /// Checks, before any plugin code runs beyond the entry symbol: absolute path, ELF file, entry
-    /// symbol, magic, ABI version (a different major or a newer minor is refused, both versions named),
-    /// descriptor size, a valid reverse-DNS id not loaded yet, an init function. Then `init` runs; a
-    /// failing init is refused with its message and whatever it registered is removed. Finally the
-    /// delegate functions it exports are bound through libffi.
+    /// Checks, before anything maps the file: absolute path; a regular file opened without following
+    /// a symbolic link; safe permissions and owner of the file and of its folders up to `/` (unless
+    /// `options` allow them); an ELF64 little-endian shared object for this machine whose program
+    /// headers and loadable segments lie inside the file. Then the checked descriptor itself is loaded
+    /// (`dlopen("/proc/self/fd/N")`). Before any plugin code runs beyond the entry symbol: entry
+    /// symbol, a descriptor inside the plugin's own image, magic, ABI version (a different major or a
+    /// newer minor is refused, both versions named), descriptor size, strings inside the image, a valid
+    /// reverse-DNS id not loaded yet, an init function. Then `init` runs; a failing init is refused
+    /// with its message and whatever it registered is removed. Finally the delegate functions it
+    /// exports are bound through libffi. The entry and the delegate functions are looked up in the
+    /// plugin file's own dynamic symbol table (`DynamicSymbols`), not with a `dlsym` each.
     /// - Throws: `PluginRefusal`; the application and the other plugins are unaffected.
-    package func loadPlugin(path: String) throws(PluginRefusal) -> LoadedPlugin {
+    package func loadPlugin(path: String, options: PluginLoadOptions = []) throws(PluginRefusal) -> LoadedPlugin {
         guard loop.isOnLoopThread else {
             throw PluginRefusal(path: path, reason: "plugins are loaded on the main run loop's thread", status: lc_status(LC_ERR_WRONG_THREAD))
         }
-        let opened = try OpenedPlugin.open(path)
+        let opened = try OpenedPlugin.open(path, options: options)
         try checkUnique(opened.id, path: path)
         let plugin = try initialise(opened, hostTable: nil)
         let (handlers, rows) = plugin.bindDelegates()
@@ -87,7 +103,7 @@ extension AppHandle {
     }
 
     /// Loads every `*.so` of a folder (absolute path), in name order; a refusal does not stop the others. [loop-thread]
-    package func loadPlugins(folder: String) -> (loaded: [LoadedPlugin], refused: [PluginRefusal]) {
+    package func loadPlugins(folder: String, options: PluginLoadOptions = []) -> (loaded: [LoadedPlugin], refused: [PluginRefusal]) {
         let files: [String]
         switch pluginFiles(in: folder) {
         case .success(let found): files = found
@@ -96,7 +112,7 @@ extension AppHandle {
         var loaded: [LoadedPlugin] = []
         var refused: [PluginRefusal] = []
         for file in files {
-            do { loaded.append(try loadPlugin(path: file)) } catch { refused.append(error) }
+            do { loaded.append(try loadPlugin(path: file, options: options)) } catch { refused.append(error) }
         }
         return (loaded, refused)
     }

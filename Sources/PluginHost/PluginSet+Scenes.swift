@@ -36,8 +36,10 @@ extension LoadedPlugin {
         if let table = delegateTable {
             return table.withUnsafeBufferPointer { FFIDelegates.bindScenes(addresses: $0, convention: .pluginTable(self)) }
         }
-        guard let image = handle else { return (SceneDelegateHandlers(), FFIDelegates.Rows()) }
-        return FFIDelegates.bindScenes(symbols: { $0.withCString { dlsym(image, $0) } }, app: owner?.opaque, owner: self, id: id)
+        guard let image, let exported = FFIDelegates.bindScenes(symbols: image.symbol, app: owner?.opaque, owner: self, id: id) else {
+            return (SceneDelegateHandlers(), FFIDelegates.Rows())
+        }
+        return exported
     }
 
     /// The scene delegate methods the plugin implements (ABI 1.2), in `DelegateMethod.sceneMethods` order.

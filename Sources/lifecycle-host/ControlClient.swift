@@ -15,7 +15,8 @@ enum ControlClient {
     ///   - timeout: the longest wait for the whole exchange.
     /// - Returns: the response line without its line feed (an `error: …` line is returned, not thrown).
     /// - Throws: `ControlSocketError`: "no lifecycle-host is listening on PATH" when the file is missing
-    ///   or nothing accepts on it; permission denied; no response within the timeout; the connection
+    ///   or nothing accepts on it; permission denied; a server run by another user (not root), checked
+    ///   with `SO_PEERCRED` before the request is sent; no response within the timeout; the connection
     ///   closed before a response; a malformed request.
     static func request(path: String, line: String, timeout: Duration = .seconds(5)) throws(ControlSocketError) -> String {
         guard !line.utf8.contains(10), !line.utf8.contains(13) else {
@@ -46,6 +47,8 @@ enum ControlClient {
             default: throw .system("connect to \(path)", code)
             }
         }
+
+        try checkServer(fd, path: path)
 
         let request = Array(line.utf8) + [10]
         var offset = 0
@@ -94,6 +97,20 @@ enum ControlClient {
                 return String(decoding: response, as: UTF8.self)
             }
             response.append(contentsOf: chunk[0..<count])
+        }
+    }
+
+    /// Refuses a server that is not run by our own user or root (`SO_PEERCRED`), before a byte is
+    /// sent: another local user who bound the path first would otherwise read our request and forge
+    /// the answer.
+    static func checkServer(_ fd: Int32, path: String) throws(ControlSocketError) {
+        let me = geteuid()
+        guard let uid = ControlServer.peerUID(fd) else {
+            throw ControlSocketError("cannot tell who listens on \(path) (SO_PEERCRED failed); refusing to talk to it")
+        }
+        guard uid == me || uid == 0 else {
+            throw ControlSocketError("the process listening on \(path) runs as uid \(uid), not as you (uid \(me)) or root; "
+                                     + "refusing to talk to it (another user may have taken the path; use --socket or XDG_RUNTIME_DIR)")
         }
     }
 

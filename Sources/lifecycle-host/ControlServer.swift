@@ -8,8 +8,9 @@ import CLifecycleSystem
 /// ## Protocol
 ///
 /// - The socket is a Unix-domain stream socket (`AF_UNIX`, `SOCK_STREAM`) at `path`, file mode
-///   0600. By default it is `$XDG_RUNTIME_DIR/lifecycle-host.sock`, or
-///   `/tmp/lifecycle-host-<uid>.sock` when `XDG_RUNTIME_DIR` is unset or not a directory.
+///   0600. By default it is `$XDG_RUNTIME_DIR/lifecycle-host.sock`, or, when `XDG_RUNTIME_DIR` is
+///   unset or not a directory, `lifecycle-host.sock` in the private folder
+///   `${TMPDIR:-/tmp}/lifecycle-host-<euid>/` (mode 0700, made and checked: see `SocketFolder`).
 /// - Only a peer running as the host's own user, or as root, is served (checked with
 ///   `SO_PEERCRED` when it connects). Any other peer gets the single line
 ///   `error: permission denied (uid N)` and is disconnected.
@@ -67,17 +68,23 @@ final class ControlServer {
     private var acceptRetry: LoopSource?
 
     /// The default socket path: `$XDG_RUNTIME_DIR/lifecycle-host.sock`, or
-    /// `/tmp/lifecycle-host-<uid>.sock` when `XDG_RUNTIME_DIR` is unset, empty or not a directory.
-    /// [thread-safe]
-    static func defaultPath() -> String {
+    /// `${TMPDIR:-/tmp}/lifecycle-host-<euid>/lifecycle-host.sock` when `XDG_RUNTIME_DIR` is unset,
+    /// empty or not a directory. [thread-safe]
+    static func defaultPath() -> String { defaultLocation().path }
+
+    /// The default socket path and, when it is not under `XDG_RUNTIME_DIR`, the private folder
+    /// holding it, which the host must `prepare()` and a client `check()` before use. [thread-safe]
+    static func defaultLocation() -> (path: String, folder: SocketFolder?) {
         if let value = getenv("XDG_RUNTIME_DIR") {
             let dir = String(cString: value)
             var info = stat()
             if !dir.isEmpty, stat(dir, &info) == 0, info.st_mode & S_IFMT == S_IFDIR {
-                return dir.hasSuffix("/") ? dir + "lifecycle-host.sock" : dir + "/lifecycle-host.sock"
+                let name = SocketFolder.socketName
+                return (dir.hasSuffix("/") ? dir + name : dir + "/" + name, nil)
             }
         }
-        return "/tmp/lifecycle-host-\(geteuid()).sock"
+        let folder = SocketFolder.fallback()
+        return (folder.socketPath, folder)
     }
 
     /// Binds the socket at `path`, makes it mode 0600, listens, and serves requests on `loop`.

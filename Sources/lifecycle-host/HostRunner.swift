@@ -79,6 +79,8 @@ struct RunOptions {
     /// `--plugin-dir` plugins loaded here are scanned first (`--rescan`, `--scan-budget`).
     var rescan = false
     var scanBudget = PluginScanner.defaultBudget
+    /// How plugins are loaded (`--allow-unsafe-plugins`).
+    var pluginLoading: PluginLoadOptions = []
 }
 
 /// Runs one application: loads the plugins, launches, then takes commands from the script, the
@@ -97,7 +99,7 @@ final class HostRunner: @unchecked Sendable {
     private var script: [ScenarioLine] = []
     private var scriptIndex = 0
     private var scriptRunning = false
-    private var stdinBuffer: [UInt8] = []
+    private var stdinLines = LineReader()
     private var stdinSource: LoopSource?
     private var stdinOpen = false
     private var refusedPlugins = 0
@@ -116,8 +118,9 @@ final class HostRunner: @unchecked Sendable {
         // A bad scenario stops the run before anything starts.
         do {
             if let path = options.script {
-                guard let text = readFile(path) else {
-                    fputs("lifecycle-host: cannot read scenario \(path): \(String(cString: strerror(errno)))\n", stderr)
+                guard let text = readFile(path, atMost: ScenarioParser.maxFileBytes) else {
+                    let why = errno == EFBIG ? "it is larger than \(ScenarioParser.maxFileBytes) bytes" : String(cString: strerror(errno))
+                    fputs("lifecycle-host: cannot read scenario \(path): \(why)\n", stderr)
                     return HostExit.scriptError
                 }
                 script = try ScenarioParser.parse(text: text, file: path)
@@ -161,8 +164,10 @@ final class HostRunner: @unchecked Sendable {
         self.sources = sources
 
         if options.socket {
-            let path = options.socketPath ?? ControlServer.defaultPath()
+            let location = options.socketPath.map { (path: $0, folder: SocketFolder?.none) } ?? ControlServer.defaultLocation()
+            let path = location.path
             do {
+                try location.folder?.prepare()
                 server = try ControlServer(path: path, loop: handle.loop) { [unowned self] request in self.answer(request) }
                 hostLine("socket", path)
             } catch {
@@ -212,7 +217,7 @@ final class HostRunner: @unchecked Sendable {
     private func loadPlugins(_ handle: AppHandle) {
         for path in options.plugins { load(absolute(path), in: handle) }
         guard !options.pluginFolders.isEmpty else { return }
-        var scanner = PluginScanner(rescan: options.rescan, budget: options.scanBudget)
+        var scanner = PluginScanner(rescan: options.rescan, budget: options.scanBudget, options: options.pluginLoading)
         for folder in options.pluginFolders {
             switch handle.pluginFiles(in: absolute(folder)) {
             case .success(let files): for file in files { load(file, in: handle, scanner: &scanner) }
@@ -230,7 +235,8 @@ final class HostRunner: @unchecked Sendable {
 
     /// Loads one plugin, in this process or isolated in its own (`--isolate`).
     private func load(_ path: String, in handle: AppHandle) {
-        let isolation = options.isolation
+        var isolation = options.isolation
+        isolation.settings.loadOptions = options.pluginLoading
         do throws(PluginRefusal) {
             var loaded: LoadedPlugin?
             if isolation.isolatesFile(path) {
@@ -240,7 +246,7 @@ final class HostRunner: @unchecked Sendable {
                 loaded = try handle.loadIsolatedPlugin(path: path, settings: isolation.settings, onlyIf: isolation.isolates(id:))
             }
             let plugin: LoadedPlugin
-            if let loaded { plugin = loaded } else { plugin = try handle.loadPlugin(path: path) }
+            if let loaded { plugin = loaded } else { plugin = try handle.loadPlugin(path: path, options: options.pluginLoading) }
             hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)\(plugin.isIsolated ? " (isolated)" : "")")
         } catch {
             refused(error)
@@ -389,11 +395,14 @@ final class HostRunner: @unchecked Sendable {
             endOfInput()
             return
         }
-        stdinBuffer.append(contentsOf: chunk[0..<n])
-        while let newline = stdinBuffer.firstIndex(of: 0x0A) {
-            let line = String(decoding: stdinBuffer[..<newline], as: UTF8.self)
-            stdinBuffer.removeSubrange(...newline)
-            handleTyped(line)
+        for line in stdinLines.append(chunk[0..<n]) {
+            switch line {
+            case .text(let text): handleTyped(text)
+            case .tooLong:
+                let message = "line too long (at most \(LineReader.maxLineBytes) bytes); ignored"
+                hostLine("error", "stdin", detail: message)
+                fputs("error: \(message)\n", stderr)
+            }
             if !stdinOpen { return }
         }
     }
@@ -473,55 +482,4 @@ final class HostRunner: @unchecked Sendable {
             + "\"plugins\":[\(plugins.joined(separator: ","))],\"queued\":[\(queued.joined(separator: ","))],"
             + "\"backgroundTasks\":[\(tasks.joined(separator: ","))],\"backgroundTimeRemaining\":\(remaining)\(scenes)}"
     }
-}
-
-// MARK: Small helpers
-
-extension String {
-    func trimmingWhitespace() -> String {
-        var s = Substring(self)
-        while let first = s.first, first.isWhitespace { s.removeFirst() }
-        while let last = s.last, last.isWhitespace { s.removeLast() }
-        return String(s)
-    }
-}
-
-/// An absolute path for `path` (relative to the working directory).
-func absolute(_ path: String) -> String {
-    if path.hasPrefix("/") { return path }
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
-    guard getcwd(&buffer, buffer.count) != nil else { return path }
-    let cwd = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    return (cwd == "/" ? "" : cwd) + "/" + path
-}
-
-/// The whole file as text, or nil (errno set).
-func readFile(_ path: String) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n < 0 { if errno == EINTR { continue }; return nil }
-        if n == 0 { break }
-        bytes.append(contentsOf: chunk[0..<n])
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}
-
-/// Writes a whole file; false on failure (errno set).
-func writeFile(_ path: String, _ text: String) -> Bool {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { return false }
-    defer { close(fd) }
-    let bytes = Array(text.utf8)
-    var offset = 0
-    while offset < bytes.count {
-        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-        if n < 0 { if errno == EINTR { continue }; return false }
-        offset += n
-    }
-    return true
 }

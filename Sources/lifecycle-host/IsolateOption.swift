@@ -1,3 +1,4 @@
+import AppLifecycle
 import ArgumentParser
 import PluginHost
 
@@ -48,7 +49,7 @@ enum IsolateOption {
     }
 
     /// Checks the isolation options and sets them. - Throws: `ValidationError` naming the option and the limit.
-    static func apply(isolate: String?, restart: String?, budget: Double?, to options: inout RunOptions) throws {
+    static func apply(isolate: String?, restart: String?, budget: String?, to options: inout RunOptions) throws {
         var isolation = HostIsolation()
         if let isolate {
             if isolate == "*" {
@@ -68,10 +69,9 @@ enum IsolateOption {
             isolation.settings.restart = policy
         }
         if let budget {
-            guard budget.isFinite, budget > 0, budget <= 3600 else {
-                throw ValidationError("--isolate-budget: '\(budget)' is not a number of seconds above 0 and at most 3600")
+            do { isolation.settings.callBudget = try Seconds.parse(budget, allowsZero: false, atMost: 3600) } catch {
+                throw ValidationError("--isolate-budget \(budget): \(error.message)")
             }
-            isolation.settings.callBudget = .nanoseconds(Int64((budget * 1e9).rounded()))
             isolation.settings.initBudget = max(isolation.settings.initBudget, isolation.settings.callBudget)
         }
         options.isolation = isolation

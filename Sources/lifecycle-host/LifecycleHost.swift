@@ -19,7 +19,7 @@ struct EngineOptions: ParsableArguments {
     @Option(name: .customLong("trace"), help: "Trace format: text or json.")
     var trace: String = EngineValues().trace
 
-    @Option(name: .customLong("budget"), help: ArgumentHelp("A time budget in seconds (repeatable).",
+    @Option(name: .customLong("budget"), help: ArgumentHelp("A time budget (repeatable): seconds, or with a unit (250ms, 2s, 1m); at most 9223372036 s.",
                                                          discussion: "NAME: launch, did-enter-background, will-terminate, completion, background-task, expiration-warning.",
                                                          valueName: "NAME=SECONDS"))
     var budgets: [String] = []
@@ -83,10 +83,12 @@ struct EngineValues: Equatable {
         configuration.archiveDirectory = archive.map(absolute)
         for budget in budgets {
             let parts = budget.split(separator: "=", maxSplits: 1).map(String.init)
-            guard parts.count == 2, let seconds = Double(parts[1]), seconds.isFinite, seconds > 0 else {
-                throw ValidationError("--budget expects NAME=SECONDS, got '\(budget)'")
+            guard parts.count == 2 else { throw ValidationError("--budget expects NAME=SECONDS, got '\(budget)'") }
+            // Range-checked before it becomes a duration (`--budget launch=1e10` used to trap).
+            let duration: Duration
+            do { duration = try Seconds.parse(parts[1], allowsZero: false) } catch {
+                throw ValidationError("--budget \(budget): \(error.message)")
             }
-            let duration = Duration.nanoseconds(Int64(seconds * 1e9))
             switch parts[0] {
             case "launch": configuration.budgets.launch = duration
             case "did-enter-background", "didEnterBackground": configuration.budgets.didEnterBackground = duration
@@ -141,13 +143,14 @@ struct Run: ParsableCommand {
     var pressureCritical: String = RunValues().pressureCritical
 
     @Option(name: .customLong("pressure-delay"), help: ArgumentHelp(
-        "Arm the PSI triggers this long after start (default 0.25; a shorter run never opens them).", valueName: "SECONDS"))
-    var pressureDelay: Double?
+        "Arm the PSI triggers this long after start: seconds, or with a unit (default 0.25; at most 86400; a shorter run never opens them).",
+        valueName: "SECONDS"))
+    var pressureDelay: String?
 
     @Flag(name: .customLong("no-clock"), help: "Do not watch for clock steps.")
     var noClock = false
 
-    @Option(name: .customLong("socket"), help: "The control socket's path (default: $XDG_RUNTIME_DIR/lifecycle-host.sock).")
+    @Option(name: .customLong("socket"), help: ArgumentHelp(SocketOption.help))
     var socket: String?
 
     @Flag(name: .customLong("no-socket"), help: "Do not open the control socket.")
@@ -162,14 +165,17 @@ struct Run: ParsableCommand {
     var restart: String?
 
     @Option(name: .customLong("isolate-budget"), help: ArgumentHelp(
-        "Seconds an isolated plugin's callback may run outside a lifecycle budget (default 5).", valueName: "SECONDS"))
-    var isolateBudget: Double?
+        "How long an isolated plugin's callback may run outside a lifecycle budget (default 5s; at most 3600s).", valueName: "DURATION"))
+    var isolateBudget: String?
 
     @Flag(name: .customLong("rescan"), help: "Forget what the plugin registry remembers: scan every --plugin-dir plugin again.")
     var rescan = false
 
-    @Option(name: .customLong("scan-budget"), help: ArgumentHelp("Seconds a plugin's scan may take (default 5).", valueName: "SECONDS"))
-    var scanBudget: Double?
+    @Option(name: .customLong("scan-budget"), help: ArgumentHelp("How long a plugin's scan may take (default 5s; at most 3600s).", valueName: "DURATION"))
+    var scanBudget: String?
+
+    @Flag(name: .customLong("allow-unsafe-plugins"), help: UnsafePlugins.help)
+    var allowUnsafePlugins = false
 
     @OptionGroup var engine: EngineOptions
 
@@ -181,7 +187,7 @@ struct Run: ParsableCommand {
             pressureWarning: pressureWarning, pressureCritical: pressureCritical, pressureDelay: pressureDelay,
             noClock: noClock, socket: socket,
             noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, rescan: rescan,
-            scanBudget: scanBudget, engine: engine.values)
+            scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, engine: engine.values)
     }
 
     func run() throws {
@@ -204,7 +210,7 @@ struct Demo: ParsableCommand {
         if options.configuration.archiveDirectory == nil {
             options.configuration.archiveDirectory = "/tmp/lifecycle-host-demo-\(getuid())"
         }
-        let folder = executableFolder()
+        let folder = examplePluginFolder()
         options.plugins = ["Echo", "StateKeeper", "Greeter", "CacheTrimmer"].map { "\(folder)/lib\($0).so" }
         try buildMissingPlugins(options.plugins, folder: folder)
         options.scriptText = ("demo.scenario", DemoScenario.text)
@@ -254,12 +260,16 @@ struct Check: ParsableCommand {
     @Flag(name: .customLong("rescan"), help: "Forget what the plugin registry remembers: scan every plugin again.")
     var rescan = false
 
-    @Option(name: .customLong("scan-budget"), help: ArgumentHelp("Seconds a plugin's scan (open and init in its own process) may take (default 5).",
-                                                                valueName: "SECONDS"))
-    var scanBudgetSeconds: Double?
+    @Option(name: .customLong("scan-budget"), help: ArgumentHelp("How long a plugin's scan (open and init in its own process) may take (default 5s).",
+                                                                valueName: "DURATION"))
+    var scanBudgetText: String?
+
+    @Flag(name: .customLong("allow-unsafe-plugins"), help: UnsafePlugins.help)
+    var allowUnsafePlugins = false
 
     func run() throws {
-        var scanner = PluginScanner(rescan: rescan, budget: try scanBudget(scanBudgetSeconds))
+        let loading: PluginLoadOptions = allowUnsafePlugins ? .allowUnsafePermissions : []
+        var scanner = PluginScanner(rescan: rescan, budget: try scanBudget(scanBudgetText), options: loading)
         let handle: AppHandle
         do { handle = try AppHandle(configuration: Configuration()) } catch { throw ValidationError("\(error)") }
         defer { handle.shutdown() }
@@ -269,7 +279,7 @@ struct Check: ParsableCommand {
             do throws(PluginRefusal) {
                 // Scanned first, in a process of its own: a plugin that crashes there is not loaded here.
                 if let refusal = scanner.check(absolute(path)) { throw refusal }
-                let plugin = try handle.loadPlugin(path: absolute(path))
+                let plugin = try handle.loadPlugin(path: absolute(path), options: loading)
                 print("\(plugin.path)")
                 print("  id:          \(plugin.id)")
                 print("  version:     \(plugin.version)")
@@ -293,8 +303,16 @@ struct Check: ParsableCommand {
     }
 }
 
+/// `--allow-unsafe-plugins`, on `run` and `check`.
+enum UnsafePlugins {
+    static let help = ArgumentHelp(
+        "Load plugin files that are group- or world-writable, owned by another user, or in such a folder.")
+}
+
 struct SocketOption: ParsableArguments {
-    @Option(name: .customLong("socket"), help: "The control socket's path (default: $XDG_RUNTIME_DIR/lifecycle-host.sock).")
+    static let help = "The control socket's path (default: $XDG_RUNTIME_DIR/lifecycle-host.sock, else ${TMPDIR:-/tmp}/lifecycle-host-UID/lifecycle-host.sock)."
+
+    @Option(name: .customLong("socket"), help: ArgumentHelp(SocketOption.help))
     var socket: String?
 
     var path: String { socket ?? ControlServer.defaultPath() }
@@ -309,9 +327,45 @@ struct Send: ParsableCommand {
     var action: [String]
 
     func run() throws {
-        guard !action.isEmpty else { throw ValidationError("send needs an action ('lifecycle-host send home')") }
-        let line = action.map(quoteWord).joined(separator: " ")
-        try request("send " + line, socket.path)
+        // The action's words are captured as they come, options after it included: take `--socket`
+        // out of them (it was ignored there, and the action sent to the default socket).
+        let (words, given) = try Self.splitSocketOption(action)
+        guard !words.isEmpty else { throw ValidationError("send needs an action ('lifecycle-host send home')") }
+        if given != nil, socket.socket != nil { throw ValidationError("--socket given twice") }
+        let line = words.map(quoteWord).joined(separator: " ")
+        try request("send " + line, given ?? socket.path)
+    }
+
+    /// The action's words without `--socket PATH` / `--socket=PATH`, and that path. A `--` word ends
+    /// the options: every word after it belongs to the action (`send -- post com.example.x --socket`).
+    static func splitSocketOption(_ words: [String]) throws -> (action: [String], socket: String?) {
+        var action: [String] = []
+        var path: String?
+        var index = 0
+        while index < words.count {
+            let word = words[index]
+            index += 1
+            if word == "--" {
+                action += words[index...]
+                break
+            }
+            var value: String?
+            if word == "--socket" {
+                guard index < words.count else { throw ValidationError("--socket needs a path") }
+                value = words[index]
+                index += 1
+            } else if word.hasPrefix("--socket=") {
+                value = String(word.dropFirst("--socket=".count))
+            }
+            guard let value else {
+                action.append(word)
+                continue
+            }
+            guard path == nil else { throw ValidationError("--socket given twice") }
+            guard !value.isEmpty else { throw ValidationError("--socket needs a path") }
+            path = value
+        }
+        return (action, path)
     }
 }
 
@@ -335,9 +389,12 @@ func quoteWord(_ word: String) -> String {
     return out + "\""
 }
 
-/// Sends one request and prints the reply; a reply starting with "error" exits 1.
+/// Sends one request and prints the reply; a reply starting with "error" exits 1. A default path in
+/// the private folder is used only once the folder passes its checks (`SocketFolder.check`).
 private func request(_ line: String, _ path: String) throws {
     do {
+        let location = ControlServer.defaultLocation()
+        if path == location.path { try location.folder?.check() }
         let reply = try ControlClient.request(path: path, line: line)
         print(reply)
         if reply.hasPrefix("error") { throw ExitCode(1) }

@@ -1,3 +1,4 @@
+import AppLifecycle
 import ArgumentParser
 import CLifecycleABI
 import PluginHost
@@ -8,16 +9,18 @@ import PluginHost
 struct PluginScanner {
     private var registry: PluginScanRegistry
     private let budget: Duration
+    private let options: PluginLoadOptions
     private var changed = false
 
     /// How long a scan may take when not told (`--scan-budget`).
     static let defaultBudget: Duration = .seconds(5)
 
     /// `rescan`: forget what the registry remembers (`--rescan`).
-    init(rescan: Bool, budget: Duration = defaultBudget) {
+    init(rescan: Bool, budget: Duration = defaultBudget, options: PluginLoadOptions = []) {
         registry = PluginScanRegistry(forgetting: rescan)
         changed = rescan
         self.budget = budget
+        self.options = options
     }
 
     /// Nil when the plugin at `path` may be loaded in the host's process; else why not.
@@ -30,7 +33,7 @@ struct PluginScanner {
         case .clean?:
             return nil
         case nil:
-            switch PluginScan.scan(path, budget: budget) {
+            switch PluginScan.scan(path, budget: budget, options: options) {
             case .clean(let id):
                 record(key, .clean(id: id))
                 return nil
@@ -56,11 +59,10 @@ struct PluginScanner {
     func save() -> String? { changed ? registry.save() : nil }
 }
 
-/// `--scan-budget SECONDS`, checked: above 0, at most 3600.
-func scanBudget(_ seconds: Double?) throws -> Duration {
-    guard let seconds else { return PluginScanner.defaultBudget }
-    guard seconds.isFinite, seconds > 0, seconds <= 3600 else {
-        throw ValidationError("--scan-budget: '\(seconds)' is not a number of seconds above 0 and at most 3600")
+/// `--scan-budget DURATION` (`Seconds.parse`: above 0, at most 3600 s); the default without one.
+func scanBudget(_ text: String?) throws -> Duration {
+    guard let text else { return PluginScanner.defaultBudget }
+    do { return try Seconds.parse(text, allowsZero: false, atMost: 3600) } catch {
+        throw ValidationError("--scan-budget \(text): \(error.message)")
     }
-    return .nanoseconds(Int64((seconds * 1e9).rounded()))
 }

@@ -1,6 +1,7 @@
+import AppLifecycle
 import ArgumentParser
-import PluginHost
 @preconcurrency import Glibc
+import PluginHost
 
 /// The values of `lifecycle-host run` as plain data, and the options they make.
 ///
@@ -20,17 +21,19 @@ struct RunValues: Equatable {
     var pressureFile: String?
     var pressureWarning = "some 150000 2000000"
     var pressureCritical = "full 150000 2000000"
-    /// Seconds after start at which the PSI triggers are armed; nil: the default (0.25).
-    var pressureDelay: Double?
+    /// How long after start the PSI triggers are armed, as written (`0.5`, `250ms`); nil: the default
+    /// (0.25 s). Kept as text so that an error quotes what was given.
+    var pressureDelay: String?
     var noClock = false
     var socket: String?
     var noSocket = false
     /// `--isolate` ("*": every plugin) or `--isolate ID,…`; nil: none.
     var isolate: String?
     var restart: String?
-    var isolateBudget: Double?
+    var isolateBudget: String?
     var rescan = false
-    var scanBudget: Double?
+    var scanBudget: String?
+    var allowUnsafePlugins = false
     var engine = EngineValues()
 
     /// The run's options; throws `ValidationError` as `Run` reports it.
@@ -54,16 +57,16 @@ struct RunValues: Equatable {
         options.osEvents.warningTrigger = pressureWarning
         options.osEvents.criticalTrigger = pressureCritical
         if let pressureDelay {
-            guard pressureDelay.isFinite, pressureDelay >= 0, pressureDelay <= 86_400 else {
-                throw ValidationError("--pressure-delay: '\(pressureDelay)' is not a number of seconds from 0 to 86400")
+            do { options.osEvents.pressureDelay = try Seconds.parse(pressureDelay, atMost: 86_400) } catch {
+                throw ValidationError("--pressure-delay \(pressureDelay): \(error.message)")
             }
-            options.osEvents.pressureDelay = .nanoseconds(Int64((pressureDelay * 1e9).rounded()))
         }
         options.socket = !noSocket
         options.socketPath = socket
         try IsolateOption.apply(isolate: isolate, restart: restart, budget: isolateBudget, to: &options)
         options.rescan = rescan
         options.scanBudget = try lifecycle_host.scanBudget(scanBudget)
+        options.pluginLoading = allowUnsafePlugins ? .allowUnsafePermissions : []
         return options
     }
 
@@ -88,6 +91,7 @@ struct RunValues: Equatable {
             case "--no-pressure": values.noPressure = true
             case "--no-clock": values.noClock = true
             case "--no-socket": values.noSocket = true
+            case "--allow-unsafe-plugins": values.allowUnsafePlugins = true
             case "--exits-on-suspend": values.engine.exitsOnSuspend = true
             case "--scenes": values.engine.scenes = true
             case "--rescan": values.rescan = true
@@ -117,18 +121,12 @@ struct RunValues: Equatable {
                 case "--timeline": values.engine.timeline = value
                 case "--pressure-warning": values.pressureWarning = value
                 case "--pressure-critical": values.pressureCritical = value
-                case "--pressure-delay":
-                    guard let seconds = Double(value) else { return nil }
-                    values.pressureDelay = seconds
+                case "--pressure-delay": values.pressureDelay = value
                 case "--trace": values.engine.trace = value
                 case "--watchdog": values.engine.watchdog = value
                 case "--restart": values.restart = value
-                case "--isolate-budget":
-                    guard let seconds = Double(value) else { return nil }
-                    values.isolateBudget = seconds
-                case "--scan-budget":
-                    guard let seconds = Double(value) else { return nil }
-                    values.scanBudget = seconds
+                case "--isolate-budget": values.isolateBudget = value
+                case "--scan-budget": values.scanBudget = value
                 default: return nil
                 }
                 switch name {

@@ -28,8 +28,12 @@ struct ScenarioLine: Sendable {
 /// `continue-activity TYPE [scene=ID] [title=TEXT] [error=MESSAGE] [KEY=VALUE...]`,
 /// `update-activity TYPE [scene=ID] [title=TEXT] [KEY=VALUE...]`.
 /// VALUEs are typed: `true`/`false` → bool, `12` → integer, `1.5` → double, anything else (or
-/// anything in double quotes) → string. DURATIONs: `250ms`, `2s`, `1.5s`, `100us`, `1m`.
+/// anything in double quotes) → string. DURATIONs: `250ms`, `2s`, `1.5s`, `100us`, `1m`, at most
+/// `Seconds.maximum` (9223372036 s).
 enum ScenarioParser {
+    /// The largest scenario file read, in bytes (16 MiB): checked before it is read.
+    static let maxFileBytes = 16 << 20
+
     static let commands = [
         "launch", "home", "foreground", "interrupt", "dismiss", "accept", "lock", "unlock", "memory-warning",
         "time-change", "open-url", "fetch", "remote-notification", "post", "wait", "expect-state", "terminate", "purge",
@@ -66,10 +70,14 @@ enum ScenarioParser {
         """
 
     /// Parses a whole file's text; the first bad line throws with `FILE:LINE: message`.
+    ///
+    /// Lines end with LF or CR LF (a file saved on Windows): the CR is not part of the line. (Split on
+    /// bytes: in a Swift `String` CR LF is one `Character`, so splitting on the character "\n" would
+    /// find no line break at all in a CR LF file.)
     static func parse(text: String, file: String) throws(ScenarioFileError) -> [ScenarioLine] {
         var lines: [ScenarioLine] = []
-        for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
-            let text = String(raw)
+        for (index, raw) in text.utf8.split(separator: 10, omittingEmptySubsequences: false).enumerated() {
+            let text = String(decoding: raw.last == 13 ? raw.dropLast() : raw, as: UTF8.self)
             do {
                 if let command = try parse(line: text) {
                     lines.append(ScenarioLine(file: file, line: index + 1, text: text, command: command))
@@ -261,15 +269,13 @@ enum ScenarioParser {
         return .string(text)
     }
 
+    /// A `wait` duration: checked by `Seconds.parse` (at most `Seconds.maximum`) before it is converted.
     static func duration(_ text: String) throws(ScenarioError) -> Duration {
-        let units: [(String, Double)] = [("ms", 1e-3), ("us", 1e-6), ("s", 1), ("m", 60)]
-        for (suffix, scale) in units where text.hasSuffix(suffix) {
-            if let number = Double(text.dropLast(suffix.count)), number.isFinite, number >= 0 {
-                return .nanoseconds(Int64(number * scale * 1e9))
-            }
+        do {
+            return try Seconds.parse(text)
+        } catch {
+            throw ScenarioError(message: "bad duration '\(text)': \(error.message)")
         }
-        if let seconds = Double(text), seconds.isFinite, seconds >= 0 { return .nanoseconds(Int64(seconds * 1e9)) }
-        throw ScenarioError(message: "bad duration '\(text)' (e.g. 250ms, 2s, 1.5s)")
     }
 
     private static func distance(_ a: String, _ b: String) -> Int {

@@ -16,6 +16,8 @@ struct TimelineDrawing {
     private let taskHeight = 16.0
     private let laneHeight = 16.0
     private let sceneHeight = 16.0
+    /// Budget rows at most: where more phases meet at one spot, the extra ones lose their names.
+    private let maxPhaseRows = 4
 
     /// The axis: from 0 to `end` seconds, labelled every `step`.
     private let end: Double
@@ -63,8 +65,21 @@ struct TimelineDrawing {
 
     private func seconds(_ value: Double) -> String { number(value, decimals: 3) + " s" }
 
-    func render() -> String {
+    func render() -> String { draw().svg }
+
+    /// The SVG and every text in it, each with the box it covers (one `<text>` per label, in order).
+    func draw() -> (svg: String, labels: [TimelineLabel]) {
         var body = ""
+        var labels: [TimelineLabel] = []
+        /// The `<text>` element of `label`, which joins the labels.
+        func text(_ label: TimelineLabel, _ attributes: String = "") -> String {
+            labels.append(label)
+            let anchor = label.anchor == .start ? "" : " text-anchor=\"\(label.anchor.rawValue)\""
+            let weight = label.bold ? " font-weight=\"bold\"" : ""
+            return "<text x=\"\(f(label.x))\" y=\"\(f(label.baseline))\" font-size=\"\(f(label.size))\"\(anchor)\(weight)\(attributes)>"
+                + "\(TimelineRecorder.xmlEscape(label.text))</text>\n"
+        }
+        let phaseLayout = layOutPhases()
         var y = top
 
         // Rows.
@@ -73,7 +88,7 @@ struct TimelineDrawing {
         let scenesTop = y
         if !analysis.sceneLanes.isEmpty { y += Double(analysis.sceneLanes.count) * (sceneHeight + 4) - 4 + rowGap }
         let phaseTop = y
-        y += phaseHeight + rowGap
+        y += Double(max(phaseLayout.rows, 1)) * (phaseHeight + 4) - 4 + rowGap
         let taskLanes = (analysis.tasks.map(\.lane).max() ?? -1) + 1
         let taskTop = y
         y += Double(max(taskLanes, 1)) * (taskHeight + 4) - 4 + rowGap
@@ -87,29 +102,40 @@ struct TimelineDrawing {
         body += "<g id=\"axis\" font-size=\"10\" fill=\"#424242\">\n"
         var tick = 0.0
         var index = 0
+        var lastAxisLabel: TimelineBox?
         while tick <= end + step / 1000 {
             let position = x(tick)
             body += "<line class=\"grid\" x1=\"\(f(position))\" y1=\"\(f(stateTop))\" x2=\"\(f(position))\" y2=\"\(f(axisY))\" stroke=\"#eeeeee\" stroke-width=\"1\"/>\n"
             body += "<line x1=\"\(f(position))\" y1=\"\(f(axisY))\" x2=\"\(f(position))\" y2=\"\(f(axisY + 5))\" stroke=\"#424242\"/>\n"
-            body += "<text class=\"axis-label\" x=\"\(f(position))\" y=\"\(f(axisY + 17))\" text-anchor=\"middle\">\(number(tick, decimals: decimals)) s</text>\n"
+            // A label only where it clears the previous one (a narrow picture labels every other tick).
+            let label = TimelineLabel("\(number(tick, decimals: decimals)) s", x: position, baseline: axisY + 17, size: 10, anchor: .middle)
+            if lastAxisLabel.map({ $0.maxX + 6 <= label.box.minX }) ?? true {
+                body += text(label, " class=\"axis-label\"")
+                lastAxisLabel = label.box
+            }
             index += 1
             tick = Double(index) * step
         }
         body += "<line x1=\"\(f(left))\" y1=\"\(f(axisY))\" x2=\"\(f(left + plotWidth))\" y2=\"\(f(axisY))\" stroke=\"#424242\"/>\n"
-        body += "<text x=\"\(f(left + plotWidth))\" y=\"\(f(axisY + 30))\" text-anchor=\"end\">time since launch (s)</text>\n"
+        body += text(TimelineLabel("time since launch (s)", x: left + plotWidth, baseline: axisY + 30, size: 10, anchor: .end))
         body += "</g>\n"
 
         // Row labels.
-        body += "<g id=\"row-labels\" font-size=\"11\" fill=\"#212121\" text-anchor=\"end\">\n"
-        body += label("state", left - 8, stateTop + stateHeight / 2)
-        for (index, lane) in analysis.sceneLanes.enumerated() {
-            body += label("scene \(clip(lane.scene, to: 18))", left - 8, scenesTop + Double(index) * (sceneHeight + 4) + sceneHeight / 2)
+        body += "<g id=\"row-labels\" fill=\"#212121\">\n"
+        /// A row's name, right-aligned before the plot, shortened to fit the margin.
+        func rowLabel(_ name: String, _ middle: Double, colour: String? = nil) -> String {
+            let clipped = TimelineText.clip(name, toWidth: left - 8 - 6, size: 11)
+            return text(TimelineLabel(clipped, x: left - 8, baseline: middle + 4, size: 11, anchor: .end),
+                        colour.map { " fill=\"\($0)\"" } ?? "")
         }
-        body += label("budgets", left - 8, phaseTop + phaseHeight / 2)
-        body += label("background tasks", left - 8, taskTop + taskHeight / 2)
+        body += rowLabel("state", stateTop + stateHeight / 2)
+        for (index, lane) in analysis.sceneLanes.enumerated() {
+            body += rowLabel("scene \(lane.scene)", scenesTop + Double(index) * (sceneHeight + 4) + sceneHeight / 2)
+        }
+        body += rowLabel("budgets", phaseTop + phaseHeight / 2)
+        body += rowLabel("background tasks", taskTop + taskHeight / 2)
         for (lane, kind) in lanes.enumerated() {
-            body += label(kind.rawValue, left - 8, eventsTop + Double(lane) * laneHeight + laneHeight / 2,
-                          colour: TimelineStyle.colour(of: kind))
+            body += rowLabel(kind.rawValue, eventsTop + Double(lane) * laneHeight + laneHeight / 2, colour: TimelineStyle.colour(of: kind))
         }
         body += "</g>\n"
 
@@ -129,8 +155,10 @@ struct TimelineDrawing {
                 sliverEnd = sx + 2
                 slivers += "<rect class=\"brief\" data-state=\"\(interval.state.rawValue)\" x=\"\(f(sx))\" y=\"\(f(stateTop))\" width=\"2\" height=\"\(f(stateHeight))\" fill=\"\(TimelineStyle.colour(of: interval.state))\"><title>\(title)</title></rect>\n"
             }
-            if x1 - x0 > Double(interval.state.rawValue.count) * 6.5 + 8 {
-                body += "<text x=\"\(f((x0 + x1) / 2))\" y=\"\(f(stateTop + stateHeight / 2 + 4))\" font-size=\"11\" text-anchor=\"middle\" fill=\"\(interval.state == .inactive ? "#212121" : "#ffffff")\" pointer-events=\"none\">\(interval.state.rawValue)</text>\n"
+            // The state's name inside its band, when it fits with 4 px to spare each side.
+            if x1 - x0 >= TimelineText.width(interval.state.rawValue, size: 11) + 8 {
+                let name = TimelineLabel(interval.state.rawValue, x: (x0 + x1) / 2, baseline: stateTop + stateHeight / 2 + 4, size: 11, anchor: .middle)
+                body += text(name, " fill=\"\(interval.state == .inactive ? "#212121" : "#ffffff")\" pointer-events=\"none\"")
             }
         }
         body += slivers
@@ -154,10 +182,9 @@ struct TimelineDrawing {
 
         // Budgeted phases.
         body += "<g id=\"budgets\">\n"
-        for phase in analysis.phases {
-            let x0 = x(phase.start)
-            // At least 2 px, so that a phase of a few microseconds still shows.
-            let x1 = max(x(phase.end), x0 + 2)
+        for (phase, place) in zip(analysis.phases, phaseLayout.places) {
+            let x0 = place.x0, x1 = place.x1
+            let phaseTop = phaseTop + Double(place.row) * (phaseHeight + 4)
             var title = "\(phase.name) budget: \(seconds(phase.start)) – \(seconds(phase.end))"
             if let detail = phase.overrunDetail { title += " — overrun: \(detail)" }
             body += "<rect class=\"phase\" data-phase=\"\(TimelineRecorder.xmlEscape(phase.name))\" x=\"\(f(x0))\" y=\"\(f(phaseTop))\" width=\"\(f(x1 - x0))\" height=\"\(f(phaseHeight))\" fill=\"\(TimelineStyle.phaseColour)\" rx=\"2\"><title>\(TimelineRecorder.xmlEscape(title))</title></rect>\n"
@@ -165,10 +192,9 @@ struct TimelineDrawing {
                 let r0 = min(max(x(from), x0), x1)
                 body += "<rect class=\"overrun\" data-phase=\"\(TimelineRecorder.xmlEscape(phase.name))\" x=\"\(f(r0))\" y=\"\(f(phaseTop))\" width=\"\(f(max(x1 - r0, 2)))\" height=\"\(f(phaseHeight))\" fill=\"\(TimelineStyle.overrunColour)\" rx=\"2\"><title>\(TimelineRecorder.xmlEscape(title))</title></rect>\n"
             }
-            // The name after the bar, or before it near the right edge.
-            let fits = x1 + 3 + Double(phase.name.count) * 6 < Double(width) - 4
-            let anchor = fits ? "start" : "end"
-            body += "<text x=\"\(f(fits ? x1 + 3 : x0 - 3))\" y=\"\(f(phaseTop + phaseHeight / 2 + 4))\" font-size=\"10\" text-anchor=\"\(anchor)\" fill=\"#455a64\" pointer-events=\"none\">\(TimelineRecorder.xmlEscape(phase.name))</text>\n"
+            if let label = place.label {
+                body += text(label.at(baseline: phaseTop + phaseHeight / 2 + 4), " fill=\"#455a64\" pointer-events=\"none\"")
+            }
         }
         body += "</g>\n"
 
@@ -190,8 +216,10 @@ struct TimelineDrawing {
                 let ex = x(expiring)
                 body += "<line class=\"expiring\" x1=\"\(f(ex))\" y1=\"\(f(rowY))\" x2=\"\(f(ex))\" y2=\"\(f(rowY + taskHeight))\" stroke=\"\(TimelineStyle.expiringColour)\" stroke-width=\"3\"><title>\(TimelineRecorder.xmlEscape(title))</title></line>\n"
             }
-            if x1 - x0 > 40 {
-                body += "<text x=\"\(f(x0 + 4))\" y=\"\(f(rowY + taskHeight / 2 + 4))\" font-size=\"10\" fill=\"#0d47a1\" pointer-events=\"none\">\(TimelineRecorder.xmlEscape(clip(task.label, to: Int((x1 - x0 - 8) / 6))))</text>\n"
+            // The task's name inside its bar, shortened to fit with 4 px to spare each side.
+            let name = TimelineText.clip(task.label, toWidth: x1 - x0 - 8, size: 10)
+            if x1 - x0 > 40, !name.isEmpty {
+                body += text(TimelineLabel(name, x: x0 + 4, baseline: rowY + taskHeight / 2 + 4, size: 10), " fill=\"#0d47a1\" pointer-events=\"none\"")
             }
         }
         body += "</g>\n"
@@ -210,7 +238,7 @@ struct TimelineDrawing {
         body += "</g>\n"
 
         // Legend.
-        let (legend, legendHeight) = self.legend(top: legendTop)
+        let (legend, legendHeight) = self.legend(top: legendTop, text: text)
         body += legend
         let height = Int((legendTop + legendHeight + 12).rounded(.up))
 
@@ -220,11 +248,14 @@ struct TimelineDrawing {
         svg += "<title>AppLifecycle timeline</title>\n"
         svg += "<desc>\(events.count) trace events over \(seconds(span))</desc>\n"
         svg += "<rect x=\"0\" y=\"0\" width=\"\(width)\" height=\"\(height)\" fill=\"#ffffff\"/>\n"
-        svg += "<text x=\"12\" y=\"20\" font-size=\"14\" font-weight=\"bold\" fill=\"#212121\">AppLifecycle timeline</text>\n"
-        svg += "<text x=\"\(width - 12)\" y=\"20\" font-size=\"11\" text-anchor=\"end\" fill=\"#616161\">\(events.count) events, \(seconds(span))</text>\n"
+        svg += text(TimelineLabel("AppLifecycle timeline", x: 12, baseline: 20, size: 14, bold: true), " fill=\"#212121\"")
+        svg += text(TimelineLabel("\(events.count) events, \(seconds(span))", x: Double(width) - 12, baseline: 20, size: 11, anchor: .end),
+                    " fill=\"#616161\"")
         svg += body
         svg += "</svg>\n"
-        return svg
+        // The header's two texts were made last: put them first, in document order.
+        labels = Array(labels.suffix(2)) + labels.dropLast(2)
+        return (svg, labels)
     }
 
     private func tickTitle(_ event: TraceEvent) -> String {
@@ -234,24 +265,19 @@ struct TimelineDrawing {
         return text + " → \(event.state)"
     }
 
-    private func label(_ text: String, _ x: Double, _ y: Double, colour: String? = nil) -> String {
-        let fill = colour.map { " fill=\"\($0)\"" } ?? ""
-        return "<text x=\"\(f(x))\" y=\"\(f(y + 4))\"\(fill)>\(TimelineRecorder.xmlEscape(text))</text>\n"
-    }
-
-    /// The legend, wrapped to the width; returns its markup and height.
-    private func legend(top: Double) -> (String, Double) {
+    /// The legend, wrapped to the width; returns its markup and height. `text` makes each `<text>`.
+    private func legend(top: Double, text: (TimelineLabel, String) -> String) -> (String, Double) {
         enum Swatch { case box, bar, tick }
         var items: [(String, String, Swatch)] = ApplicationState.allCases.map { ($0.rawValue, TimelineStyle.colour(of: $0), .box) }
         items += [("budgeted phase", TimelineStyle.phaseColour, .bar), ("over budget", TimelineStyle.overrunColour, .bar),
                   ("background task", TimelineStyle.taskColour, .bar), ("expiration warning", TimelineStyle.expiringColour, .tick)]
         items += lanes.map { ($0.rawValue, TimelineStyle.colour(of: $0), .tick) }
-        var out = "<g id=\"legend\" font-size=\"11\" fill=\"#212121\">\n"
-        out += "<text x=\"12\" y=\"\(f(top + 12))\" font-weight=\"bold\">legend</text>\n"
+        var out = "<g id=\"legend\" fill=\"#212121\">\n"
+        out += text(TimelineLabel("legend", x: 12, baseline: top + 12, size: 11, bold: true), "")
         var x = left
         var y = top
         for (name, colour, swatch) in items {
-            let itemWidth = 22 + Double(name.count) * 6.5 + 16
+            let itemWidth = 22 + TimelineText.width(name, size: 11) + 16
             if x + itemWidth > Double(width) - right, x > left {
                 x = left
                 y += 18
@@ -265,15 +291,49 @@ struct TimelineDrawing {
             case .tick:
                 out += "<line x1=\"\(f(x + 8))\" y1=\"\(f(y + 1))\" x2=\"\(f(x + 8))\" y2=\"\(f(y + 15))\" stroke=\"\(colour)\" stroke-width=\"2.5\"/>\n"
             }
-            out += "<text x=\"\(f(x + 22))\" y=\"\(f(y + 12))\">\(TimelineRecorder.xmlEscape(name))</text>\n"
+            out += text(TimelineLabel(name, x: x + 22, baseline: y + 12, size: 11), "")
             x += itemWidth
         }
         out += "</g>\n"
         return (out, y - top + 18)
     }
 
-    private func clip(_ text: String, to count: Int) -> String {
-        text.count <= count ? text : String(text.prefix(max(count - 1, 0))) + "…"
+    /// Where each budget bar goes: its row, its ends, and its name after it (or before it, near the
+    /// right edge), in rows so that no bar or name overlaps another's; a phase no row can hold with its
+    /// name (more than `maxPhaseRows` at one spot) is drawn without it, its name still in its `<title>`.
+    private func layOutPhases() -> (places: [PhasePlace], rows: Int) {
+        var rows = TimelineRows(maxRows: maxPhaseRows, gap: 6)
+        var places: [PhasePlace] = []
+        places.reserveCapacity(analysis.phases.count)
+        for phase in analysis.phases {
+            let x0 = x(phase.start)
+            // At least 2 px, so that a phase of a few microseconds still shows.
+            let x1 = max(x(phase.end), x0 + 2)
+            let after = TimelineLabel(phase.name, x: x1 + 3, baseline: 0, size: 10)
+            let label = after.box.maxX <= Double(width) - 4 ? after : TimelineLabel(phase.name, x: x0 - 3, baseline: 0, size: 10, anchor: .end)
+            if let row = rows.place(min(x0, label.box.minX), max(x1, label.box.maxX)) {
+                places.append(PhasePlace(row: row, x0: x0, x1: x1, label: label))
+            } else {
+                let row = rows.place(x0, x1) ?? rows.force(x1)
+                places.append(PhasePlace(row: row, x0: x0, x1: x1, label: nil))
+            }
+        }
+        return (places, rows.count)
+    }
+}
+
+/// A budget bar's place: its row, its ends (pixels), and its name (placed on row 0's baseline), if shown.
+private struct PhasePlace {
+    let row: Int
+    let x0: Double
+    let x1: Double
+    let label: TimelineLabel?
+}
+
+extension TimelineLabel {
+    /// The same label on another baseline.
+    func at(baseline: Double) -> TimelineLabel {
+        TimelineLabel(text, x: x, baseline: baseline, size: size, anchor: anchor, bold: bold)
     }
 }
 

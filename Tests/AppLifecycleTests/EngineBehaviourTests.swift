@@ -411,9 +411,9 @@ final class EngineBehaviourTests: XCTestCase {
             $0.backgroundModes = [.fetch]
         }
         XCTAssertApplicationError(try h.app.perform(.launch(inBackground: true)), .illegalAction,
-                                  "action 'launch background' is not allowed while the application is not-running: the application exits on suspend, so it never runs in the background (seed 003)")
+                                  "action 'launch background' is not allowed while the application is not-running: the application exits on suspend, so it never runs in the background (UIApplicationExitsOnSuspend)")
         XCTAssertApplicationError(try h.app.perform(.backgroundFetch), .illegalAction,
-                                  "action 'fetch' is not allowed while the application is not-running: the application exits on suspend, so it never runs in the background (seed 003)")
+                                  "action 'fetch' is not allowed while the application is not-running: the application exits on suspend, so it never runs in the background (UIApplicationExitsOnSuspend)")
         XCTAssertEqual(h.trace, [])
     }
 

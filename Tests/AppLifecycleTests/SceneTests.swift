@@ -539,7 +539,7 @@ final class SceneTests: XCTestCase {
         let h = try Harness.scenes { $0.exitsOnSuspend = true }
         try h.launch()
         XCTAssertApplicationError(try h.app.perform(.moveSceneToBackground("main")), .illegalAction,
-                                  "action 'scene background main' is not allowed: the application exits on suspend, so it never runs in the background (seed 003); use home or terminate")
+                                  "action 'scene background main' is not allowed: the application exits on suspend, so it never runs in the background (UIApplicationExitsOnSuspend); use home or terminate")
         XCTAssertEqual(try h.perform(.home), [
             "delegate sceneWillResignActive: [s] {main}",
             "notification sceneWillDeactivate {main}",

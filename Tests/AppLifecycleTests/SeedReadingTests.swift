@@ -214,12 +214,12 @@ final class SeedReadingTests: XCTestCase {
 
         XCTAssertEqual(try h.perform(.launch()).prefix(2), [
             "state inactive",
-            "skipped application:shouldRestoreApplicationState: [restoreOnly] (application:shouldSaveApplicationState: is not implemented: state preservation needs both (seed 002))",
+            "skipped application:shouldRestoreApplicationState: [restoreOnly] (application:shouldSaveApplicationState: is not implemented: state preservation needs both, as on iOS)",
         ])
         XCTAssertEqual(decoded, [])
         XCTAssertEqual(try h.perform(.home).suffix(6), [
             "notification didEnterBackground",
-            "skipped application:shouldSaveApplicationState: [saveOnly] (application:shouldRestoreApplicationState: is not implemented: state preservation needs both (seed 002))",
+            "skipped application:shouldSaveApplicationState: [saveOnly] (application:shouldRestoreApplicationState: is not implemented: state preservation needs both, as on iOS)",
             "delegate application:shouldSaveApplicationState: [both]",
             "delegate application:willEncodeRestorableStateWithCoder: [both]",
             "archive saved [both] (1 keys)",
@@ -299,7 +299,7 @@ final class SeedReadingTests: XCTestCase {
         try h.perform(.home)
         XCTAssertEqual(try h.perform(.lock), ["queued protectedDataWillBecomeUnavailable (coalescing kind protected-data)"])
         XCTAssertEqual(try h.perform(.unlock), [
-            "discarded protectedDataDidBecomeAvailable (undoes the queued protectedDataWillBecomeUnavailable: nothing is delivered on resume (seeds 000, 003))",
+            "discarded protectedDataDidBecomeAvailable (undoes the queued protectedDataWillBecomeUnavailable: nothing is delivered on resume, as on iOS)",
         ])
         XCTAssertTrue(h.app.queuedNotifications.isEmpty)
         let start = h.seen.count

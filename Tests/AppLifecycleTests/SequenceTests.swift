@@ -196,7 +196,7 @@ final class SequenceTests: XCTestCase {
         try h.launch()
         try h.perform(.home)
         XCTAssertEqual(try h.seenDuring(.purge), [])
-        XCTAssertEqual(h.trace.last, "state not-running (purged while suspended: no callback (seed 003))")
+        XCTAssertEqual(h.trace.last, "state not-running (purged while suspended: no callback, as on iOS)")
         XCTAssertEqual(h.app.state, .notRunning)
     }
 

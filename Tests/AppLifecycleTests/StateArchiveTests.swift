@@ -414,6 +414,13 @@ final class StateArchiveTests: XCTestCase {
         print("StateArchiveTests: \(rounds) kills, \(killedMidSave) mid-save (temporary file left), loaded A \(loadedA)×, B \(loadedB)×")
         XCTAssertGreaterThan(killedMidSave, 0, "no kill landed inside a save; the test proved nothing")
 
+        // The killed saves' temporary files are stale (their locks died with them): the next sweep
+        // (at launch, before saves) removes every one and nothing else.
+        let left = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0 != "\(id).lcarchive" }
+        XCTAssertEqual(left.count, killedMidSave)
+        XCTAssertEqual(store.removeStaleTemporaryFiles().sorted(), left.sorted())
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder), ["\(id).lcarchive"])
+
         // Leftover temporary files, even garbage ones, never disturb a load or a later save.
         XCTAssertTrue(FileManager.default.createFile(atPath: folder + "/.\(id).lcarchive.999999.tmp",
                                                      contents: Data("garbage".utf8)))

@@ -12,11 +12,13 @@ final class CommandLineTests: XCTestCase {
             ["run", "--interactive", "--background-launch", "--launch-option", "url=app://x", "--launch-option", "n=3"],
             ["run", "--trace", "json", "--budget", "launch=2", "--budget", "did-enter-background=0.5", "--watchdog", "report"],
             ["run", "--background-mode", "audio", "--background-mode", "fetch", "--exits-on-suspend", "--archive", "/tmp/a"],
-            ["run", "--no-signals", "--no-pressure", "--no-clock", "--no-socket", "--timeline", "t.svg"],
+            ["run", "--no-signals", "--no-pressure", "--no-clock", "--no-socket", "--timeline", "t.svg", "--allow-unsafe-plugins"],
             ["run", "--socket", "/tmp/s.sock", "--pressure-file", "/proc/pressure/cpu", "--pressure-warning", "some 1 2000000",
              "--pressure-critical", "full 2 2000000"],
             ["run", "--pressure-delay", "0", "--script", "s.scenario"],
             ["run", "--pressure-delay", "1.5"],
+            ["run", "--pressure-delay", "soon"],
+            ["run", "--pressure-delay", "1e300"],
         ]
         for line in lines {
             let fast = try XCTUnwrap(RunValues.parse(line), "\(line)")
@@ -28,9 +30,32 @@ final class CommandLineTests: XCTestCase {
     func testTheFastPathLeavesEverythingElseToArgumentParser() {
         for line: [String] in [
             ["run", "--trace=json"], ["run", "--help"], ["run", "--interactive", "--interactive"], ["run", "--script", "a", "--script", "b"],
-            ["run", "--plugin"], ["run", "--plugin", "-x"], ["run", "--bogus"], ["run", "--pressure-delay", "soon"], ["run", "extra"], ["demo"], ["check", "x.so"],
+            ["run", "--plugin"], ["run", "--plugin", "-x"], ["run", "--bogus"], ["run", "extra"], ["demo"], ["check", "x.so"],
         ] {
             XCTAssertNil(RunValues.parse(line), "\(line)")
         }
+    }
+
+    /// Numbers on the command line are range-checked before they become durations: `--budget
+    /// launch=1e10` trapped in the conversion (SIGILL) and killed the host before it started.
+    func testNumbersAreCheckedBeforeTheyAreConverted() throws {
+        for (line, message) in [
+            (["run", "--budget", "launch=1e10"], "--budget launch=1e10: out of range: at most 9223372036 s (about 292 years)"),
+            (["run", "--budget", "launch=1e300"], "--budget launch=1e300: out of range: at most 9223372036 s (about 292 years)"),
+            (["run", "--budget", "completion=0"], "--budget completion=0: must be more than 0"),
+            (["run", "--budget", "launch=-5"], "--budget launch=-5: cannot be negative"),
+            (["run", "--budget", "launch=nan"], "--budget launch=nan: not a number with a unit (e.g. 250ms, 2s, 1.5s)"),
+            (["run", "--pressure-delay", "1e300"], "--pressure-delay 1e300: out of range: at most 86400 s"),
+            (["run", "--pressure-delay", "soon"], "--pressure-delay soon: not a number with a unit (e.g. 250ms, 2s, 1.5s)"),
+        ] {
+            let values = try XCTUnwrap(RunValues.parse(line), "\(line)")
+            XCTAssertThrowsError(try values.options(), "\(line)") { error in
+                XCTAssertEqual((error as? ValidationError)?.message, message, "\(line)")
+            }
+        }
+        // Units are accepted where seconds are.
+        let options = try XCTUnwrap(RunValues.parse(["run", "--budget", "launch=250ms", "--pressure-delay", "1.5s"])).options()
+        XCTAssertEqual(options.configuration.budgets.launch, .milliseconds(250))
+        XCTAssertEqual(options.osEvents.pressureDelay, .milliseconds(1500))
     }
 }

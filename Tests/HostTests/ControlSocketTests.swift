@@ -324,10 +324,21 @@ final class ControlSocketTests: XCTestCase {
         }
         setenv("XDG_RUNTIME_DIR", directory, 1)
         XCTAssertEqual(ControlServer.defaultPath(), directory + "/lifecycle-host.sock")
+        XCTAssertNil(ControlServer.defaultLocation().folder, "XDG_RUNTIME_DIR is the user's own: no folder of ours to check")
+        let savedTMPDIR = getenv("TMPDIR").map { String(cString: $0) }
+        defer { if let savedTMPDIR { setenv("TMPDIR", savedTMPDIR, 1) } else { unsetenv("TMPDIR") } }
+        unsetenv("TMPDIR")
+        // Not /tmp/lifecycle-host-<uid>.sock any more (another user could bind it first), but a socket
+        // in a private folder.
         setenv("XDG_RUNTIME_DIR", directory + "/missing", 1)
-        XCTAssertEqual(ControlServer.defaultPath(), "/tmp/lifecycle-host-\(geteuid()).sock")
+        XCTAssertEqual(ControlServer.defaultPath(), "/tmp/lifecycle-host-\(geteuid())/lifecycle-host.sock")
         unsetenv("XDG_RUNTIME_DIR")
-        XCTAssertEqual(ControlServer.defaultPath(), "/tmp/lifecycle-host-\(geteuid()).sock")
+        XCTAssertEqual(ControlServer.defaultPath(), "/tmp/lifecycle-host-\(geteuid())/lifecycle-host.sock")
+        XCTAssertEqual(ControlServer.defaultLocation().folder, SocketFolder(path: "/tmp/lifecycle-host-\(geteuid())"))
+        setenv("TMPDIR", directory + "/", 1)
+        XCTAssertEqual(ControlServer.defaultPath(), directory + "/lifecycle-host-\(geteuid())/lifecycle-host.sock")
+        setenv("TMPDIR", "relative", 1)
+        XCTAssertEqual(ControlServer.defaultPath(), "/tmp/lifecycle-host-\(geteuid())/lifecycle-host.sock")
     }
 
     // MARK: Peer credentials

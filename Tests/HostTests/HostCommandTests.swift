@@ -31,7 +31,14 @@ final class HostCommandTests: XCTestCase {
                        "nothing runs before the whole file parsed")
         for (line, message) in [
             ("memory-warning extreme", "unknown memory-warning level 'extreme' (normal, warning or critical)"),
-            ("wait soon", "bad duration 'soon' (e.g. 250ms, 2s, 1.5s)"),
+            ("wait soon", "bad duration 'soon': not a number with a unit (e.g. 250ms, 2s, 1.5s)"),
+            // These trapped in the conversion (SIGILL) before the range check.
+            ("wait 1e300s", "bad duration '1e300s': out of range: at most 9223372036 s (about 292 years)"),
+            ("wait 1e10s", "bad duration '1e10s': out of range: at most 9223372036 s (about 292 years)"),
+            ("wait 200000000m", "bad duration '200000000m': out of range: at most 9223372036 s (about 292 years)"),
+            ("wait -1s", "bad duration '-1s': cannot be negative"),
+            ("wait nan", "bad duration 'nan': not a number with a unit (e.g. 250ms, 2s, 1.5s)"),
+            ("wait infs", "bad duration 'infs': not a number with a unit (e.g. 250ms, 2s, 1.5s)"),
             ("post didEnterBackgrond", "unknown notification name 'didEnterBackgrond' (did you mean 'didEnterBackground'?); custom names must be reverse-DNS style, e.g. 'com.example.didEnterBackgrond'"),
             ("launch background now", "'launch' expects KEY=VALUE, got 'now'"),
             ("home now", "'home' takes no arguments"),
@@ -132,11 +139,8 @@ final class HostCommandTests: XCTestCase {
     func testSendAndStatusTalkToARunningHost() throws {
         let folder = try CBuild.temporaryFolder("socket")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let socket = folder + "/host.sock"
-        let process = try RunningProcess(host, ["run", "--trace", "json", "--socket", socket, "--no-signals", "--no-pressure",
-                                                "--no-clock", "--plugin", recorder])
+        let (process, socket) = try startHostWithSocket(in: folder)
         defer { _ = process.wait(timeout: 1) }
-        XCTAssertNotNil(process.waitForLine { $0.contains("\"name\":\"didBecomeActive\"") })
 
         let status = try CBuild.run(host, ["status", "--socket", socket])
         XCTAssertEqual(status.status, 0, status.output)

@@ -117,7 +117,7 @@ final class HostEndToEndTests: XCTestCase {
             "state suspended suspended",
             "input expect-state suspended suspended (script launch-background.scenario:3)",
             "action terminate suspended",
-            "state not-running not-running (terminated while suspended: no callback (seed 001))",
+            "state not-running not-running (terminated while suspended: no callback, as on iOS)",
         ])
     }
 
@@ -197,7 +197,7 @@ final class HostEndToEndTests: XCTestCase {
             "state suspended suspended",
             "input expect-state suspended suspended (script interruption.scenario:9)",
             "action terminate suspended",
-            "state not-running not-running (terminated while suspended: no callback (seed 001))",
+            "state not-running not-running (terminated while suspended: no callback, as on iOS)",
         ])
     }
 
@@ -338,7 +338,7 @@ final class HostEndToEndTests: XCTestCase {
             "notification didEnterBackground background",
             "state suspended suspended",
             "action purge suspended",
-            "state not-running not-running (purged while suspended: no callback (seed 003))",
+            "state not-running not-running (purged while suspended: no callback, as on iOS)",
             "input expect-state not-running not-running (script purge.scenario:5)",
         ])
     }
@@ -463,7 +463,7 @@ final class HostEndToEndTests: XCTestCase {
             "state suspended suspended",
             "input expect-state suspended suspended (script fetch.scenario:6)",
             "action terminate suspended",
-            "state not-running not-running (terminated while suspended: no callback (seed 001))",
+            "state not-running not-running (terminated while suspended: no callback, as on iOS)",
         ])
     }
 
@@ -482,7 +482,7 @@ final class HostEndToEndTests: XCTestCase {
             "state suspended suspended",
             "input expect-state suspended suspended (script remote-notification.scenario:4)",
             "action terminate suspended",
-            "state not-running not-running (terminated while suspended: no callback (seed 001))",
+            "state not-running not-running (terminated while suspended: no callback, as on iOS)",
         ])
     }
 }

@@ -15,6 +15,7 @@ final class TimelineTests: XCTestCase {
         "not-running": "#9e9e9e", "inactive": "#f2c94c", "active": "#43a047", "background": "#1e88e5", "suspended": "#8e44ad",
     ]
     private static let taskName = "upload <&> \"now\" 'ok'"
+    private static let phaseNames: Set<String> = ["launch", "didEnterBackground", "willTerminate"]
 
     /// launch · home (didEnterBackground begins a task a timer ends) · foreground · lock · unlock · terminate,
     /// with pauses so that the bands have widths.
@@ -203,6 +204,111 @@ final class TimelineTests: XCTestCase {
         XCTAssertGreaterThan(step2, 0)
     }
 
+    /// launch and, at once, Home: the launch and didEnterBackground phases start at the same instant
+    /// (microseconds apart: one pixel); then `cycles` more Home and return with no pause, and a wait.
+    private func simultaneousPhases(cycles: Int = 0) throws -> [TraceEvent] {
+        let loop = try MainRunLoop()
+        let app = Application(loop: loop)
+        var events: [TraceEvent] = []
+        app.traceHandler = { events.append($0) }
+        var handlers = DelegateHandlers()
+        handlers.didFinishLaunching = { _, _ in true }
+        handlers.didEnterBackground = { _ in }
+        try app.addDelegate(handlers, id: "demo")
+        try app.perform(.launch())
+        try app.perform(.home)
+        for _ in 0..<cycles {
+            try app.perform(.foreground)
+            try app.perform(.home)
+        }
+        try loop.run(for: .milliseconds(300))
+        try app.perform(.foreground)
+        try app.perform(.terminate)
+        return events
+    }
+
+    /// Asserts that no two of the drawing's labels intersect, and that the SVG's `<text>` elements are
+    /// exactly those labels (same words, same places): the boxes checked are the ones drawn.
+    @discardableResult
+    private func assertLabelsApart(_ events: [TraceEvent], width: Int, file: StaticString = #filePath,
+                                   line: UInt = #line) throws -> (document: SVGDocument, labels: [TimelineLabel])
+    {
+        let (svg, labels) = TimelineDrawing(events: events, width: width).draw()
+        XCTAssertEqual(svg, TimelineDrawing(events: events, width: width).render(), file: file, line: line)
+        let document = try SVGDocument(svg)
+        let texts = document.elements.filter { $0.name == "text" }
+        XCTAssertEqual(document.texts, labels.map(\.text), "one <text> per label, in order", file: file, line: line)
+        XCTAssertEqual(texts.count, labels.count, file: file, line: line)
+        for (element, label) in zip(texts, labels) {
+            XCTAssertEqual(element.number("x"), label.x, accuracy: 0.006, label.text, file: file, line: line)
+            XCTAssertEqual(element.number("y"), label.baseline, accuracy: 0.006, label.text, file: file, line: line)
+            XCTAssertEqual(element.number("font-size"), label.size, label.text, file: file, line: line)
+            XCTAssertEqual(element.attributes["text-anchor"] ?? "start", label.anchor.rawValue, label.text, file: file, line: line)
+            let box = label.box
+            XCTAssertGreaterThanOrEqual(box.minX, 0, "\(label.text) starts inside the picture", file: file, line: line)
+            XCTAssertLessThanOrEqual(box.maxX, Double(width), "\(label.text) ends inside the picture", file: file, line: line)
+        }
+        for (i, a) in labels.enumerated() {
+            for b in labels[(i + 1)...] where a.box.intersects(b.box) {
+                XCTFail("'\(a.text)' \(a.box) and '\(b.text)' \(b.box) overlap (width \(width))", file: file, line: line)
+            }
+        }
+        return (document, labels)
+    }
+
+    func testLabelsOfPhasesStartingTogetherDoNotOverlap() throws {
+        let events = try simultaneousPhases()
+        for width in [1200, 640, 480] {
+            let (document, labels) = try assertLabelsApart(events, width: width)
+            // Both names are drawn, the second phase's bar and name on a row of their own.
+            let phases = document.elements(class: "phase")
+            // terminate goes through the background: didEnterBackground and willTerminate start together too.
+            XCTAssertEqual(phases.map { $0.attributes["data-phase"] }, ["launch", "didEnterBackground", "didEnterBackground", "willTerminate"])
+            XCTAssertEqual(phases[0].number("x"), phases[1].number("x"), accuracy: 1, "the two phases start at one spot")
+            XCTAssertEqual(phases[1].number("y") - phases[0].number("y"), 22, "the second phase is one row (18 + 4 px) lower")
+            XCTAssertEqual(phases[2].number("y"), phases[0].number("y"), "a later phase goes back to the first row")
+            XCTAssertEqual(phases[3].number("y"), phases[1].number("y"))
+            let names = labels.filter { Self.phaseNames.contains($0.text) }
+            XCTAssertEqual(names.map(\.text), ["launch", "didEnterBackground", "didEnterBackground", "willTerminate"])
+        }
+        // The same check on the realistic run (tasks, every state) and on its overrun.
+        try assertLabelsApart(try realisticRun(), width: 1200)
+        try assertLabelsApart(try realisticRun(), width: 480)
+        try renderPNG(TimelineDrawing(events: events, width: 1200).render(), name: "timeline-simultaneous")
+    }
+
+    func testManyPhasesAtOneSpotKeepTheirLabelsApart() throws {
+        // Eleven phases within a millisecond (launch and ten Home), on an axis of a third of a second:
+        // four rows of names at most; the phases past them keep their bars (and <title>) without a name.
+        let events = try simultaneousPhases(cycles: 9)
+        let (document, labels) = try assertLabelsApart(events, width: 1200)
+        let phases = document.elements(class: "phase")
+        XCTAssertEqual(phases.count, 13, "launch, ten Home, and terminate's didEnterBackground and willTerminate")
+        XCTAssertEqual(Set(phases.map { $0.number("y") }).count, 4, "four budget rows")
+        let names = labels.filter { Self.phaseNames.contains($0.text) }
+        XCTAssertEqual(names.map(\.text), ["launch", "didEnterBackground", "didEnterBackground", "didEnterBackground",
+                                            "didEnterBackground", "willTerminate"],
+                       "four names at the crowded spot, and terminate's two later")
+        XCTAssertTrue(phases.allSatisfy { $0.title?.contains("budget") == true })
+    }
+
+    func testTextWidthsAndClipping() {
+        // DejaVu Sans: the 18 glyphs of "didEnterBackground" advance 20 929 of 2048 units per em.
+        XCTAssertEqual(TimelineText.width("didEnterBackground", size: 10), 20_929.0 / 2048 * 10, accuracy: 1e-9)
+        XCTAssertGreaterThan(TimelineText.width("AB", size: 14, bold: true), TimelineText.width("AB", size: 14))
+        XCTAssertEqual(TimelineText.width("é", size: 10), 12.5, "a character past ASCII counts 1.25 em")
+        XCTAssertEqual(TimelineText.clip("short", toWidth: 100, size: 10), "short")
+        let clipped = TimelineText.clip("a rather long background task name", toWidth: 60, size: 10)
+        XCTAssertTrue(clipped.hasSuffix("…"), clipped)
+        XCTAssertLessThanOrEqual(TimelineText.width(clipped, size: 10), 60)
+        XCTAssertGreaterThan(TimelineText.width(clipped, size: 10), 60 - 13, "as long as fits")
+        XCTAssertEqual(TimelineText.clip("abc", toWidth: 2, size: 10), "")
+        let box = TimelineLabel("ab", x: 100, baseline: 50, size: 10, anchor: .end).box
+        XCTAssertEqual(box.maxX, 100)
+        XCTAssertFalse(box.intersects(TimelineBox(minX: box.maxX, minY: box.minY, maxX: box.maxX + 5, maxY: box.maxY)), "edges touch")
+        XCTAssertTrue(box.intersects(TimelineBox(minX: box.maxX - 0.5, minY: box.minY, maxX: box.maxX + 5, maxY: box.maxY)))
+    }
+
     /// Renders with rsvg-convert when it is installed (a check that a real renderer accepts it), and
     /// keeps the PNG in $TIMELINE_PNG_DIR when that is set, for a look.
     private func renderPNG(_ svg: String, name: String) throws {
@@ -224,7 +330,7 @@ final class TimelineTests: XCTestCase {
 }
 
 /// A parsed SVG: every element with its attributes and the text of its `<title>` child.
-private final class SVGDocument: NSObject, XMLParserDelegate {
+final class SVGDocument: NSObject, XMLParserDelegate {
     final class Element {
         let name: String
         let attributes: [String: String]

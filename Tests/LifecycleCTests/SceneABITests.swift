@@ -188,9 +188,9 @@ final class SceneABITests: XCTestCase {
         scene connect without scenes -> LC_ERR_ILLEGAL_ACTION: action 'scene connect' is not allowed while the application is not-running: the application is not scene-based (no scene manifest; the host's --scenes)
         -- terminate, destroy
           action terminate
-          scene-state unattached {main} (terminated while suspended: no callback (seed 001))
-          scene-state unattached {side} (terminated while suspended: no callback (seed 001))
-          state not-running (terminated while suspended: no callback (seed 001))
+          scene-state unattached {main} (terminated while suspended: no callback, as on iOS)
+          scene-state unattached {side} (terminated while suspended: no callback, as on iOS)
+          state not-running (terminated while suspended: no callback, as on iOS)
         main after terminate: unattached
         lc_scene_get_id after lc_app_destroy -> LC_ERR_NOT_FOUND: lc_scene_get_id: not a scene handle (no live application has a scene at this address)
         """

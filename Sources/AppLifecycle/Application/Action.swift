@@ -91,7 +91,7 @@ public struct Action: Sendable, CustomStringConvertible {
     /// Memory pressure purges the suspended application, without notice.
     public static let purge = Action(kind: .purge)
 
-    // Scenes (seed 004): scene-based applications only.
+    // Scenes (Apple, "Managing your app's life cycle"): scene-based applications only.
 
     /// The user (foreground) or the system (`inBackground`) asks for a new scene `id`.
     public static func connectScene(_ id: String, inBackground: Bool = false) -> Action {
@@ -111,7 +111,7 @@ public struct Action: Sendable, CustomStringConvertible {
     /// discarded (`application:didDiscardSceneSessions:`, at the next launch if not running).
     public static func discardSceneSession(_ id: String) -> Action { Action(kind: .scene(.discard(id))) }
 
-    // Handoff (seed 004).
+    // Handoff (Apple, "Managing your app's life cycle").
 
     /// Handoff continues `activity` (launching or resuming the application), in the scene `scene` of
     /// a scene-based application (nil: the frontmost, or the default one).
@@ -226,7 +226,7 @@ public enum FetchResult: String, Sendable, Hashable, CaseIterable, CustomStringC
     public var description: String { rawValue }
 }
 
-/// Keys of the launch-options dictionary (and of didFinishLaunching's userInfo): the nine of seed 002,
+/// Keys of the launch-options dictionary (and of didFinishLaunching's userInfo): the nine of `UIApplicationDelegate`,
 /// by the short name (UIKit's `UIApplicationLaunchOptions…Key` without prefix and suffix). The engine
 /// itself sets `url`, `sourceApplication`, `annotation` (open-url) and `remoteNotification`; the others
 /// come with a launch that passes them (e.g. the host's `launch location=true`).
@@ -249,13 +249,13 @@ public enum LaunchOptionsKey {
     public static let bluetoothCentrals = "bluetoothCentrals"
     /// Restoration identifiers of the peripheral managers to restore (list of strings).
     public static let bluetoothPeripherals = "bluetoothPeripherals"
-    /// The Handoff activity that launched the application (dict: `UserActivity.dictionary`; seed 004,
+    /// The Handoff activity that launched the application (dict: `UserActivity.dictionary`; Apple's "Managing your app's life cycle",
     /// `UIApplicationLaunchOptionsUserActivityDictionaryKey`). Set by `continue-activity`.
     public static let userActivityDictionary = "userActivityDictionary"
     /// The type of that activity (string; `UIApplicationLaunchOptionsUserActivityTypeKey`).
     public static let userActivityType = "userActivityType"
 
-    /// Every key, in seed 002's order.
+    /// Every key, in `UIApplicationDelegate`'s order.
     public static let all = [url, sourceApplication, remoteNotification, annotation, localNotification, location,
                              newsstandDownloads, bluetoothCentrals, bluetoothPeripherals]
 }

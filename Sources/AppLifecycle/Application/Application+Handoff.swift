@@ -1,4 +1,4 @@
-/// Handoff (seed 004's "Handoff tasks") and URLs opened in scenes: the activity or URL reaches the
+/// Handoff (Apple's "Managing your app's life cycle", Handoff) and URLs opened in scenes: the activity or URL reaches the
 /// application delegates (an application without scenes) or the target scene's delegates, after
 /// the application or the scene is brought to the foreground, before it becomes active.
 extension Application {

@@ -1,10 +1,11 @@
 /// State preservation and restoration through the archive store. A delegate takes part only if it
-/// implements both shouldSaveApplicationState and shouldRestoreApplicationState (seed 002: "Apps must
+/// implements both shouldSaveApplicationState and shouldRestoreApplicationState (`UIApplicationDelegate`: "Apps must
 /// implement this method and the application:shouldRestoreApplicationState: method for state
 /// preservation to occur"); one that implements only one of them is traced as skipped.
 extension Application {
     func preserveState() throws(Killed) {
         guard let store = archiveStore else { return }
+        sweep(store)
         for slot in slots {
             guard let shouldSave = slot.handlers.shouldSaveApplicationState, isRegistered(slot) else { continue }
             guard slot.handlers.shouldRestoreApplicationState != nil else {
@@ -27,6 +28,7 @@ extension Application {
 
     func restoreState() throws(Killed) {
         guard let store = archiveStore else { return }
+        sweep(store)
         for slot in slots {
             guard let shouldRestore = slot.handlers.shouldRestoreApplicationState, isRegistered(slot) else { continue }
             guard slot.handlers.shouldSaveApplicationState != nil else {
@@ -47,6 +49,14 @@ extension Application {
             if let decode = slot.handlers.didDecodeRestorableState {
                 try call(.didDecodeRestorableState, slot) { decode(self, archive) }
             }
+        }
+    }
+
+    /// Removes the temporary files of saves that were killed (see `ArchiveStore`): at launch and
+    /// before each round of saves, in the folder about to be used. Logged, not traced.
+    func sweep(_ store: ArchiveStore) {
+        for name in store.removeStaleTemporaryFiles() {
+            configuration.logger.info("archive: removed \(store.directory)/\(name), left by a save that did not finish")
         }
     }
 }

@@ -1,4 +1,4 @@
-/// The sequences of a scene-based application (seed 004): a scene's steps through its states, each
+/// The sequences of a scene-based application (Apple, "Managing your app's life cycle"): a scene's steps through its states, each
 /// followed by the application's notification when the application's derived state changes, and the
 /// application-wide sequences (launch, Home, return, interruption) expressed as scene steps.
 ///
@@ -262,6 +262,7 @@ extension Application {
     /// Asks each scene delegate implementing `stateRestorationActivityForScene:` and saves its answer.
     func saveSceneState(_ scene: Scene) throws(Killed) {
         guard let store = sceneArchiveStore(scene.id) else { return }
+        sweep(store)
         for slot in sceneSlots {
             guard let ask = slot.handlers.stateRestorationActivity, isRegistered(slot) else { continue }
             guard let activity = try callScene(.stateRestorationActivity, slot, scene, { ask(self, scene) }) else { continue }

@@ -1,4 +1,4 @@
-/// Scenes (seed 004): scene delegates, the connected scenes and their sessions, the legality of
+/// Scenes (Apple, "Managing your app's life cycle"): scene delegates, the connected scenes and their sessions, the legality of
 /// scene actions, and calling scene delegates and posting scene notifications.
 extension Application {
     // MARK: Scene delegates
@@ -6,8 +6,10 @@ extension Application {
     /// Adds a scene delegate (held strongly), called after the scene delegates added before it, for
     /// every scene. The scene-delegate counterpart of `addDelegate(_:id:)`: ids are unique among scene
     /// delegates (an application delegate may have the same id).
-    /// - Parameter id: a unique name (a plugin id): traces, watchdog reports and its per-scene
-    ///   restoration archives use it.
+    /// - Parameters:
+    ///   - delegate: the scene delegate; the methods its `respondsTo(_:)` admits are called (all by default).
+    ///   - id: a unique name (a plugin id): traces, watchdog reports and its per-scene restoration
+    ///     archives use it.
     /// - Throws: `.invalidArgument` for an empty or duplicate id; `.notOnLoopThread`.
     @discardableResult
     public func addSceneDelegate(_ delegate: SceneDelegate, id: String) throws(ApplicationError) -> DelegateToken {
@@ -152,7 +154,7 @@ extension Application {
         }
     }
 
-    static let exitsOnSuspendReason = "the application exits on suspend, so it never runs in the background (seed 003); use home or terminate"
+    static let exitsOnSuspendReason = "the application exits on suspend, so it never runs in the background (UIApplicationExitsOnSuspend); use home or terminate"
 
     func validateUpdateUserActivity(_ scene: String?, _ name: String) throws(ApplicationError) {
         guard state.isRunning else {

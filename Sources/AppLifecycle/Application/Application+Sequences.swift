@@ -1,4 +1,4 @@
-/// The sequences of the life cycle (seed 002): launch, activation, entering and leaving the
+/// The sequences of the life cycle (Apple, `UIApplicationDelegate`): launch, activation, entering and leaving the
 /// background, locking, termination, and the notifications they post, in iOS order.
 extension Application {
     func launch(options: UserInfo, inBackground: Bool, scene: String? = nil, connection: SceneConnectionOptions = SceneConnectionOptions(),
@@ -74,8 +74,8 @@ extension Application {
     }
 
     /// didEnterBackground (budgeted), then state preservation; the state is already background.
-    /// This is the only place state is preserved: at the transition to the background (seeds 001,
-    /// 003), never again before willTerminate.
+    /// This is the only place state is preserved: at the transition to the background (as on iOS),
+    /// never again before willTerminate.
     func didEnterBackground() throws(Killed) {
         if isSceneBased { return try scenesApplicationDidEnterBackground() }
         try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
@@ -94,14 +94,14 @@ extension Application {
         cancelBackgroundTimers()
         backgroundSince = nil
         for index in tasks.indices { tasks[index].expirationCalled = false }
-        try postLifecycle(.willEnterForeground)  // posted before the delegate method (seed 002)
+        try postLifecycle(.willEnterForeground)  // posted before the delegate method (Apple, `UIApplicationDelegate`)
         try callDelegates(.willEnterForeground, \.willEnterForeground)
         setState(.inactive)
         try deliver?()
         try becomeActive()
     }
 
-    /// Each delegate gets `application:openURL:options:` if it implements it (seed 004), otherwise the
+    /// Each delegate gets `application:openURL:options:` if it implements it (Apple, "Managing your app's life cycle"), otherwise the
     /// older `application:openURL:sourceApplication:annotation:`.
     @discardableResult
     func openURL(_ url: String, _ source: String?, _ annotation: UserInfoValue?) throws(Killed) -> Bool {
@@ -185,7 +185,7 @@ extension Application {
     }
 
     func deliverTimeChange(queuedCount: Int?) throws(Killed) {
-        try postLifecycle(.significantTimeChange, queuedCount: queuedCount)  // posted before the delegate method (seed 002)
+        try postLifecycle(.significantTimeChange, queuedCount: queuedCount)  // posted before the delegate method (Apple, `UIApplicationDelegate`)
         try callDelegates(.significantTimeChange, \.significantTimeChange)
     }
 

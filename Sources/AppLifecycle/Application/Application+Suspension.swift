@@ -32,7 +32,7 @@ extension Application {
 
     /// The device's protected-data change while suspended. One that undoes the change still queued
     /// (a lock then an unlock, or the reverse) nets out: both are dropped and nothing is delivered on
-    /// resume (seeds 000 and 003: coalesced events "net out").
+    /// resume (iOS: coalesced events "net out").
     func enqueueProtectedDataChange(_ name: NotificationName) {
         if let index = queued.firstIndex(where: { $0.systemEvent && $0.kind == name.coalescingKind }), queued[index].name != name {
             let undone = queued.remove(at: index).name

@@ -1,7 +1,7 @@
 import Logging
 import Synchronization
 
-/// An application's life cycle, exactly as iOS runs it (seeds 000–004): states, sequences, budgets,
+/// An application's life cycle, exactly as iOS runs it: states, sequences, budgets,
 /// background tasks, coalesced notifications while suspended, and state preservation.
 ///
 /// Guarantees:
@@ -9,7 +9,7 @@ import Synchronization
 ///   [thread-safe]; every delegate, observer, expiration handler and timer runs on that thread.
 /// - **Order.** Within a sequence, delegates are called in registration order; each lifecycle
 ///   notification is posted once, after (or, for willEnterForeground and significantTimeChange, before)
-///   all delegates — seed 002. The trace records every step in the order it happened.
+///   all delegates — `UIApplicationDelegate`'s reference. The trace records every step in the order it happened.
 /// - **Legality.** An action that is illegal in the current state throws `ApplicationError`
 ///   (`.illegalAction`, naming the action and the state) and changes nothing. An action started from
 ///   inside a callback of another action throws `.actionInProgress`.
@@ -167,7 +167,9 @@ public final class Application: @unchecked Sendable {
     }
 
     /// Adds a delegate (held strongly); it is called after those added before it.
-    /// - Parameter id: a unique name (a plugin id): traces, watchdog reports and its archive file use it.
+    /// - Parameters:
+    ///   - delegate: the delegate; the methods its `respondsTo(_:)` admits are called (all by default).
+    ///   - id: a unique name (a plugin id): traces, watchdog reports and its archive file use it.
     /// - Throws: `.invalidArgument` for an empty or duplicate id.
     @discardableResult
     public func addDelegate(_ delegate: ApplicationDelegate, id: String) throws(ApplicationError) -> DelegateToken {
@@ -259,7 +261,7 @@ public final class Application: @unchecked Sendable {
         let name = action.name
         func illegal(_ why: String? = nil) -> ApplicationError { .illegalAction(name, in: state, why) }
         if configuration.exitsOnSuspend, action.entersBackgroundFrom(state) {
-            throw illegal("the application exits on suspend, so it never runs in the background (seed 003)")
+            throw illegal("the application exits on suspend, so it never runs in the background (UIApplicationExitsOnSuspend)")
         }
         if let scene = action.sceneID { try validateSceneTarget(scene, of: action) }
         switch action.kind {
@@ -377,7 +379,7 @@ public final class Application: @unchecked Sendable {
                 try startRequest(.performFetch, slot) { handler(self, $0) }
             }
         case .remoteNotification(let payload):
-            // The plain method is "called only when your app is running" (seed 002): not after a
+            // The plain method is "called only when your app is running" (Apple, `UIApplicationDelegate`): not after a
             // launch (the payload is in the launch options) nor after a wake from suspension.
             let wasRunning = state.isRunning
             if state == .notRunning { try launch(options: [LaunchOptionsKey.remoteNotification: .dict(payload)], inBackground: true) }
@@ -394,10 +396,10 @@ public final class Application: @unchecked Sendable {
             case .suspended:
                 goNotRunning(.terminatedWhileSuspended)
             case .active, .inactive:
-                // A foreground multitasking application goes through the background first: seed 001
+                // A foreground multitasking application goes through the background first: iOS's documentation
                 // says willTerminate comes only to an application already in the background, and an
-                // application that saves in didEnterBackground (seeds 001, 003) must get the chance.
-                // One that exits on suspend never runs in the background (seed 003).
+                // application that saves in didEnterBackground (as on iOS) must get the chance.
+                // One that exits on suspend never runs in the background (UIApplicationExitsOnSuspend).
                 interrupted = false
                 if state == .active { try resignActive() }
                 if !configuration.exitsOnSuspend { try enterBackground() }

@@ -1,4 +1,4 @@
-/// A delegate method, named by its Objective-C selector as in seed 002 (traces and errors use it).
+/// A delegate method, named by its Objective-C selector as in `UIApplicationDelegate`'s reference (traces and errors use it).
 public struct DelegateMethod: Hashable, Sendable, CustomStringConvertible {
     public let selector: String
     public init(selector: String) { self.selector = selector }
@@ -16,7 +16,7 @@ public struct DelegateMethod: Hashable, Sendable, CustomStringConvertible {
     public static let protectedDataWillBecomeUnavailable = DelegateMethod(selector: "applicationProtectedDataWillBecomeUnavailable:")
     public static let protectedDataDidBecomeAvailable = DelegateMethod(selector: "applicationProtectedDataDidBecomeAvailable:")
     public static let openURL = DelegateMethod(selector: "application:openURL:sourceApplication:annotation:")
-    /// The form seed 004 names (`application(_:open:options:)`); called instead of `openURL` when implemented.
+    /// The newer form (`application(_:open:options:)`); called instead of `openURL` when implemented.
     public static let openURLWithOptions = DelegateMethod(selector: "application:openURL:options:")
     public static let performFetch = DelegateMethod(selector: "application:performFetchWithCompletionHandler:")
     public static let didReceiveRemoteNotificationWithCompletion =
@@ -26,10 +26,10 @@ public struct DelegateMethod: Hashable, Sendable, CustomStringConvertible {
     public static let shouldRestoreApplicationState = DelegateMethod(selector: "application:shouldRestoreApplicationState:")
     public static let willEncodeRestorableState = DelegateMethod(selector: "application:willEncodeRestorableStateWithCoder:")
     public static let didDecodeRestorableState = DelegateMethod(selector: "application:didDecodeRestorableStateWithCoder:")
-    /// Scenes (seed 004): the configuration for a connecting scene, and sessions the user discarded.
+    /// Scenes (Apple, "Managing your app's life cycle"): the configuration for a connecting scene, and sessions the user discarded.
     public static let configurationForConnecting = DelegateMethod(selector: "application:configurationForConnectingSceneSession:options:")
     public static let didDiscardSceneSessions = DelegateMethod(selector: "application:didDiscardSceneSessions:")
-    /// Handoff (seed 004), in an application that is not scene-based.
+    /// Handoff (Apple, "Managing your app's life cycle"), in an application that is not scene-based.
     public static let willContinueUserActivity = DelegateMethod(selector: "application:willContinueUserActivityWithType:")
     public static let continueUserActivity = DelegateMethod(selector: "application:continueUserActivity:restorationHandler:")
     public static let didFailToContinueUserActivity =
@@ -62,7 +62,7 @@ public struct DelegateHandlers {
     public var shouldRestoreApplicationState: ((Application, StateArchive) -> Bool)?
     public var willEncodeRestorableState: ((Application, StateArchive) -> Void)?
     public var didDecodeRestorableState: ((Application, StateArchive) -> Void)?
-    /// `application:openURL:options:` (seed 004): the URL and its options (`OpenURLOptionsKey`). When
+    /// `application:openURL:options:` (Apple, "Managing your app's life cycle"): the URL and its options (`OpenURLOptionsKey`). When
     /// set, it is called instead of `openURL` for this delegate.
     public var openURLWithOptions: ((Application, String, UserInfo) -> Bool)?
     /// `application:configurationForConnectingSceneSession:options:` (scene-based applications): the
@@ -115,7 +115,7 @@ public struct DelegateHandlers {
     }
 }
 
-/// The application delegate, as on iOS (seed 002). Every method is optional: the defaults behave
+/// The application delegate, as on iOS (Apple, `UIApplicationDelegate`). Every method is optional: the defaults behave
 /// exactly like an unimplemented method (launch methods answer true, openURL and the
 /// state-preservation gates answer false, the rest do nothing).
 ///
@@ -144,7 +144,7 @@ public protocol ApplicationDelegate: AnyObject {
     func application(_ application: Application, shouldRestoreApplicationState coder: StateArchive) -> Bool
     func application(_ application: Application, willEncodeRestorableStateWith coder: StateArchive)
     func application(_ application: Application, didDecodeRestorableStateWith coder: StateArchive)
-    /// `application:openURL:options:` (seed 004), called instead of the older
+    /// `application:openURL:options:` (Apple, "Managing your app's life cycle"), called instead of the older
     /// `application(_:open:sourceApplication:annotation:)` when `respondsTo` admits it. The default
     /// forwards to the older method, so a delegate that implements only that one keeps working.
     func application(_ application: Application, open url: String, options: UserInfo) -> Bool

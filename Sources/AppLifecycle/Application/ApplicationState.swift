@@ -1,4 +1,4 @@
-/// The five states of an iOS application (seeds 001, 002).
+/// The five states of an iOS application.
 ///
 /// A closed set, as on iOS: the engine never adds a state.
 public enum ApplicationState: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {

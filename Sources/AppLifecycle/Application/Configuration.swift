@@ -4,7 +4,7 @@ import Logging
 ///
 /// A value type with defaults matching iOS; change what you need before creating the `Application`.
 public struct Configuration: Sendable {
-    /// Time budgets (seeds 000, 001, 002). Every one is measured on the monotonic clock.
+    /// Time budgets (as on iOS). Every one is measured on the monotonic clock.
     public struct Budgets: Sendable, Hashable {
         /// willFinishLaunching + state restoration + didFinishLaunching (and its notification). iOS: ≈5 s.
         public var launch: Duration = .seconds(5)
@@ -82,7 +82,7 @@ public struct Configuration: Sendable {
 
     public var budgets = Budgets()
     public var watchdogPolicy: WatchdogPolicy = .terminate
-    /// `UIApplicationExitsOnSuspend`: leaving the foreground terminates the application (seed 003).
+    /// `UIApplicationExitsOnSuspend`: leaving the foreground terminates the application (as on iOS).
     public var exitsOnSuspend = false
     public var backgroundModes: BackgroundModes = []
     /// The scene manifest (`UIApplicationSceneManifest`): set, the application is scene-based (seed

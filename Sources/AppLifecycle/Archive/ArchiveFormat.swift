@@ -67,30 +67,41 @@ package enum ArchiveFormat {
     ///   `not an archive (bad magic)`, `truncated: …`, `unsupported version …`, `malformed header: …`,
     ///   `trailing bytes: …`, `checksum mismatch`, or `malformed payload: …` saying what and at which byte.
     static func decode(_ bytes: [UInt8]) throws(ApplicationError) -> UserInfo {
+        try checkHeader(Array(bytes.prefix(headerSize)), fileSize: UInt64(bytes.count))
+        let stored = loadLE(UInt32.self, bytes, at: 16)
+        let computed = bytes.withUnsafeBufferPointer { crc32(buffer: UnsafeBufferPointer(rebasing: $0[headerSize...])) }
+        guard stored == computed else { throw ApplicationError(.archiveCorrupt, "checksum mismatch") }
+        var parser = Parser(bytes: bytes, offset: headerSize)
+        return try parser.entries(end: bytes.count, depth: 0)
+    }
+
+    /// Checks an archive's header — its first `headerSize` bytes, or all of a shorter file — against
+    /// the size of the whole file, before the payload is read: magic, version, reserved field, and
+    /// a payload length that is exactly what follows the header.
+    ///
+    /// - Throws: `.archiveCorrupt` with the reason alone, as `decode` does (`empty file`,
+    ///   `not an archive (bad magic)`, `truncated: …`, `unsupported version …`, `malformed header: …`,
+    ///   `trailing bytes: …`).
+    static func checkHeader(_ header: [UInt8], fileSize: UInt64) throws(ApplicationError) {
         func corrupt(_ why: String) -> ApplicationError { ApplicationError(.archiveCorrupt, why) }
-        guard !bytes.isEmpty else { throw corrupt("empty file") }
-        let magicCount = min(bytes.count, magic.count)
-        guard bytes[0..<magicCount].elementsEqual(magic[0..<magicCount]) else {
+        guard fileSize > 0, !header.isEmpty else { throw corrupt("empty file") }
+        let magicCount = min(header.count, magic.count)
+        guard header[0..<magicCount].elementsEqual(magic[0..<magicCount]) else {
             throw corrupt("not an archive (bad magic)")
         }
-        guard bytes.count >= headerSize else {
-            throw corrupt("truncated: the header has \(bytes.count) of \(headerSize) bytes")
+        guard header.count >= headerSize, fileSize >= UInt64(headerSize) else {
+            throw corrupt("truncated: the header has \(min(UInt64(header.count), fileSize)) of \(headerSize) bytes")
         }
-        let fileVersion = loadLE(UInt16.self, bytes, at: 4)
+        let fileVersion = loadLE(UInt16.self, header, at: 4)
         guard fileVersion == version else {
             throw corrupt("unsupported version \(fileVersion) (this build reads version \(version))")
         }
-        let reserved = loadLE(UInt16.self, bytes, at: 6)
+        let reserved = loadLE(UInt16.self, header, at: 6)
         guard reserved == 0 else { throw corrupt("malformed header: reserved field is \(reserved), expected 0") }
-        let length = loadLE(UInt64.self, bytes, at: 8)
-        let available = UInt64(bytes.count - headerSize)
+        let length = loadLE(UInt64.self, header, at: 8)
+        let available = fileSize - UInt64(headerSize)
         guard length <= available else { throw corrupt("truncated: the payload has \(available) of \(length) bytes") }
         guard length == available else { throw corrupt("trailing bytes: \(available - length) after the payload") }
-        let stored = loadLE(UInt32.self, bytes, at: 16)
-        let computed = bytes.withUnsafeBufferPointer { crc32(buffer: UnsafeBufferPointer(rebasing: $0[headerSize...])) }
-        guard stored == computed else { throw corrupt("checksum mismatch") }
-        var parser = Parser(bytes: bytes, offset: headerSize)
-        return try parser.entries(end: bytes.count, depth: 0)
     }
 
     /// Whether `values` nests lists and dictionaries deeper than `maxDepth`. Stops at the first level

@@ -11,9 +11,15 @@ import Glibc
 ///   previous archive untouched and removes its temporary file.
 /// - `load` returns exactly what the last completed `save` stored, or nil when nothing was saved; a
 ///   damaged file is reported as an error, never half-decoded.
+/// - Bounded: an archive is at most `maxBytes` (64 MiB by default). `load` checks the file's size
+///   (`fstat`) and then its 20-byte header (magic, version, payload length = the rest of the file)
+///   before it reads the payload, so a huge or foreign file costs one `fstat` and one 20-byte read;
+///   `save` refuses values whose archive would be larger.
 /// - Temporary files left behind by a killed process (`.<id>.lcarchive.<pid>.tmp`) are never read and
-///   never disturb a later save; they are not swept either (a live process in another pid namespace
-///   could own one): a process with the same pid overwrites its own when it saves that id again.
+///   never disturb a later save; `removeStaleTemporaryFiles()` removes them (the engine calls it before
+///   each round of saves and at launch). A save holds an exclusive `flock` on its temporary file from
+///   creation to rename, so a file whose lock can be taken belongs to no save in progress — whatever
+///   process or pid namespace made it — and is stale.
 ///
 /// [thread-safe] for different ids. Saves of one id must not overlap within one process: they share
 /// the temporary file name (the engine saves from its loop thread only).
@@ -26,14 +32,21 @@ package struct ArchiveStore: Sendable {
 
     /// The longest id, in UTF-8 bytes; keeps the temporary file name under the 255-byte limit.
     static let maxIDBytes = 200
+    /// The largest archive file by default: 64 MiB.
+    package static let defaultMaxBytes = 64 << 20
+
+    /// The largest archive file `load` reads and `save` writes, in bytes.
+    package let maxBytes: Int
     /// The suffix of every archive file.
     static let fileExtension = ".lcarchive"
 
-    /// A store over `directory`; nothing is touched on disk until the first save.
-    package init(directory: String) {
+    /// A store over `directory`, for archives of at most `maxBytes`; nothing is touched on disk until
+    /// the first save.
+    package init(directory: String, maxBytes: Int = ArchiveStore.defaultMaxBytes) {
         var directory = directory
         while directory.utf8.count > 1, directory.hasSuffix("/") { directory.removeLast() }
         self.directory = directory
+        self.maxBytes = maxBytes
     }
 
     /// The path of the archive of `id`: `<directory>/<id>.lcarchive`.
@@ -56,10 +69,12 @@ package struct ArchiveStore: Sendable {
     /// - Returns: the stored values, or nil when there is no archive file (nor folder).
     /// - Throws: `.invalidArgument` for a bad id (see `path(for:)`); `.archiveUnreadable` when the file
     ///   exists but cannot be read (a directory, a FIFO, no permission, an I/O error);
-    ///   `.archiveCorrupt` when its contents are not a valid archive. Messages name the file and the reason.
+    ///   `.archiveCorrupt` when its contents are not a valid archive, it is larger than `maxBytes`
+    ///   (`too large: N bytes, the limit is M`, nothing read), or it changed size while read. Messages
+    ///   name the file and the reason.
     package func load(id: String) throws(ApplicationError) -> UserInfo? {
         let path = try path(for: id)
-        guard let bytes = try Self.readFile(path) else { return nil }
+        guard let bytes = try readArchive(path) else { return nil }
         do throws(ApplicationError) {
             return try ArchiveFormat.decode(bytes)
         } catch {
@@ -85,6 +100,10 @@ package struct ArchiveStore: Sendable {
                                    "archive \(path) was not saved: its lists and dictionaries nest deeper than \(ArchiveFormat.maxDepth) levels")
         }
         let bytes = ArchiveFormat.encode(values)
+        guard bytes.count <= maxBytes else {
+            throw ApplicationError(.invalidArgument,
+                                   "archive \(path) was not saved: it would be \(bytes.count) bytes, the limit is \(maxBytes)")
+        }
         func failed(_ step: String, _ code: Int32) -> ApplicationError {
             ApplicationError(.archiveWriteFailed,
                              "archive \(path) could not be saved: \(step): \(errnoDescription(code)) (errno \(code))")
@@ -93,8 +112,8 @@ package struct ArchiveStore: Sendable {
         let folderCode = Self.makeDirectory(directory)
         guard folderCode == 0 else { throw failed("cannot create folder \(directory)", folderCode) }
 
-        let temp = Self.join(directory, ".\(id)\(Self.fileExtension).\(getpid()).tmp")
-        let fd = retryingEINTR { open(temp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+        let temp = Self.join(directory, Self.temporaryName(id: id, pid: getpid()))
+        let fd = Self.createLocked(temp)
         guard fd >= 0 else { throw failed("cannot create temporary file \(temp)", errno) }
 
         var step = ""
@@ -171,13 +190,21 @@ package struct ArchiveStore: Sendable {
 
     // MARK: - File I/O (every call retries EINTR; errors come back as errno values)
 
-    /// Reads the whole file at `path`; nil when it does not exist.
-    private static func readFile(_ path: String) throws(ApplicationError) -> [UInt8]? {
+    /// Reads the archive at `path` after checking its size and header; nil when it does not exist.
+    ///
+    /// `fstat` first: not a regular file, or larger than `maxBytes`, is refused before anything is read.
+    /// Then the 20-byte header alone (`ArchiveFormat.checkHeader`: magic, version, payload length
+    /// against the file's size), then exactly the rest; a file that grows or shrinks meanwhile is
+    /// refused. The bytes read are at most the checked size.
+    private func readArchive(_ path: String) throws(ApplicationError) -> [UInt8]? {
         func unreadable(_ why: String) -> ApplicationError {
             ApplicationError(.archiveUnreadable, "archive \(path) is unreadable: \(why)")
         }
         func unreadable(errno code: Int32) -> ApplicationError {
             unreadable("\(errnoDescription(code)) (errno \(code))")
+        }
+        func corrupt(_ why: String) -> ApplicationError {
+            ApplicationError(.archiveCorrupt, "archive \(path) is corrupt: \(why)")
         }
         // O_NONBLOCK: opening a FIFO planted at the path must not block; regular files ignore it.
         let fd = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
@@ -194,17 +221,35 @@ package struct ArchiveStore: Sendable {
         case S_IFDIR: throw unreadable("it is a directory")
         default: throw unreadable("it is not a regular file")
         }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(min(max(Int(info.st_size), 0), 64 << 20))
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
-        while true {
-            let count = chunk.withUnsafeMutableBytes { buffer in
-                retryingEINTR { read(fd, buffer.baseAddress, buffer.count) }
+        let size = Int(info.st_size)
+        guard size <= maxBytes else { throw corrupt("too large: \(size) bytes, the limit is \(maxBytes); not read") }
+        var bytes = [UInt8](repeating: 0, count: size)
+        let headerCount = Swift.min(size, ArchiveFormat.headerSize)
+        // One more byte than the file holds: finding it means the file grew after fstat.
+        func fill(_ range: Range<Int>) throws(ApplicationError) -> Int {
+            var offset = range.lowerBound
+            while offset < range.upperBound {
+                let count = bytes.withUnsafeMutableBytes { buffer in
+                    retryingEINTR { read(fd, buffer.baseAddress! + offset, range.upperBound - offset) }
+                }
+                if count < 0 { throw unreadable(errno: errno) }
+                if count == 0 { break }
+                offset += count
             }
-            if count < 0 { throw unreadable(errno: errno) }
-            if count == 0 { return bytes }
-            bytes.append(contentsOf: chunk[0..<count])
+            return offset
         }
+        guard try fill(0..<headerCount) == headerCount else { throw corrupt("changed while being read (it shrank)") }
+        do throws(ApplicationError) {
+            try ArchiveFormat.checkHeader(Array(bytes[0..<headerCount]), fileSize: UInt64(size))
+        } catch {
+            throw corrupt(error.message)
+        }
+        guard try fill(headerCount..<size) == size else { throw corrupt("changed while being read (it shrank)") }
+        var extra: UInt8 = 0
+        let more = retryingEINTR { read(fd, &extra, 1) }
+        if more < 0 { throw unreadable(errno: errno) }
+        guard more == 0 else { throw corrupt("changed while being read (it grew)") }
+        return bytes
     }
 
     /// Writes every byte; returns nil on success or the errno of the failure.
@@ -232,6 +277,23 @@ package struct ArchiveStore: Sendable {
         return 0
     }
 
+    /// Creates `path` (truncated if it exists) for writing and takes an exclusive `flock` on it, which
+    /// tells `removeStaleTemporaryFiles` that a save is in progress; the descriptor, or -1 (errno set).
+    ///
+    /// A sweep may unlink the file between the open and the lock (it had no lock yet): the link count
+    /// is then 0 once the lock is ours, and the file is made again.
+    private static func createLocked(_ path: String) -> Int32 {
+        for _ in 0..<8 {
+            let fd = retryingEINTR { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600) }
+            guard fd >= 0 else { return -1 }
+            var info = stat()
+            if retryingEINTR({ flock(fd, LOCK_EX) }) == 0, fstat(fd, &info) == 0, info.st_nlink > 0 { return fd }
+            close(fd)
+        }
+        errno = EAGAIN
+        return -1
+    }
+
     /// Creates `directory` and its missing parents with mode 0700; 0 when it exists (as a folder)
     /// afterwards, else an errno value (ENOTDIR when a file is in the way).
     private static func makeDirectory(_ directory: String) -> Int32 {
@@ -257,7 +319,7 @@ package struct ArchiveStore: Sendable {
 
 /// Calls `call` again while it fails with EINTR.
 @inline(__always)
-private func retryingEINTR<T: BinaryInteger>(_ call: () -> T) -> T {
+func retryingEINTR<T: BinaryInteger>(_ call: () -> T) -> T {
     while true {
         let result = call()
         if result == -1, errno == EINTR { continue }

@@ -49,13 +49,13 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
     public enum StateChangeReason: Hashable, Sendable {
         /// The willTerminate sequence ran to its end (a `terminate` action).
         case terminated
-        /// The application exits on suspend: leaving the foreground ran the willTerminate sequence (seed 003).
+        /// The application exits on suspend: leaving the foreground ran the willTerminate sequence (as on iOS).
         case exitsOnSuspend
         /// The watchdog policy `terminate` killed the application after an overrun.
         case killedByWatchdog
-        /// Terminated while suspended: no callback ran (seed 001).
+        /// Terminated while suspended: no callback ran (as on iOS).
         case terminatedWhileSuspended
-        /// Purged by memory pressure while suspended: no callback ran (seed 003).
+        /// Purged by memory pressure while suspended: no callback ran (as on iOS).
         case purgedWhileSuspended
     }
 
@@ -66,7 +66,7 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         /// The application is not running.
         case notRunning
         /// A protected-data change while suspended that undoes the queued one (`undone`, also
-        /// dropped): the net change is none (seeds 000, 003).
+        /// dropped): the net change is none (as on iOS).
         case nettedOut(NotificationName)
     }
 
@@ -75,7 +75,7 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         /// A launch method returned false, so the launch URL is not opened.
         case launchDeclined
         /// The delegate registered under `delegate` implements only one of shouldSaveApplicationState
-        /// and shouldRestoreApplicationState; state preservation needs both (seed 002).
+        /// and shouldRestoreApplicationState; state preservation needs both, as on iOS.
         case preservationNeedsBoth(delegate: String)
     }
 
@@ -207,7 +207,7 @@ extension TraceEvent.Payload {
         case .delegateSkipped(let method, .preservationNeedsBoth(let delegate)):
             let other: DelegateMethod = method == .shouldSaveApplicationState ? .shouldRestoreApplicationState : .shouldSaveApplicationState
             return (.skipped, method.selector, delegate,
-                    "\(other.selector) is not implemented: state preservation needs both (seed 002)")
+                    "\(other.selector) is not implemented: state preservation needs both, as on iOS")
         case .notificationDelivered(let name, let userInfo, let queuedCount):
             let coalesced = queuedCount.flatMap { $0 > 1 ? "coalesced from \($0)" : nil }
             return (.notification, name.rawValue, nil, coalesced ?? userInfo.flatMap { $0.isEmpty ? nil : $0.description })
@@ -217,7 +217,7 @@ extension TraceEvent.Payload {
             let why = switch reason {
             case .suspendedNotCoalescing: "suspended: only notifications of the coalescing kinds are queued"
             case .notRunning: "the application is not running"
-            case .nettedOut(let undone): "undoes the queued \(undone.rawValue): nothing is delivered on resume (seeds 000, 003)"
+            case .nettedOut(let undone): "undoes the queued \(undone.rawValue): nothing is delivered on resume, as on iOS"
             }
             return (.discarded, name.rawValue, nil, why)
         case .backgroundTask(let id, let phase, let name, let owner):
@@ -267,8 +267,8 @@ extension TraceEvent.StateChangeReason {
         switch self {
         case .terminated, .exitsOnSuspend: return nil
         case .killedByWatchdog: return "killed by the watchdog"
-        case .terminatedWhileSuspended: return "terminated while suspended: no callback (seed 001)"
-        case .purgedWhileSuspended: return "purged while suspended: no callback (seed 003)"
+        case .terminatedWhileSuspended: return "terminated while suspended: no callback, as on iOS"
+        case .purgedWhileSuspended: return "purged while suspended: no callback, as on iOS"
         }
     }
 }

@@ -1,5 +1,5 @@
 /// A Handoff activity (`NSUserActivity`): what a user was doing, to be continued by the application
-/// or one of its scenes (seed 004's "Handoff tasks").
+/// or one of its scenes (Apple's "Managing your app's life cycle", Handoff).
 ///
 /// A value: the engine copies it into launch options, connection options, trace details and
 /// per-scene restoration archives.

@@ -1,3 +1,5 @@
+import Glibc
+
 /// The notification center: observers by name (and optionally sender), dispatched on the main run loop.
 ///
 /// Guarantees:
@@ -80,8 +82,10 @@ public final class AppNotificationCenter: @unchecked Sendable {
     ///
     /// [loop-thread] The closure runs on the loop thread, in registration order among the name's observers.
     /// - Parameters:
+    ///   - name: the notification name observed.
     ///   - sender: only notifications from this sender (`.none`: any sender).
     ///   - owner: who registers it (a plugin id), named by the watchdog and in traces.
+    ///   - block: called with each notification, on the loop thread.
     /// - Returns: the token to remove the observer with.
     @discardableResult
     public func observe(_ name: NotificationName, sender: NotificationSender = .none, owner: String = "",
@@ -245,7 +249,15 @@ public final class AppNotificationCenter: @unchecked Sendable {
     ///
     /// On the loop thread, every matching observer has run when this returns. From another thread it
     /// returns at once; the loop delivers in this thread's post order.
-    public func post(_ name: NotificationName, sender: NotificationSender = .none, userInfo: UserInfo? = nil) {
+    ///
+    /// From another thread the post is queued for the loop, and the queue is bounded per thread: a
+    /// thread with `MainRunLoop.maxQueuedPerThread` (65,536) posts still waiting for the loop — or
+    /// when all threads together have `MainRunLoop.maxQueued` waiting — is refused: nothing is queued
+    /// and this returns false. Retry once the loop has run (it takes the whole queue at once), or drop
+    /// the post. Every post that returned true is delivered, in this thread's order.
+    /// - Returns: false only when a post from another thread was refused.
+    @discardableResult
+    public func post(_ name: NotificationName, sender: NotificationSender = .none, userInfo: UserInfo? = nil) -> Bool {
         post(name, sender: sender, userInfo: userInfo, rawUserInfo: nil)
     }
 
@@ -255,12 +267,16 @@ public final class AppNotificationCenter: @unchecked Sendable {
     ///
     /// `rawUserInfo` must hold the same entries as `userInfo`; it is used only during this call (a
     /// post queued from another thread, or held while delivery is held, gets a fresh handle).
-    package func post(_ name: NotificationName, sender: NotificationSender, userInfo: UserInfo?, rawUserInfo: AnyObject?) {
-        if loop.isOnLoopThread {
+    /// - Returns: false only when a post from another thread was refused (see `post(_:sender:userInfo:)`).
+    @discardableResult
+    package func post(_ name: NotificationName, sender: NotificationSender, userInfo: UserInfo?, rawUserInfo: AnyObject?) -> Bool {
+        let thread = pthread_self()
+        if loop.isLoopThread(thread) {
             deliver(name, sender: sender.rawValue, userInfo: userInfo, raw: rawUserInfo)
-        } else {
-            loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(name.id), word1: sender.rawValue, payload: userInfo.map(UserInfoCarrier.init)))
+            return true
         }
+        return loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(name.id), word1: sender.rawValue,
+                                     payload: userInfo.map(UserInfoCarrier.init)), fromOtherThread: thread)
     }
 
     /// Posts the name whose interned id is `id`, checking the id: the C ABI's fast path
@@ -271,29 +287,31 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// was interned (lists are only made for interned names), so the intern table is not consulted;
     /// nothing is retained, allocated or locked. From another thread the post is queued (the loop's
     /// queue lock, nothing else).
-    /// - Returns: false, posting nothing, when `id` is 0 or was never interned.
-    package func post(nameID id: UInt32, sender: UInt, userInfo: UserInfo?, rawUserInfo: AnyObject? = nil) -> Bool {
-        guard loop.isOnLoopThread else {
+    /// - Returns: `.unknownName`, posting nothing, when `id` is 0 or was never interned; `.refused`
+    ///   when a post from another thread is over the queue's bound.
+    package func post(nameID id: UInt32, sender: UInt, userInfo: UserInfo?, rawUserInfo: AnyObject? = nil) -> PostOutcome {
+        let thread = pthread_self()
+        guard loop.isLoopThread(thread) else {
             // Another thread: check the id (one atomic load) and queue a four-word message.
-            guard registry.isInterned(id) else { return false }
-            loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(id), word1: sender,
-                                  payload: userInfo.map(UserInfoCarrier.init)))
-            return true
+            guard registry.isInterned(id) else { return .unknownName }
+            let queued = loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(id), word1: sender,
+                                               payload: userInfo.map(UserInfoCarrier.init)), fromOtherThread: thread)
+            return queued ? .posted : .refused
         }
         guard userInfo == nil, state.pointee.heldDeliveryHandler == nil, let list = list(id) else {
             return postChecked(nameID: id, sender: sender, userInfo: userInfo, raw: rawUserInfo)
         }
         if list.pointee.count > 0 { run(list, NotificationName(id: id), sender, nil) }
-        return true
+        return .posted
     }
 
     /// `post(nameID:)` on the loop thread off its fast path: checks the id in the intern table, then
     /// delivers.
     @inline(never)
-    private func postChecked(nameID id: UInt32, sender: UInt, userInfo: UserInfo?, raw: AnyObject?) -> Bool {
-        guard registry.isInterned(id) else { return false }
+    private func postChecked(nameID id: UInt32, sender: UInt, userInfo: UserInfo?, raw: AnyObject?) -> PostOutcome {
+        guard registry.isInterned(id) else { return .unknownName }
         deliver(NotificationName(id: id), sender: sender, userInfo: userInfo, raw: raw)
-        return true
+        return .posted
     }
 
     /// Delivers a message that `post` queued from another thread. [loop-thread]

@@ -89,8 +89,8 @@ public struct NotificationName: Hashable, Sendable, CustomStringConvertible {
         id >= 1 && Int(id) <= StandardName.table.count ? Int(id) - 1 : nil
     }
 
-    /// The coalescing kind of this name while the application is suspended, if it has one (seed 000,
-    /// table 4-1). Names of one kind coalesce to the most recent one.
+    /// The coalescing kind of this name while the application is suspended, if it has one
+    /// (Apple, "Strategies for Handling App State Transitions", table 4-1). Names of one kind coalesce to the most recent one.
     public var coalescingKind: String? {
         guard let index = standardIndex else { return nil }
         return StandardName.table[index].kind
@@ -137,7 +137,7 @@ public struct NotificationName: Hashable, Sendable, CustomStringConvertible {
         (1...StandardName.applicationNames).map { NotificationName(id: UInt32($0)) }
     }
 
-    /// The six UIScene names (seed 004), ids 23...28, in id order; posted per scene with the scene
+    /// The six UIScene names (Apple, "Managing your app's life cycle"), ids 23...28, in id order; posted per scene with the scene
     /// as sender.
     public static var sceneNames: [NotificationName] {
         (StandardName.applicationNames + 1...StandardName.table.count).map { NotificationName(id: UInt32($0)) }

@@ -1,4 +1,4 @@
-/// The scene delegate, as on iOS 13 and later (seed 004, `UISceneDelegate`). Every method is
+/// The scene delegate, as on iOS 13 and later (Apple's "Managing your app's life cycle", `UISceneDelegate`). Every method is
 /// optional: the defaults do nothing (`stateRestorationActivity(for:)` returns nil).
 ///
 /// Register one with `Application.addSceneDelegate(_:id:)` (as an `ApplicationDelegate` with

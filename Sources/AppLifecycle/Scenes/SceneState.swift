@@ -1,4 +1,4 @@
-/// The five states of a scene (seed 004, `UIScene.ActivationState` plus the suspended state of the
+/// The five states of a scene (Apple's "Managing your app's life cycle", `UIScene.ActivationState` plus the suspended state of the
 /// life-cycle figure).
 ///
 /// `unattached → foreground-inactive ↔ foreground-active → background → suspended → unattached`: a

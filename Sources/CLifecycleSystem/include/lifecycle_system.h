@@ -26,6 +26,20 @@ static inline void lcs_cpu_relax(void) {
 #endif
 }
 
+/// A thread's count of the messages it has queued on one run loop's queue since that queue's last
+/// take (the per-thread bound of the cross-thread queue): which queue, which take, how many.
+typedef struct lcs_producer_tally {
+    const void *queue;
+    uint64_t epoch;
+    int64_t count;
+} lcs_producer_tally;
+
+/// The calling thread's tally (thread-local storage: a few instructions, no call, no lock).
+static inline lcs_producer_tally *lcs_producer_tally_self(void) {
+    static _Thread_local lcs_producer_tally tally;
+    return &tally;
+}
+
 int lcs_epoll_create(void);
 int lcs_epoll_add(int epfd, int fd, uint32_t events, uint64_t data);
 int lcs_epoll_mod(int epfd, int fd, uint32_t events, uint64_t data);
@@ -54,6 +68,9 @@ int lcs_signalfd_read(int fd, int32_t *sender_pid);
 
 /// The text of an errno value; static storage, thread-safe.
 const char *lcs_strerror(int code);
+
+/// The load base (link map `l_addr`) of a `dlopen` handle: returns 0, or -1 (dlerror says why).
+int lcs_dl_load_base(void *handle, uintptr_t *base);
 
 uint64_t lcs_monotonic_ns(void);
 uint64_t lcs_realtime_ns(void);

@@ -109,6 +109,7 @@ final class IsolatedPlugin: @unchecked Sendable {
         var hello = FrameWriter()
         hello.begin(.hello)
         hello.u32(IsolationProtocol.version)
+        hello.u32(settings.loadOptions.rawValue)
         hello.string(path)
         hello.end()
         process.channel.out = hello

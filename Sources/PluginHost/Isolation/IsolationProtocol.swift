@@ -38,7 +38,7 @@ enum IsolationProtocol {
 /// What a frame is. Host → runner kinds are below 0x80, runner → host kinds from 0x80.
 enum FrameKind: UInt16 {
     // Host → runner.
-    /// Payload: u32 protocol version, string path.
+    /// Payload: u32 protocol version, u32 the loader's options (`PluginLoadOptions`), string path.
     case hello = 0x01
     /// The id is free: run init (no payload).
     case proceed = 0x02

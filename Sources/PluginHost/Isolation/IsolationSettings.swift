@@ -38,6 +38,8 @@ package struct IsolationSettings: Sendable, Equatable {
     package var restart: RestartPolicy = .never
     /// The first restart's delay; each next one doubles it, up to 5 s.
     package var backoff: Duration = .milliseconds(100)
+    /// The loader's options, for the plugin's process (`--allow-unsafe-plugins`).
+    package var loadOptions: PluginLoadOptions = []
     /// A scan (`PluginScan`): the plugin is opened and initialised only to see that it does not crash;
     /// its delegate is not registered (so rows an isolated plugin cannot offer do not refuse it).
     var scanOnly = false
@@ -77,13 +79,19 @@ extension IsolationSettings {
             settings.restart = .onFailure(limit: o.restart_limit == 0 ? 3 : Int(o.restart_limit))
         default: return invalid("options->restart_policy \(o.restart_policy) is not LC_RESTART_NEVER or LC_RESTART_ON_FAILURE")
         }
-        for (name, seconds) in [("call_budget", o.call_budget), ("init_budget", o.init_budget)] where seconds != 0 {
-            guard seconds.isFinite, seconds > 0, seconds <= 3600 else {
+        var budgets: [Duration] = []
+        for (name, seconds, keep) in [("call_budget", o.call_budget, settings.callBudget), ("init_budget", o.init_budget, settings.initBudget)] {
+            guard seconds != 0 else {
+                budgets.append(keep)
+                continue
+            }
+            guard let budget = try? Seconds.duration(seconds, allowsZero: false, atMost: 3600) else {
                 return invalid("options->\(name) is \(seconds); a number of seconds above 0 and at most 3600 (0: 5)")
             }
+            budgets.append(budget)
         }
-        if o.call_budget != 0 { settings.callBudget = .nanoseconds(Int64((o.call_budget * 1e9).rounded())) }
-        if o.init_budget != 0 { settings.initBudget = .nanoseconds(Int64((o.init_budget * 1e9).rounded())) }
+        settings.callBudget = budgets[0]
+        settings.initBudget = budgets[1]
         return .success(settings)
     }
 }

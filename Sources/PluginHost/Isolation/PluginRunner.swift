@@ -55,7 +55,8 @@ package final class PluginRunner: @unchecked Sendable {
 
     private func start() {
         var hello = link.waitForFrame()
-        guard hello.kind == .hello, let version = try? hello.u32("version"), let path = try? hello.string("path") else {
+        guard hello.kind == .hello, let version = try? hello.u32("version"), let options = try? hello.u32("load options"),
+              let path = try? hello.string("path") else {
             RunnerLink.fatal("the host did not start with hello")
         }
         guard version == IsolationProtocol.version else {
@@ -63,7 +64,9 @@ package final class PluginRunner: @unchecked Sendable {
                               "the plugin runner speaks isolation protocol \(IsolationProtocol.version), the host \(version) (use the same build)")
         }
         let opened: OpenedPlugin
-        do { opened = try OpenedPlugin.open(path) } catch { return loadFailed(error.status, error.reason) }
+        do { opened = try OpenedPlugin.open(path, options: PluginLoadOptions(rawValue: options)) } catch {
+            return loadFailed(error.status, error.reason)
+        }
         link.send(flush: true) { out in
             out.begin(.described)
             out.string(opened.id)

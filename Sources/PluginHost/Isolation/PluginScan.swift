@@ -23,7 +23,7 @@ package enum PluginScan {
 
     /// Scans `path` in a process of its own, within `budget` for opening it and running its init.
     /// [loop-thread] of a throwaway application made here on the calling thread.
-    package static func scan(_ path: String, budget: Duration) -> Outcome {
+    package static func scan(_ path: String, budget: Duration, options: PluginLoadOptions = []) -> Outcome {
         let scratch: AppHandle
         do { scratch = try AppHandle(configuration: Configuration()) } catch {
             return .refused(PluginRefusal(path: path, reason: "cannot scan: \(error.message)", status: lc_status(LC_ERR_SYSTEM)))
@@ -33,6 +33,7 @@ package enum PluginScan {
         settings.initBudget = budget
         settings.callBudget = budget
         settings.scanOnly = true
+        settings.loadOptions = options
         do {
             let plugin = try scratch.loadIsolatedPlugin(path: path, settings: settings)
             scratch.unload(plugin)

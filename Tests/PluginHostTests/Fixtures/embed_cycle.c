@@ -2,7 +2,7 @@
 // launch -> Home -> return -> posts from another thread (nested loop via lc_app_fd) -> terminate.
 // Prints "ok" and exits 0, or prints what differed and exits 1.
 //
-//   cc embed_cycle.c $(pkg-config --cflags --libs lifecycle) -Wl,-rpath,<libdir> -lpthread
+//   cc embed_cycle.c $(pkg-config --cflags --libs lifecycle) -lpthread
 
 #include <lifecycle.h>
 
@@ -155,7 +155,7 @@ int main(void) {
         "note com.example.ping\n"
         "delegate willResignActive (active)\n"
         "note willResignActive\n"
-        "delegate didEnterBackground (background)\n" // terminate goes through the background (seed 001)
+        "delegate didEnterBackground (background)\n" // terminate goes through the background (as on iOS)
         "note didEnterBackground\n"
         "delegate willTerminate (background)\n"
         "note willTerminate\n";

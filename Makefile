@@ -1,0 +1,115 @@
+# AppLifecycle, built and installed like a C library: liblifecycle (with a versioned soname), its header
+# and pkg-config file, and lifecycle-host with its example plugins, man page and shell completions.
+#
+#   make                                    swift build -c release of what is installed
+#   make install PREFIX=/usr/local          install what was built (never builds: run make first)
+#   make install PREFIX=/usr DESTDIR=$PWD/stage     staged, for a package (files name PREFIX, not DESTDIR)
+#   make uninstall PREFIX=/usr/local        remove exactly what install put there
+#   make man                                regenerate docs/man/lifecycle-host.1 from the command's definitions
+#
+# Needs: swift (6.3 or later), patchelf (sets the soname on the installed copy; Debian: apt-get install
+# patchelf), install, sed. See README.md, "Install", and docs/c-api.md.
+
+PREFIX ?= /usr/local
+DESTDIR ?=
+BINDIR ?= $(PREFIX)/bin
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+BASHCOMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPLETIONDIR ?= $(DATADIR)/zsh/site-functions
+FISHCOMPLETIONDIR ?= $(DATADIR)/fish/vendor_completions.d
+# The example plugins, where the installed `lifecycle-host demo` finds them.
+EXAMPLESDIR ?= $(LIBDIR)/lifecycle/examples
+
+SWIFT ?= swift
+PATCHELF ?= patchelf
+CONFIG ?= release
+# What `make` builds and `make install` installs from.
+BUILD_DIR ?= .build/$(CONFIG)
+# 1 (the default): the .pc's Libs carry -Wl,-rpath,LIBDIR, so programs built with it find the library
+# in any prefix without ldconfig or LD_LIBRARY_PATH. 0 for a system prefix a distribution packages.
+PC_RPATH ?= 1
+# The installed library's RUNPATH: the folder of the Swift runtime (libswiftCore.so, …) it needs. The
+# default is the runtime of the toolchain that builds it; name another where the runtime is installed
+# elsewhere on the target machine.
+SWIFT_RUNTIME_DIR ?= $(shell $(SWIFT) -print-target-info 2>/dev/null | tr -d ' \n' | sed -n 's/.*"runtimeLibraryPaths":\["\([^"]*\)".*/\1/p')
+
+# The library's version is the C ABI's (include/lifecycle.h): soname liblifecycle.so.MAJOR.
+ABI_MAJOR := $(shell sed -n 's/^\#define LC_ABI_VERSION_MAJOR \([0-9][0-9]*\).*/\1/p' include/lifecycle.h)
+ABI_MINOR := $(shell sed -n 's/^\#define LC_ABI_VERSION_MINOR \([0-9][0-9]*\).*/\1/p' include/lifecycle.h)
+VERSION := $(ABI_MAJOR).$(ABI_MINOR).0
+SONAME := liblifecycle.so.$(ABI_MAJOR)
+REALNAME := liblifecycle.so.$(VERSION)
+EXAMPLES := Echo StateKeeper Greeter CacheTrimmer
+
+.PHONY: all build install uninstall man check-built check-tools print-version
+
+all: build
+
+build:
+	$(SWIFT) build -c $(CONFIG) --product lifecycle
+	$(SWIFT) build -c $(CONFIG) --product lifecycle-host
+	for example in $(EXAMPLES); do $(SWIFT) build -c $(CONFIG) --product $$example || exit 1; done
+
+print-version:
+	@echo $(VERSION)
+
+check-built:
+	@test -n "$(ABI_MAJOR)" -a -n "$(ABI_MINOR)" || { echo "make: no LC_ABI_VERSION_MAJOR/MINOR in include/lifecycle.h" >&2; exit 1; }
+	@for file in $(BUILD_DIR)/liblifecycle.so $(BUILD_DIR)/lifecycle-host $(EXAMPLES:%=$(BUILD_DIR)/lib%.so); do \
+	    test -f "$$file" || { echo "make install: $$file is missing: run 'make' (swift build -c $(CONFIG)) first" >&2; exit 1; }; \
+	done
+
+check-tools:
+	@command -v $(PATCHELF) >/dev/null 2>&1 || { \
+	    echo "make install: patchelf not found. It gives the installed liblifecycle its soname ($(SONAME))" >&2; \
+	    echo "and RUNPATH. Install it (Debian, Ubuntu: apt-get install patchelf) or name it: make install PATCHELF=/path/to/patchelf" >&2; \
+	    exit 1; }
+	@test -n "$(SWIFT_RUNTIME_DIR)" || { \
+	    echo "make install: cannot find the Swift runtime folder ('$(SWIFT) -print-target-info' failed)." >&2; \
+	    echo "Name it: make install SWIFT_RUNTIME_DIR=/path/to/usr/lib/swift/linux" >&2; exit 1; }
+
+install: check-built check-tools
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(INCLUDEDIR)" "$(DESTDIR)$(PKGCONFIGDIR)" \
+	    "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(BASHCOMPLETIONDIR)" "$(DESTDIR)$(ZSHCOMPLETIONDIR)" \
+	    "$(DESTDIR)$(FISHCOMPLETIONDIR)" "$(DESTDIR)$(EXAMPLESDIR)"
+	install -m 755 "$(BUILD_DIR)/liblifecycle.so" "$(DESTDIR)$(LIBDIR)/$(REALNAME)"
+	# Two calls: patchelf 0.14 applies only the first of --set-soname and --set-rpath given together.
+	$(PATCHELF) --set-soname "$(SONAME)" "$(DESTDIR)$(LIBDIR)/$(REALNAME)"
+	$(PATCHELF) --set-rpath "$(SWIFT_RUNTIME_DIR)" "$(DESTDIR)$(LIBDIR)/$(REALNAME)"
+	ln -sfn "$(REALNAME)" "$(DESTDIR)$(LIBDIR)/$(SONAME)"
+	ln -sfn "$(SONAME)" "$(DESTDIR)$(LIBDIR)/liblifecycle.so"
+	install -m 644 include/lifecycle.h "$(DESTDIR)$(INCLUDEDIR)/lifecycle.h"
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	    -e 's|@VERSION@|$(VERSION)|g' -e 's|@RPATH@|$(if $(filter 1,$(PC_RPATH)),-Wl$(,)-rpath$(,)$${libdir} ,)|g' \
+	    pkgconfig/lifecycle.pc.in > "$(DESTDIR)$(PKGCONFIGDIR)/lifecycle.pc"
+	chmod 644 "$(DESTDIR)$(PKGCONFIGDIR)/lifecycle.pc"
+	install -m 755 "$(BUILD_DIR)/lifecycle-host" "$(DESTDIR)$(BINDIR)/lifecycle-host"
+	for example in $(EXAMPLES); do \
+	    install -m 755 "$(BUILD_DIR)/lib$$example.so" "$(DESTDIR)$(EXAMPLESDIR)/lib$$example.so" || exit 1; done
+	install -m 644 docs/man/lifecycle-host.1 "$(DESTDIR)$(MANDIR)/man1/lifecycle-host.1"
+	"$(BUILD_DIR)/lifecycle-host" --generate-completion-script bash > "$(DESTDIR)$(BASHCOMPLETIONDIR)/lifecycle-host"
+	"$(BUILD_DIR)/lifecycle-host" --generate-completion-script zsh > "$(DESTDIR)$(ZSHCOMPLETIONDIR)/_lifecycle-host"
+	"$(BUILD_DIR)/lifecycle-host" --generate-completion-script fish > "$(DESTDIR)$(FISHCOMPLETIONDIR)/lifecycle-host.fish"
+
+uninstall:
+	rm -f "$(DESTDIR)$(BINDIR)/lifecycle-host" \
+	    "$(DESTDIR)$(LIBDIR)/$(REALNAME)" "$(DESTDIR)$(LIBDIR)/$(SONAME)" "$(DESTDIR)$(LIBDIR)/liblifecycle.so" \
+	    "$(DESTDIR)$(INCLUDEDIR)/lifecycle.h" "$(DESTDIR)$(PKGCONFIGDIR)/lifecycle.pc" \
+	    "$(DESTDIR)$(MANDIR)/man1/lifecycle-host.1" "$(DESTDIR)$(BASHCOMPLETIONDIR)/lifecycle-host" \
+	    "$(DESTDIR)$(ZSHCOMPLETIONDIR)/_lifecycle-host" "$(DESTDIR)$(FISHCOMPLETIONDIR)/lifecycle-host.fish" \
+	    $(EXAMPLES:%="$(DESTDIR)$(EXAMPLESDIR)/lib%.so")
+	# The project's own folders only, and only when empty.
+	rmdir "$(DESTDIR)$(EXAMPLESDIR)" "$(DESTDIR)$(LIBDIR)/lifecycle" 2>/dev/null || true
+
+man:
+	$(SWIFT) build -c $(CONFIG) --product lifecycle-host
+	$(SWIFT) build -c $(CONFIG) --product lifecycle-manual
+	"$(BUILD_DIR)/lifecycle-host" --experimental-dump-help | "$(BUILD_DIR)/lifecycle-manual" --version $(VERSION) > docs/man/lifecycle-host.1.new
+	mv docs/man/lifecycle-host.1.new docs/man/lifecycle-host.1
+
+# A comma inside $(if …).
+, := ,

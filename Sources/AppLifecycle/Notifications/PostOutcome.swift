@@ -1,0 +1,12 @@
+extension AppNotificationCenter {
+    /// What became of a post by interned id (`post(nameID:sender:userInfo:rawUserInfo:)`).
+    package enum PostOutcome: Sendable {
+        /// Delivered (on the loop thread) or queued (from another).
+        case posted
+        /// The id is 0 or was never interned: nothing posted.
+        case unknownName
+        /// From another thread, over the loop queue's bound for that thread (see
+        /// `post(_:sender:userInfo:)`): nothing queued.
+        case refused
+    }
+}
