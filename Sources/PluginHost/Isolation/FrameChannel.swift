@@ -144,3 +144,27 @@ final class FrameChannel {
         }
     }
 }
+
+/// Frames kept for later, in order (copies: the channel's buffer moves on). O(1) to add and to take.
+struct FrameQueue {
+    private var frames: [[UInt8]] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == frames.count }
+
+    mutating func append(_ frame: FrameReader) { frames.append(frame.frameBytes) }
+
+    /// The oldest frame, to read again; nil when empty.
+    mutating func next() -> FrameReader? {
+        guard head < frames.count else { return nil }
+        let frame = FrameReader(copy: frames[head])
+        head += 1
+        if head == frames.count {
+            frames.removeAll(keepingCapacity: frames.count <= 1024)
+            head = 0
+        }
+        return frame
+    }
+
+    mutating func removeAll() { self = FrameQueue() }
+}

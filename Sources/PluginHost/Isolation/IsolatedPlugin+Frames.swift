@@ -168,7 +168,10 @@ extension IsolatedPlugin {
     func keep(_ handler: FetchCompletionHandler) -> UInt64 {
         let key = nextCompletionKey
         nextCompletionKey += 1
-        if completions.count >= 64 { completions = completions.filter { !$0.value.requestEnded } }
+        if completions.count >= completionsSweepAt {
+            completions = completions.filter { !$0.value.requestEnded }
+            completionsSweepAt = max(64, completions.count * 2)  // amortised O(1) a request
+        }
         completions[key] = handler
         return key
     }

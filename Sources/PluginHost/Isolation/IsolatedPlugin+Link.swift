@@ -119,7 +119,7 @@ extension IsolatedPlugin {
             return false
         case .data, .wouldBlock:
             do {
-                while let frame = try process.channel.nextFrame(acceptFromHost: false) { inbox.append(frame.frameBytes) }
+                while let frame = try process.channel.nextFrame(acceptFromHost: false) { inbox.append(frame) }
             } catch {
                 fail(.protocolViolation(error.message))
                 return false
@@ -172,8 +172,7 @@ extension IsolatedPlugin {
     /// Runs the frames already read, without a system call. - Returns: false when the process failed.
     private func drain(limit: Int = .max, count: inout Int) -> Bool {
         while count < limit, status != .failed, status != .unloaded {
-            if !inbox.isEmpty {
-                var frame = FrameReader(copy: inbox.removeFirst())
+            if var frame = inbox.next() {
                 count += 1
                 run(&frame)
                 continue

@@ -48,7 +48,7 @@ final class IsolatedPlugin: @unchecked Sendable {
     var flushScheduled = false
     var events = EventLog()
     /// Frames read while the host waited to write, run before anything read later.
-    var inbox: [[UInt8]] = []
+    var inbox = FrameQueue()
 
     // What the process registered, by the ids it chose.
     var observers: [UInt64: IsolatedObserver] = [:]
@@ -56,6 +56,7 @@ final class IsolatedPlugin: @unchecked Sendable {
     /// Completion handlers of requests sent to the plugin, by key (from 1, never reused).
     var completions: [UInt64: FetchCompletionHandler] = [:]
     var nextCompletionKey: UInt64 = 1
+    var completionsSweepAt = 64
     /// The process's custom names, by its ids.
     var names: [UInt32: NotificationName] = [:]
     /// The host's custom names already sent to this process with their text.

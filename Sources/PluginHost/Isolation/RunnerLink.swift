@@ -26,8 +26,7 @@ final class RunnerLink: @unchecked Sendable {
     /// The host's custom name ids, and the names they are here. [main-thread]
     private var hostNames: [UInt32: NotificationName] = [:]
     /// Frames the host sent that arrived while a request waited: run next, in order. [main-thread]
-    private var deferred: [[UInt8]] = []
-    private var deferredHead = 0
+    private var deferred = FrameQueue()
     /// Whether the main thread is running the host's frames (its own frames then wait in the buffer).
     private var batching = false
     private var eventIndex: UInt64 = 0
@@ -94,7 +93,7 @@ final class RunnerLink: @unchecked Sendable {
         while true {
             while let frame = nextFrame() {
                 guard frame.kind == .reply else {
-                    deferred.append(frame.frameBytes)
+                    deferred.append(frame)
                     continue
                 }
                 guard frame.word == id else { Self.fatal("the host answered request \(frame.word) while \(id) waits") }
@@ -152,13 +151,8 @@ final class RunnerLink: @unchecked Sendable {
         var readOnce = false
         loop: while count < limit {
             var frame: FrameReader
-            if deferredHead < deferred.count {
-                frame = FrameReader(copy: deferred[deferredHead])
-                deferredHead += 1
-                if deferredHead == deferred.count {
-                    deferred.removeAll(keepingCapacity: true)
-                    deferredHead = 0
-                }
+            if let kept = deferred.next() {
+                frame = kept
             } else if let next = nextFrame() {
                 frame = next
             } else {
@@ -181,7 +175,7 @@ final class RunnerLink: @unchecked Sendable {
         }
         batching = false
         flush()
-        if count >= limit || deferredHead < deferred.count {
+        if count >= limit || !deferred.isEmpty {
             loop.perform { [self] in serve(limit: limit) }
         }
     }
