@@ -148,4 +148,18 @@ final class IsolationFailureTests: XCTestCase {
         XCTAssertEqual(result.failures().count, 1)
         XCTAssertEqual(result.printed["echo"], try echoAlone(scenario: "home-and-return"))
     }
+
+    func testAPluginCallingExitIsReportedWithItsStatusAtInitAndInAnObserver() throws {
+        let exitInInit = try IsolationFixtures.build(IsolationFixtures.initialiser(id: "com.example.exit0", body: "exit(0);"), named: "exit0")
+        let exitLater = try IsolationFixtures.build(
+            IsolationFixtures.observer(id: "com.example.exit3", name: "didEnterBackground", body: "exit(3);"), named: "exit3")
+        let result = try run(["--plugin", exitInInit, "--plugin", exitLater, "--isolate"] + echo, scenario: "home-and-return")
+        XCTAssertEqual(result.status, 3, result.output)  // refused (init), and a failure later: the refusal's status wins
+        XCTAssertTrue(result.output.contains("lifecycle-host: plugin refused: \(exitInInit): isolated: the plugin's process exited with status 0 while running init"),
+                      result.output)
+        let failure = try XCTUnwrap(result.failures().first, result.output)
+        XCTAssertEqual(failure.name, "exit 3")
+        XCTAssertEqual(failure.detail, "exited with status 3; while handling didEnterBackground; not restarted (policy never)")
+        XCTAssertEqual(result.printed["echo"], try echoAlone(scenario: "home-and-return"))
+    }
 }
