@@ -92,7 +92,7 @@ package final class PluginRunner: @unchecked Sendable {
         self.plugin = plugin
         let (handlers, rows) = plugin.bindDelegates()
         invokers = RunnerDelegates.invokers(handlers, rows: rows, app: handle.app, link: link)
-        let sceneRows = plugin.bindSceneDelegates().rows
+        let sceneRows = plugin.bindSceneDelegates()?.rows ?? FFIDelegates.Rows()
         initDone(lc_status(LC_OK), "", rows: rows.bits, sceneRows: sceneRows.bits)
 
         link.handler = { [unowned self] frame in run(&frame) }
