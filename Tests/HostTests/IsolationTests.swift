@@ -78,7 +78,12 @@ final class IsolationTests: XCTestCase {
         XCTAssertEqual(isolated.trace.filter { !$0.hasPrefix("completion ") }, inProcess.trace.filter { !$0.hasPrefix("completion ") })
         XCTAssertGreaterThan(inProcess.trace.count, 150)
         for prefix in ["echo", "statekeeper", "greeter", "cachetrimmer"] {
-            XCTAssertEqual(isolated.printed[prefix], inProcess.printed[prefix], prefix)
+            // The demo terminates while CacheTrimmer's 50 ms flush timer is pending: whether it fires
+            // before the host exits is a race in either mode, so its last line may be missing in either.
+            func settled(_ lines: [String]) -> [String] {
+                lines.last == "cachetrimmer: flushed 0 entries" && prefix == "cachetrimmer" ? Array(lines.dropLast()) : lines
+            }
+            XCTAssertEqual(settled(isolated.printed[prefix] ?? []), settled(inProcess.printed[prefix] ?? []), prefix)
             XCTAssertFalse(inProcess.printed[prefix, default: []].isEmpty, prefix)
         }
         XCTAssertTrue(isolated.failures().isEmpty)
