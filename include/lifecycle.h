@@ -42,7 +42,8 @@ extern "C" {
                                 //      delegate functions, the scene actions); fields appended to lc_config_t, lc_action_t,
                                 //      lc_trace_event_t, lc_delegate_t, lc_plugin_delegate_t and lc_host_api_t
                                 // 1.3: the hang budget (lc_config_t.hang_budget, budget_name "hang"), the nesting limit of
-                                //      posts (LC_ERR_NESTING_LIMIT)
+                                //      posts (LC_ERR_NESTING_LIMIT), the queue bound (LC_ERR_QUEUE_FULL), isolated plugins
+                                //      (lc_app_load_plugin_with_options, lc_load_options_t)
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -850,6 +851,49 @@ LC_EXPORT lc_status lc_app_load_plugin_folder(lc_app *app, const char *folder, s
 LC_EXPORT lc_status lc_app_unload_plugin(lc_app *app, const char *id);
 /// The plugin's id; owned by the app, valid while the plugin is loaded. [main-thread]
 LC_EXPORT const char *lc_plugin_id(const lc_plugin *plugin);
+
+// ABI 1.3: isolated plugins. An isolated plugin runs in a process of its own (the plugin runner: the
+// `lifecycle-host` executable beside liblifecycle.so, or the one $LC_PLUGIN_RUNNER names), loaded with
+// the same checks, and is presented to the application as any plugin: its observers receive the same
+// notifications in the same order on its own main thread, its delegate functions are called, its
+// host-API calls reach the application. A crash (a signal, an exit), a callback that overruns its
+// budget (killed, SIGKILL) or a broken protocol takes the plugin out (its observers, delegate
+// functions, timers and background tasks removed; its open completions called with
+// LC_FETCH_FAILED) and is reported in the trace (kind "plugin-failed", observer: the plugin,
+// detail: the signal or status and the callback it was running); the application and the other
+// plugins go on. Differences a plugin can see, and the costs: docs/c-api.md, "Isolated plugins".
+
+/// How lc_app_load_plugin_with_options loads a plugin.
+typedef uint32_t lc_load_flags;
+enum {
+    LC_LOAD_ISOLATED = 1u << 0, // run it in a process of its own
+};
+
+/// What happens when an isolated plugin's process fails.
+typedef uint32_t lc_restart_policy;
+enum {
+    LC_RESTART_NEVER = 0,      // it stays out (the default)
+    LC_RESTART_ON_FAILURE = 1, // started again after a back-off (100 ms, doubling, at most 5 s), at most restart_limit times
+};
+
+/// ABI 1.3. Zero fields take the defaults; a shorter (older) struct's missing tail counts as zero.
+typedef struct lc_load_options {
+    uint32_t struct_size;             // sizeof(lc_load_options_t); at least 8 (struct_size and flags)
+    lc_load_flags flags;              // LC_LOAD_ISOLATED, or 0
+    lc_restart_policy restart_policy; // isolated plugins only
+    uint32_t restart_limit;           // LC_RESTART_ON_FAILURE: 1 to 1000 restarts (0: 3)
+    double call_budget;               // isolated: seconds a callback may run outside a lifecycle budget (0: 5; at most 3600)
+    double init_budget;               // isolated: seconds for starting its process and its init (0: 5; at most 3600)
+} lc_load_options_t;
+
+/// lc_app_load_plugin with options (ABI 1.3); NULL options load as lc_app_load_plugin does. The
+/// `lc_plugin *` of an isolated plugin works with lc_plugin_id and lc_app_unload_plugin like any other
+/// (unloading runs its deinit in its process, which then exits). Refusals as lc_app_load_plugin;
+/// LC_ERR_INVALID_ARGUMENT for an unknown flag or policy, or a limit or budget out of range (the
+/// message names the field and the limit); LC_ERR_SYSTEM when the plugin runner cannot be started.
+/// [main-thread]
+LC_EXPORT lc_status lc_app_load_plugin_with_options(lc_app *app, const char *path, const lc_load_options_t *options,
+                                                    lc_plugin **out);
 
 // ---------------------------------------------------------------------------------------------
 // Delegate functions

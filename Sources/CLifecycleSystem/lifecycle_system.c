@@ -134,3 +134,43 @@ int lcs_dl_load_base(void *handle, uintptr_t *base) {
     *base = (uintptr_t)map->l_addr;
     return 0;
 }
+
+// ---- Isolated plugins ----
+
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+
+int lcs_memfd_create(const char *name) { return (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */); }
+
+const char *lcs_signal_abbreviation(int signo) { return sigabbrev_np(signo); }
+
+const char *lcs_own_object_path(void) {
+    Dl_info info;
+    if (dladdr((void *)&lcs_own_object_path, &info) == 0) return NULL;
+    return info.dli_fname;
+}
+
+int lcs_die_with_parent(void) { return prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0); }
+
+void lcs_close_from(int lowest) {
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)lowest, ~0u, 0u) == 0) return;
+#endif
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir) return;
+    int own = dirfd(dir);
+    int found[1024];
+    int count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL && count < 1024) {
+        int fd = atoi(entry->d_name);
+        if (fd >= lowest && fd != own) found[count++] = fd;
+    }
+    closedir(dir);
+    for (int i = 0; i < count; i++) close(found[i]);
+}

@@ -115,13 +115,23 @@ extension AppHandle {
     package func addTimer(_ seconds: Double, fn: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, ctx: UnsafeMutableRawPointer?,
                   owner: String?, out: UnsafeMutablePointer<lc_source_id>?, function: String) -> lc_status
     {
-        guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
-        guard seconds.isFinite, seconds >= 0 else {
-            return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): seconds must be a finite number ≥ 0, not \(seconds)")
-        }
+        if let problem = Self.timerArgumentProblem(seconds, fn: fn, function: function) { return problem }
+        guard let fn else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
         let id = addTimer(seconds: seconds, owner: owner) { fn(ctx) }
         out?.pointee = id
         return lc_status(LC_OK)
+    }
+
+    /// The checks of a timer's arguments: nil when they are fine, else the failure's status (the
+    /// message set). [thread-safe]
+    package static func timerArgumentProblem(_ seconds: Double, fn: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
+                                             function: String) -> lc_status?
+    {
+        guard fn != nil else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
+        guard seconds.isFinite, seconds >= 0 else {
+            return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): seconds must be a finite number ≥ 0, not \(seconds)")
+        }
+        return nil
     }
 
     package func cancelTimer(_ source: lc_source_id, function: String) -> lc_status {

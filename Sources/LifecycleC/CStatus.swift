@@ -111,6 +111,11 @@ package func lcLastErrorMessage() -> UnsafePointer<CChar> {
 package struct CStatusError: Error, Sendable {
     package let status: lc_status
     package let message: String
+
+    package init(status: lc_status, message: String) {
+        self.status = status
+        self.message = message
+    }
 }
 
 // MARK: - Status codes

@@ -19,6 +19,8 @@ enum HostExit {
     /// Code that is not the host's (a plugin) called `exit()` while the host ran: intercepted, reported
     /// in an `exit` trace line, and the process exits with this instead of the status asked for.
     static let pluginExit: Int32 = 6
+    /// The run ended, but an isolated plugin's process failed on the way (the trace's `plugin-failed`).
+    static let isolatedPluginFailed: Int32 = 7
 
     /// Whether `event` is the watchdog killing the application, which makes the run end with
     /// `watchdogKill`. Read from the event's typed payload, never from its words.

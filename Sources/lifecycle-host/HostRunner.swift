@@ -52,6 +52,11 @@ struct RunOptions {
     var socketPath: String?
     var socket = true
     var timeline: String?
+    /// Plugins run in processes of their own (`--isolate`, `--restart`, `--isolate-budget`).
+    var isolation = HostIsolation()
+    /// `--plugin-dir` plugins loaded here are scanned first (`--rescan`, `--scan-budget`).
+    var rescan = false
+    var scanBudget = PluginScanner.defaultBudget
     /// How plugins are loaded (`--allow-unsafe-plugins`).
     var pluginLoading: PluginLoadOptions = []
 }
@@ -79,6 +84,7 @@ final class HostRunner: @unchecked Sendable {
     private var stdinSource: LoopSource?
     private var stdinOpen = false
     private var refusedPlugins = 0
+    private var failedPlugins = 0
     private var exitCode: Int32?
     private var killed = false
     /// SIGTERM or SIGINT arrived: the run ends once the application is not running, whatever the
@@ -215,24 +221,48 @@ final class HostRunner: @unchecked Sendable {
     // MARK: Plugins
 
     private func loadPlugins(_ handle: AppHandle) {
-        // Loading runs the plugin's init: marked as a callback (named by the path until the plugin has
-        // an id), so that the hang budget watches it and an exit() in it is traced as the plugin's.
-        for path in options.plugins {
-            do {
-                let path = absolute(path)
-                let plugin = try handle.app.runMarked("init", owner: path) { () throws(PluginRefusal) in
-                    try handle.loadPlugin(path: path, options: options.pluginLoading)
-                }
-                hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)")
-            } catch {
-                refused(error)
+        for path in options.plugins { load(absolute(path), in: handle) }
+        guard !options.pluginFolders.isEmpty else { return }
+        var scanner = PluginScanner(rescan: options.rescan, budget: options.scanBudget, options: options.pluginLoading)
+        for folder in options.pluginFolders {
+            switch handle.pluginFiles(in: absolute(folder)) {
+            case .success(let files): for file in files { load(file, in: handle, scanner: &scanner) }
+            case .failure(let refusal): refused(refusal)
             }
         }
-        for folder in options.pluginFolders {
-            let folder = absolute(folder)
-            let result = handle.app.runMarked("init", owner: folder + "/*.so") { handle.loadPlugins(folder: folder, options: options.pluginLoading) }
-            for plugin in result.loaded { hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)") }
-            for refusal in result.refused { refused(refusal) }
+        if let problem = scanner.save() { hostLine("error", "plugin registry", detail: problem) }
+    }
+
+    /// A folder's plugin: one loaded in this process is scanned first (the registry remembers).
+    private func load(_ path: String, in handle: AppHandle, scanner: inout PluginScanner) {
+        if !options.isolation.isolatesFile(path), let refusal = scanner.check(path) { return refused(refusal) }
+        load(path, in: handle)
+    }
+
+    /// Loads one plugin, in this process or isolated in its own (`--isolate`).
+    private func load(_ path: String, in handle: AppHandle) {
+        var isolation = options.isolation
+        isolation.settings.loadOptions = options.pluginLoading
+        do throws(PluginRefusal) {
+            var loaded: LoadedPlugin?
+            if isolation.isolatesFile(path) {
+                loaded = try handle.loadIsolatedPlugin(path: path, settings: isolation.settings)
+            } else if isolation.selection != .none {
+                // Isolated by id: its process reads the descriptor; another id is loaded here instead.
+                loaded = try handle.loadIsolatedPlugin(path: path, settings: isolation.settings, onlyIf: isolation.isolates(id:))
+            }
+            let plugin: LoadedPlugin
+            if let loaded { plugin = loaded } else {
+                // Loading runs the plugin's init here: marked as a callback (named by the path until the
+                // plugin has an id), so that the hang budget watches it and an exit() in it is traced as
+                // the plugin's. An isolated plugin's init is policed in its process (--isolate-budget).
+                plugin = try handle.app.runMarked("init", owner: path) { () throws(PluginRefusal) in
+                    try handle.loadPlugin(path: path, options: options.pluginLoading)
+                }
+            }
+            hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)\(plugin.isIsolated ? " (isolated)" : "")")
+        } catch {
+            refused(error)
         }
     }
 
@@ -338,7 +368,7 @@ final class HostRunner: @unchecked Sendable {
         guard let handle, exitCode == nil else { return }
         if killed { return finish(HostExit.watchdogKill) }
         guard handle.app.state == .notRunning, endRequested || (!scriptRunning && !(options.interactive && stdinOpen)) else { return }
-        finish(refusedPlugins > 0 ? HostExit.pluginRefused : HostExit.ok)
+        finish(refusedPlugins > 0 ? HostExit.pluginRefused : failedPlugins > 0 ? HostExit.isolatedPluginFailed : HostExit.ok)
     }
 
     private func finish(_ code: Int32) {
@@ -353,6 +383,7 @@ final class HostRunner: @unchecked Sendable {
         writer.write(event)
         EmergencyExit.noteState(event.state)
         timeline?.record(event)
+        if case .pluginFailed = event.payload { failedPlugins += 1 }
         if case .stateChanged(_, let to, _) = event.payload {
             sources?.applicationStateChanged(to: to)
             if HostExit.isWatchdogKill(event) { killed = true }
@@ -469,7 +500,7 @@ final class HostRunner: @unchecked Sendable {
         let plugins = handle.plugins.map { p in
             "{\"id\":\(quote(p.id)),\"version\":\(quote(p.version)),\"path\":\(quote(p.path)),"
                 + "\"observes\":[\(p.observedNames.map { quote($0.rawValue) }.joined(separator: ","))],"
-                + "\"delegates\":[\(p.implementedMethods.map { quote($0.selector) }.joined(separator: ","))]}"
+                + "\"delegates\":[\(p.implementedMethods.map { quote($0.selector) }.joined(separator: ","))],\"isolated\":\(p.isIsolated)}"
         }
         let queued = app.queuedNotifications.map { "{\"name\":\(quote($0.name.rawValue)),\"count\":\($0.count)}" }
         let tasks = app.backgroundTasks.map {

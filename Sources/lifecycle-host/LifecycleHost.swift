@@ -11,7 +11,8 @@ struct LifecycleHost: ParsableCommand {
         commandName: "lifecycle-host",
         abstract: "Runs the iOS application life cycle with observer plugins.",
         discussion: "Exit status of 'run': 0 clean end, 1 failure, 2 scenario error, 3 a plugin refused, 4 watchdog kill, "
-            + "5 a termination (SIGTERM, SIGINT) not done within the terminate budget, 6 a plugin called exit().",
+            + "5 a termination (SIGTERM, SIGINT) not done within the terminate budget, 6 a plugin called exit(), "
+            + "7 an isolated plugin failed.",
         subcommands: [Run.self, Demo.self, Check.self, Send.self, Status.self])
 }
 
@@ -162,6 +163,24 @@ struct Run: ParsableCommand {
     @Flag(name: .customLong("no-socket"), help: "Do not open the control socket.")
     var noSocket = false
 
+    @Option(name: .customLong("isolate"), help: ArgumentHelp(
+        "Run plugins in processes of their own: '--isolate' alone for all, or '--isolate ID,…' (ids or file names).",
+        valueName: "IDS"))
+    var isolate: String?
+
+    @Option(name: .customLong("restart"), help: "An isolated plugin that fails: never (the default), on-failure, or on-failure:N restarts.")
+    var restart: String?
+
+    @Option(name: .customLong("isolate-budget"), help: ArgumentHelp(
+        "How long an isolated plugin's callback may run outside a lifecycle budget (default 5s; at most 3600s).", valueName: "DURATION"))
+    var isolateBudget: String?
+
+    @Flag(name: .customLong("rescan"), help: "Forget what the plugin registry remembers: scan every --plugin-dir plugin again.")
+    var rescan = false
+
+    @Option(name: .customLong("scan-budget"), help: ArgumentHelp("How long a plugin's scan may take (default 5s; at most 3600s).", valueName: "DURATION"))
+    var scanBudget: String?
+
     @Flag(name: .customLong("allow-unsafe-plugins"), help: UnsafePlugins.help)
     var allowUnsafePlugins = false
 
@@ -174,7 +193,8 @@ struct Run: ParsableCommand {
             backgroundLaunch: backgroundLaunch, noSignals: noSignals, noPressure: noPressure, pressureFile: pressureFile,
             pressureWarning: pressureWarning, pressureCritical: pressureCritical, pressureDelay: pressureDelay,
             noClock: noClock, socket: socket,
-            noSocket: noSocket, allowUnsafePlugins: allowUnsafePlugins, engine: engine.values)
+            noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, rescan: rescan,
+            scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, engine: engine.values)
     }
 
     func run() throws {
@@ -244,10 +264,19 @@ struct Check: ParsableCommand {
     @Argument(help: "Plugin .so files.")
     var plugins: [String]
 
+    @Flag(name: .customLong("rescan"), help: "Forget what the plugin registry remembers: scan every plugin again.")
+    var rescan = false
+
+    @Option(name: .customLong("scan-budget"), help: ArgumentHelp("How long a plugin's scan (open and init in its own process) may take (default 5s).",
+                                                                valueName: "DURATION"))
+    var scanBudgetText: String?
+
     @Flag(name: .customLong("allow-unsafe-plugins"), help: UnsafePlugins.help)
     var allowUnsafePlugins = false
 
     func run() throws {
+        let loading: PluginLoadOptions = allowUnsafePlugins ? .allowUnsafePermissions : []
+        var scanner = PluginScanner(rescan: rescan, budget: try scanBudget(scanBudgetText), options: loading)
         let handle: AppHandle
         // A plugin whose init exits or never returns is reported as `run` reports it (statuses 6 and 4).
         var configuration = Configuration()
@@ -260,12 +289,15 @@ struct Check: ParsableCommand {
             EmergencyExit.disarm()
             EmergencyExit.setApplication(nil)
         }
+        defer { if let problem = scanner.save() { fputs("lifecycle-host: plugin registry: \(problem)\n", stderr) } }
         var refused = 0
         for path in plugins {
-            do {
+            do throws(PluginRefusal) {
                 let path = absolute(path)
+                // Scanned first, in a process of its own: a plugin that crashes there is not loaded here.
+                if let refusal = scanner.check(path) { throw refusal }
                 let plugin = try handle.app.runMarked("init", owner: path) { () throws(PluginRefusal) in
-                    try handle.loadPlugin(path: path, options: allowUnsafePlugins ? .allowUnsafePermissions : [])
+                    try handle.loadPlugin(path: path, options: loading)
                 }
                 print("\(plugin.path)")
                 print("  id:          \(plugin.id)")

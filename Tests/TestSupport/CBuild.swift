@@ -21,13 +21,20 @@ public enum CBuild {
         return path
     }
 
+    /// The XDG_CACHE_HOME of the programs `run` starts: one temporary folder per test process.
+    public static let testCacheFolder = NSTemporaryDirectory() + "lc-test-cache-\(getpid())"
+
     /// Runs a program; returns its exit status and standard output (standard error appended after "--stderr--").
     @discardableResult
     public static func run(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // The host remembers scanned plugins under XDG_CACHE_HOME: a test's children use a folder of
+        // the test process, never the user's cache (a test that cares passes its own).
+        var base = ProcessInfo.processInfo.environment
+        base["XDG_CACHE_HOME"] = testCacheFolder
+        process.environment = base.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err

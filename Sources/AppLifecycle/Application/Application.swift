@@ -118,6 +118,22 @@ public final class Application: @unchecked Sendable {
     /// Bumped whenever the application stops running, so late completion handlers are recognised.
     var generation: UInt64 = 0
     var inBudget = false
+    /// The budgeted phase under way and when it ends (nil outside one). [loop-thread]
+    ///
+    /// For callbacks the engine does not run itself (an isolated plugin's, in another process): they
+    /// are held to the phase's end instead of the application's watchdog.
+    package internal(set) var budgetPhase: (budget: WatchdogReport.Budget, deadline: MonotonicInstant)?
+    /// How many `withBudgetClockStopped` calls are under way.
+    var budgetClockStops = 0
+    /// Called at the end of every budgeted phase (launch, background entry, termination: before the
+    /// phase is over) and at the end of every action, after its sequence but while the action is still
+    /// under way (nothing is suspended meanwhile), before the engine decides whether to suspend the
+    /// application. [loop-thread]
+    ///
+    /// A place for work an action started elsewhere to finish first: an isolated plugin's observers
+    /// run in another process, and what they do (begin a background task, say) must count before the
+    /// application is suspended. Nil: nothing to wait for.
+    package var settleHandler: (() -> Void)?
     var traceOrigin: MonotonicInstant?
     var sequenceNumber: UInt64 = 0
     let killSwitch: KillSwitch
@@ -247,6 +263,7 @@ public final class Application: @unchecked Sendable {
             traceHangReports()
             goNotRunning(.killedByWatchdog)
         }
+        settleHandler?()
         currentAction = nil
         suspendIfIdle()
     }

@@ -203,7 +203,7 @@ public struct WatchdogReport: Sendable, CustomStringConvertible {
 }
 
 /// Seconds with three decimals, e.g. `1.250 s`.
-func formatSeconds(_ d: Duration) -> String {
+package func formatSeconds(_ d: Duration) -> String {
     let ms = Int64((d.secondsDouble * 1000).rounded())
     let fraction = String(ms % 1000)
     return "\(ms / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"

@@ -38,6 +38,10 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         public static let watchdog = Kind(rawValue: "watchdog")
         /// Something failed; the engine went on.
         public static let error = Kind(rawValue: "error")
+        /// An isolated plugin's process failed (name: the cause; observer: the plugin).
+        public static let pluginFailed = Kind(rawValue: "plugin-failed")
+        /// An isolated plugin was started again after a failure (observer: the plugin).
+        public static let pluginRestarted = Kind(rawValue: "plugin-restarted")
         public var description: String { rawValue }
     }
 
@@ -132,6 +136,10 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         /// (`.delegateCalled`), a scene notification posted with it as sender (`.notificationDelivered`),
         /// its restoration archive saved or read (`.archive`, `.archiveFailed`). Never nested.
         case inScene(String, Payload)
+        /// An isolated plugin's process failed; the plugin was taken out of the application.
+        case pluginFailed(PluginFailure)
+        /// An isolated plugin failed earlier was started again in a new process (restart `attempt` of `limit`).
+        case pluginRestarted(plugin: String, attempt: Int, limit: Int)
     }
 
     /// Position in the trace, from 1.
@@ -243,6 +251,10 @@ extension TraceEvent.Payload {
             return (.sceneState, to.rawValue, nil, reason?.traceDetail)
         case .inScene(_, let event):
             return event.text
+        case .pluginFailed(let failure):
+            return (.pluginFailed, failure.causeName, failure.plugin, failure.description)
+        case .pluginRestarted(let plugin, let attempt, let limit):
+            return (.pluginRestarted, "restarted", plugin, "restart \(attempt) of \(limit)")
         }
     }
 

@@ -28,6 +28,8 @@ final class Watchdog: @unchecked Sendable {
         var event: String = ""
         var observer: String = ""
         var reported = false
+        /// Since when the phase's clock is stopped (`pause`), nil while it runs.
+        var pausedAt: MonotonicInstant?
     }
 
     private struct Termination {
@@ -39,6 +41,9 @@ final class Watchdog: @unchecked Sendable {
 
     private struct State {
         var phase: Phase?
+        /// How many `pause`s are open: the hang budget does not run meanwhile either (the main thread
+        /// is waiting for callbacks policed by deadlines of their own).
+        var pauses = 0
         var termination: Termination?
         var stopping = false
         var thread: pthread_t?
@@ -99,11 +104,43 @@ final class Watchdog: @unchecked Sendable {
         }
     }
 
+    /// Stops the phase's clock (time spent waiting for callbacks policed elsewhere: isolated plugins,
+    /// which have deadlines of their own). Nothing is reported while it is stopped. [loop-thread]
+    func pause() {
+        let now = MonotonicInstant.now
+        state.withLock { s in
+            s.pauses += 1
+            guard var phase = s.phase, phase.pausedAt == nil else { return }
+            phase.pausedAt = now
+            s.phase = phase
+        }
+    }
+
+    /// Restarts the phase's clock: its deadline moves by the time it was stopped. [loop-thread]
+    func resume() {
+        state.withLock { s in s.pauses = max(0, s.pauses - 1) }
+        resumePhase()
+    }
+
+    /// Restarts the phase's clock if it is stopped (its deadline moves by the time it was stopped).
+    private func resumePhase() {
+        let now = MonotonicInstant.now
+        state.withLock { s in
+            guard var phase = s.phase, let since = phase.pausedAt else { return }
+            phase.deadline = phase.deadline + now.duration(since: since)
+            phase.started = phase.started + now.duration(since: since)
+            phase.pausedAt = nil
+            s.phase = phase
+        }
+        _ = lcs_eventfd_signal(wakeFD)
+    }
+
     /// Whether a phase is open. [loop-thread]
     var isWatching: Bool { state.withLock { $0.phase != nil } }
 
     /// Closes the phase. Returns the overrun, with the full elapsed time, when the watchdog reported one.
     func end() -> WatchdogReport? {
+        resumePhase()
         let now = MonotonicInstant.now
         let phase = state.withLock { s -> Phase? in
             defer { s.phase = nil }
@@ -155,7 +192,7 @@ final class Watchdog: @unchecked Sendable {
         var nextSample = MonotonicInstant.now + hang.interval
         while true {
             let (deadlines, stopping) = state.withLock { s in
-                ([s.phase.flatMap { $0.reported ? nil : $0.deadline }, s.termination.flatMap { $0.reported ? nil : $0.deadline }],
+                ([s.phase.flatMap { $0.reported || $0.pausedAt != nil ? nil : $0.deadline }, s.termination.flatMap { $0.reported ? nil : $0.deadline }],
                  s.stopping)
             }
             if stopping { return }
@@ -176,7 +213,7 @@ final class Watchdog: @unchecked Sendable {
 
     private func checkPhase(_ now: MonotonicInstant) {
         let overrun = state.withLock { s -> WatchdogReport? in
-            guard var p = s.phase, !p.reported, now >= p.deadline else { return nil }
+            guard var p = s.phase, !p.reported, p.pausedAt == nil, now >= p.deadline else { return nil }
             p.reported = true
             s.phase = p
             return Self.report(p, elapsed: now.duration(since: p.started), policy: policy)
@@ -186,7 +223,7 @@ final class Watchdog: @unchecked Sendable {
 
     /// The hang budget: only outside budgeted phases (a phase's own budget covers its callbacks).
     private func checkHang(_ hang: inout HangSampler, _ now: MonotonicInstant) {
-        if state.withLock({ $0.phase != nil }) {
+        if state.withLock({ $0.phase != nil || $0.pauses > 0 }) {
             hang.reset()
             return
         }

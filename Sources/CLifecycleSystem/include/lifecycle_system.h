@@ -81,6 +81,23 @@ int lcs_dl_load_base(void *handle, uintptr_t *base);
 uint64_t lcs_monotonic_ns(void);
 uint64_t lcs_realtime_ns(void);
 
+// ---- Isolated plugins (Sources/PluginHost/Isolation) ----
+
+/// An anonymous file in memory (memfd_create), close-on-exec; -1 and errno on failure.
+int lcs_memfd_create(const char *name);
+/// Asks for SIGKILL when the parent (the thread that started this process) goes
+/// (prctl PR_SET_PDEATHSIG); 0 or -1.
+int lcs_die_with_parent(void);
+/// The signal's abbreviation without "SIG" ("SEGV"), or NULL for a number that names none. Static storage.
+const char *lcs_signal_abbreviation(int signo);
+/// The path of the binary this code is linked into (dladdr), or NULL. Static storage of the loader.
+const char *lcs_own_object_path(void);
+/// Closes every descriptor from `lowest` up (close_range, else one by one).
+void lcs_close_from(int lowest);
+/// 64-bit atomic load (acquire) and store (release) on shared memory another process writes.
+static inline uint64_t lcs_load_acquire_u64(const uint64_t *address) { return __atomic_load_n(address, __ATOMIC_ACQUIRE); }
+static inline void lcs_store_release_u64(uint64_t *address, uint64_t value) { __atomic_store_n(address, value, __ATOMIC_RELEASE); }
+
 #ifdef __cplusplus
 }
 #endif
