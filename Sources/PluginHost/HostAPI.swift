@@ -264,8 +264,18 @@ package enum HostAPITable {
 
 /// The checks every host-API call starts with.
 enum HostCalls {
+    /// Runs `body` after the checks; a call that ends with an error status is handed to the refusal
+    /// watch, if one is installed (`HostCallRefusals`). [thread-safe]
     static func withPlugin(_ plugin: OpaquePointer?, _ function: String, mainThread: Bool,
                            _ body: (LoadedPlugin, AppHandle) -> lc_status) -> lc_status
+    {
+        let status = checked(plugin, function, mainThread: mainThread, body)
+        if status != LC_OK { HostCallRefusals.refused(plugin, function, status) }
+        return status
+    }
+
+    private static func checked(_ plugin: OpaquePointer?, _ function: String, mainThread: Bool,
+                                _ body: (LoadedPlugin, AppHandle) -> lc_status) -> lc_status
     {
         guard let plugin else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): plugin is NULL") }
         let p = LoadedPlugin.from(plugin)

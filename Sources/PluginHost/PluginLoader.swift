@@ -12,12 +12,24 @@ package struct PluginRefusal: Error, Sendable, CustomStringConvertible {
     /// How the plugin's process failed, when it was loaded isolated (or scanned) and its process
     /// crashed, exited or overran its budget before it was loaded; nil for a refusal in words.
     package var processFailure: PluginFailure.Cause?
+    /// Where loading stopped: while the file was opened and checked (the loader's checks, `dlopen`,
+    /// the descriptor), or in the plugin's `init`.
+    package var stage: Stage
 
-    package init(path: String, reason: String, status: lc_status, processFailure: PluginFailure.Cause? = nil) {
+    /// How far loading got before the refusal.
+    package enum Stage: Sendable, Equatable {
+        /// Opening and checking the file, mapping it, reading the descriptor.
+        case opening
+        /// The plugin's `init` ran (and failed, crashed, exited or overran).
+        case initialising
+    }
+
+    package init(path: String, reason: String, status: lc_status, processFailure: PluginFailure.Cause? = nil, stage: Stage = .opening) {
         self.path = path
         self.reason = reason
         self.status = status
         self.processFailure = processFailure
+        self.stage = stage
     }
 
     package var message: String { "\(path): \(reason)" }
@@ -96,7 +108,7 @@ extension AppHandle {
             pluginSet.retire(plugin)
             let why = plugin.initError ?? "the plugin set no message"
             throw PluginRefusal(path: opened.path, reason: "init failed with \(String(cString: lcStatusName(status))): \(why)",
-                                status: lc_status(LC_ERR_PLUGIN_REFUSED))
+                                status: lc_status(LC_ERR_PLUGIN_REFUSED), stage: .initialising)
         }
         plugin.state = state
         return plugin

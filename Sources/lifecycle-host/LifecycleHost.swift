@@ -13,7 +13,7 @@ struct LifecycleHost: ParsableCommand {
         discussion: "Exit status of 'run': 0 clean end, 1 failure, 2 scenario error, 3 a plugin refused, 4 watchdog kill, "
             + "5 a termination (SIGTERM, SIGINT) not done within the terminate budget, 6 a plugin called exit(), "
             + "7 an isolated plugin failed.",
-        subcommands: [Run.self, Demo.self, Check.self, Send.self, Status.self])
+        subcommands: [Run.self, Demo.self, Check.self, Validate.self, Send.self, Status.self])
 }
 
 /// Options shared by `run` and `demo`.

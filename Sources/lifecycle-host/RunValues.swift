@@ -146,6 +146,7 @@ extension LifecycleHost {
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == PluginRunnerCommand.name { Glibc.exit(PluginRunnerCommand.run(arguments)) }
+        if arguments.first == ValidationStep.name { Glibc.exit(ValidationStep.run(arguments)) }
         // Isolated plugins run in this executable, in its plugin-runner role.
         IsolationRunner.executable = "/proc/self/exe"
         if let values = RunValues.parse(arguments), let options = try? values.options() {

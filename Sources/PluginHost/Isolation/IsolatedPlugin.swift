@@ -235,5 +235,5 @@ let isolatedObserverFunction: RawObserverFunction = { record, context in
 
 extension Duration {
     /// Whole nanoseconds (negative durations count as 0).
-    var nanosecondCount: UInt64 { UInt64(max(nanosecondsClamped, 0)) }
+    package var nanosecondCount: UInt64 { UInt64(max(nanosecondsClamped, 0)) }
 }

@@ -24,9 +24,22 @@ package enum PluginScan {
     /// Scans `path` in a process of its own, within `budget` for opening it and running its init.
     /// [loop-thread] of a throwaway application made here on the calling thread.
     package static func scan(_ path: String, budget: Duration, options: PluginLoadOptions = []) -> Outcome {
+        switch inspect(path, budget: budget, options: options) {
+        case .success(let id): return .clean(id: id)
+        case .failure(let error):
+            guard error.processFailure != nil else { return .refused(error) }
+            return .crashed(error.reason.hasPrefix("isolated: ") ? String(error.reason.dropFirst(10)) : error.reason)
+        }
+    }
+
+    /// Opens `path`, runs its init and unloads it, in a process of its own (the plugin runner), within
+    /// `budget` for opening and init. - Returns: the plugin's id, or the refusal — its `stage` says
+    /// whether opening or init failed, its `processFailure` how the process ended if it did.
+    /// [loop-thread] of a throwaway application made here on the calling thread.
+    package static func inspect(_ path: String, budget: Duration, options: PluginLoadOptions = []) -> Result<String, PluginRefusal> {
         let scratch: AppHandle
         do { scratch = try AppHandle(configuration: Configuration()) } catch {
-            return .refused(PluginRefusal(path: path, reason: "cannot scan: \(error.message)", status: lc_status(LC_ERR_SYSTEM)))
+            return .failure(PluginRefusal(path: path, reason: "cannot scan: \(error.message)", status: lc_status(LC_ERR_SYSTEM)))
         }
         defer { scratch.shutdown() }
         var settings = IsolationSettings()
@@ -37,10 +50,9 @@ package enum PluginScan {
         do {
             let plugin = try scratch.loadIsolatedPlugin(path: path, settings: settings)
             scratch.unload(plugin)
-            return .clean(id: plugin.id)
+            return .success(plugin.id)
         } catch {
-            guard error.processFailure != nil else { return .refused(error) }
-            return .crashed(error.reason.hasPrefix("isolated: ") ? String(error.reason.dropFirst(10)) : error.reason)
+            return .failure(error)
         }
     }
 }

@@ -61,41 +61,13 @@ final class RunnerProcess: @unchecked Sendable {
             close(pair[0])
             throw IsolationStartError("cannot map the progress page: \(String(cString: strerror(errno)))")
         }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, pair[1], 3)
-        posix_spawn_file_actions_adddup2(&actions, memory, 4)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setpgroup(&attributes, 0)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
-        let arguments = [runner, "plugin-runner", "--fd", "3", "--progress-fd", "4"]
-        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        // The Swift runtime's backtracer would catch the plugin's fatal signals in the runner (and let
-        // a raised one return); the host reports them instead.
-        var environment: [UnsafeMutablePointer<CChar>?] = [strdup("SWIFT_BACKTRACE=enable=no")]
-        var entry = environ
-        while let variable = entry.pointee {
-            if strncmp(variable, "SWIFT_BACKTRACE=", 16) != 0 { environment.append(strdup(variable)) }
-            entry += 1
-        }
-        environment.append(nil)
-        defer { for pointer in environment { free(pointer) } }
-        var pid = pid_t()
-        let status = posix_spawn(&pid, runner, &actions, &attributes, &argv, &environment)
-        guard status == 0 else {
+        let pid: pid_t
+        do {
+            pid = try ChildProcess.spawn([runner, "plugin-runner", "--fd", "3", "--progress-fd", "4"], descriptors: [(3, pair[1]), (4, memory)])
+        } catch {
             munmap(page, pageSize)
             close(pair[0])
-            throw IsolationStartError("cannot start the plugin runner \(runner): \(String(cString: strerror(status)))")
+            throw IsolationStartError("cannot start the plugin runner \(runner): \(error.reason)")
         }
         return RunnerProcess(pid: pid, channel: FrameChannel(fd: pair[0]), page: page)
     }
@@ -110,19 +82,7 @@ final class RunnerProcess: @unchecked Sendable {
     @discardableResult
     func reap(within limit: Duration) -> Int32 {
         if let exitStatus { return exitStatus }
-        let deadline = lcs_monotonic_ns() + limit.nanosecondCount
-        var status: Int32 = 0
-        while true {
-            let result = waitpid(pid, &status, WNOHANG)
-            if result == pid { break }
-            if result < 0, errno != EINTR { status = 0; break }
-            if lcs_monotonic_ns() >= deadline {
-                _ = Glibc.kill(pid, SIGKILL)
-                while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-                break
-            }
-            usleep(500)
-        }
+        let status = ChildProcess.reap(pid, within: limit)
         exitStatus = status
         return status
     }
