@@ -40,11 +40,7 @@ final class LoaderHardeningTests: XCTestCase {
 
     /// A copy of Echo with `edit` applied to its bytes.
     func echoCopy(named name: String, _ edit: (inout [UInt8]) -> Void = { _ in }) throws -> String {
-        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: echo)))
-        edit(&bytes)
-        let path = folder + "/" + name
-        XCTAssertTrue(FileManager.default.createFile(atPath: path, contents: Data(bytes), attributes: [.posixPermissions: 0o755]))
-        return path
+        try HostileFiles.copy(of: echo, named: name, in: folder, edit)
     }
 
     func testAFIFOIsRefusedPromptly() throws {
@@ -99,36 +95,24 @@ final class LoaderHardeningTests: XCTestCase {
     /// Cut inside the ELF header, inside the program headers and inside a loadable segment: refused
     /// before anything maps the file (a segment past the end would be SIGBUS inside dlopen).
     func testTruncatedCopiesOfARealPluginAreRefusedWithoutACrash() throws {
-        let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: echo)))
-        func field<T: FixedWidthInteger>(_ offset: Int, _ type: T.Type) -> Int {
-            Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: offset, as: T.self) })
-        }
-        let phoff = field(32, UInt64.self), phnum = field(56, UInt16.self)
-        // The loadable segment that ends last in the file.
-        var last = (index: 0, offset: 0, size: 0)
-        for index in 0..<phnum {
-            let entry = phoff + index * 56
-            guard field(entry, UInt32.self) == 1 else { continue }  // PT_LOAD
-            let offset = field(entry + 8, UInt64.self), size = field(entry + 32, UInt64.self)
-            if offset + size > last.offset + last.size { last = (index, offset, size) }
-        }
-        XCTAssertGreaterThan(last.size, 0)
-        let insideSegment = last.offset + last.size / 2
+        let layout = try HostileFiles.layout(of: echo)
+        let phoff = layout.programHeaders, phnum = layout.programHeaderCount
+        XCTAssertGreaterThan(layout.lastSegment.size, 0)
         let cases: [(Int, String)] = [
             (3, "not an ELF shared object"),
             (40, "truncated ELF header: the file is 40 bytes; an ELF64 header is 64"),
             (phoff + 56 + 10, "truncated: the program headers (\(phnum) × 56 bytes at offset \(phoff)) end past the end of the file (\(phoff + 66) bytes)"),
-            (insideSegment, "truncated: segment \(last.index) (PT_LOAD, \(last.size) bytes at offset \(last.offset)) ends past the end of the file (\(insideSegment) bytes)"),
         ]
         for (cut, reason) in cases {
             let path = try echoCopy(named: "cut\(cut).so") { $0.removeSubrange(cut...) }
             try assertRefused(path, reason)
         }
+        let insideSegment = try HostileFiles.truncated(echo, in: folder)
+        try assertRefused(insideSegment.path, insideSegment.reason)
     }
 
     func testAForeignELFIsRefusedNamingWhatItIsBuiltFor() throws {
         let cases: [(String, (inout [UInt8]) -> Void, String)] = [
-            ("aarch64", { $0[18] = 183; $0[19] = 0 }, "built for AArch64 (EM_AARCH64, 183); this host is x86-64 (EM_X86_64, 62)"),
             ("riscv", { $0[18] = 243; $0[19] = 0 }, "built for RISC-V (EM_RISCV, 243); this host is x86-64 (EM_X86_64, 62)"),
             ("unknown", { $0[18] = 0x34; $0[19] = 0x12 }, "built for machine 4660 (e_machine); this host is x86-64 (EM_X86_64, 62)"),
             ("class32", { $0[4] = 1 }, "built for 32-bit ELF (ELFCLASS32, 1); this host is 64-bit (ELFCLASS64, 2)"),
@@ -141,6 +125,8 @@ final class LoaderHardeningTests: XCTestCase {
         for (name, edit, reason) in cases {
             try assertRefused(try echoCopy(named: "\(name).so", edit), reason)
         }
+        let aarch64 = try HostileFiles.aarch64(echo, in: folder)
+        try assertRefused(aarch64.path, aarch64.reason)
     }
 
     func testUnsafePermissionsAreRefusedUnlessAllowed() throws {

@@ -13,7 +13,7 @@ enum EngineFindings {
     private static func finding(_ payload: TraceEvent.Payload) -> (check: ValidationCheck, text: String)? {
         switch payload {
         case .completionCalledAgain(let method, _, let result):
-            return (.completions, "\(method.selector): its completion handler was called again (\(result)); the second call is ignored")
+            return (.completions, "the completion handler of \(method.selector) was called again (\(result)); the second call is ignored")
         case .watchdogOverrun(let report):
             return overrun(report)
         case .inScene(_, let inner):
@@ -29,7 +29,7 @@ enum EngineFindings {
         let budget = formatSeconds(report.budget)
         switch report.subject {
         case .completionHandler(let method):
-            return (.completions, "\(method.selector): its completion handler was not called within the \(budget) \(report.budgetName) budget")
+            return (.completions, "the completion handler of \(method.selector) was not called within the \(budget) \(report.budgetName) budget")
         case .backgroundTask(let id, let name):
             return (.completions, "background task #\(id)\(name.isEmpty ? "" : " \(name)") was still open when the \(budget) background time ran out")
         case .hang, .callback, .termination:

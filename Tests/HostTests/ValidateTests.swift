@@ -1,0 +1,115 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `lifecycle-host validate`, as a plugin's author runs it: the built host, real plugins, the report
+/// read back from its JSON (and its text form checked line by line).
+final class ValidateTests: XCTestCase {
+    static let host = CBuild.products + "/lifecycle-host"
+
+    /// One `validate` run: the exit status, and each check's result and findings' reasons, from `--json`.
+    struct Report {
+        struct Check { let result: String, reasons: [String], sequences: [[String]] }
+        var status: Int32
+        var ids: [String] = []
+        var checks: [String: Check] = [:]
+        var plugin: [String: Any]?
+        var counts: (passed: Int, failed: Int, skipped: Int) = (0, 0, 0)
+        var output = ""
+
+        var failed: [String] { ids.filter { checks[$0]?.result == "fail" } }
+        var skipped: [String] { ids.filter { checks[$0]?.result == "skip" } }
+    }
+
+    static func validate(_ plugin: String, _ options: [String] = []) throws -> Report {
+        let result = try CBuild.run(host, ["validate", "--json"] + options + [plugin])
+        var report = Report(status: result.status, output: result.output)
+        let json = result.output.components(separatedBy: "--stderr--\n")[0]
+        guard let object = try? JSONSerialization.jsonObject(with: Data(json.utf8)) as? [String: Any] else { return report }
+        report.plugin = object["plugin"] as? [String: Any]
+        report.counts = (object["passed"] as? Int ?? -1, object["failed"] as? Int ?? -1, object["skipped"] as? Int ?? -1)
+        for check in object["checks"] as? [[String: Any]] ?? [] {
+            let id = check["id"] as? String ?? "?"
+            let findings = check["findings"] as? [[String: Any]] ?? []
+            report.ids.append(id)
+            report.checks[id] = Report.Check(result: check["result"] as? String ?? "?", reasons: findings.map { $0["reason"] as? String ?? "" },
+                                             sequences: findings.map { $0["in"] as? [String] ?? [] })
+        }
+        return report
+    }
+
+    static let sequences = ["launch", "launch-background", "home-and-return", "lock-unlock", "interruption", "memory-warning", "time-change",
+                            "terminate-background", "terminate-suspended", "purge", "open-url", "fetch", "remote-notification", "handoff",
+                            "restoration", "notifications", "scenes"]
+    /// Every check, in report order.
+    static let checkIDs = ["load", "init"] + sequences.map { "sequence:\($0)" } + ["budgets", "completions", "host-api", "output", "unload"]
+
+    func testEveryExamplePluginPassesEveryCheckThatAppliesToIt() throws {
+        // What does not apply: scenes to a plugin without scene methods or observers, posting observed
+        // names to one that observes only what the sequences post.
+        let skips: [String: [String]] = [
+            "Echo": ["sequence:scenes"],
+            "StateKeeper": ["sequence:notifications", "sequence:scenes"],
+            "Greeter": ["sequence:notifications", "sequence:scenes"],
+            "CacheTrimmer": ["sequence:notifications", "sequence:scenes"],
+            "Sessions": ["sequence:notifications", "sequence:scenes"],
+            "Scenes": ["sequence:notifications"],
+        ]
+        for (name, skipped) in skips.sorted(by: { $0.key < $1.key }) {
+            let report = try Self.validate(CBuild.products + "/lib\(name).so")
+            XCTAssertEqual(report.status, 0, "\(name): \(report.output)")
+            XCTAssertEqual(report.ids, Self.checkIDs, name)
+            XCTAssertEqual(report.failed, [], "\(name): \(report.output)")
+            XCTAssertEqual(report.skipped, skipped, name)
+            XCTAssertEqual(report.counts.passed, Self.checkIDs.count - skipped.count, name)
+            XCTAssertEqual(report.plugin?["id"] as? String, "org.applifecycle.\(name.lowercased())", name)
+        }
+    }
+
+    func testTheTextReportHasOneLinePerCheckAndACountLine() throws {
+        let echo = CBuild.products + "/libEcho.so"
+        let result = try CBuild.run(Self.host, ["validate", echo])
+        XCTAssertEqual(result.status, 0, result.output)
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        XCTAssertEqual(lines.first, "validate \(echo)")
+        XCTAssertEqual(lines[1], "plugin:    org.applifecycle.echo 1.0.0 (ABI 1.3): Prints every standard notification")
+        XCTAssertEqual(lines[3], "delegates: (none)")
+        let checks = lines.filter { $0.hasPrefix("PASS  ") || $0.hasPrefix("FAIL  ") || $0.hasPrefix("SKIP  ") }
+        XCTAssertEqual(checks.map { String($0.dropFirst(6).prefix(32)).trimmingCharacters(in: .whitespaces) }, Self.checkIDs)
+        XCTAssertEqual(checks.first, "PASS  load                            opens as the host opens it: a regular file, not a link, safe permissions, "
+                       + "a sound ELF shared object for this machine, a valid descriptor (in a process of its own)")
+        XCTAssertEqual(checks.first { $0.contains("sequence:scenes") },
+                       "SKIP  sequence:scenes                 not run: it implements no scene delegate method and observes no scene notification")
+        XCTAssertEqual(lines.suffix(2), ["result: 24 checks: 23 passed, 0 failed, 1 skipped", ""])
+    }
+
+    /// A failing plugin: status 1; each finding once, naming every sequence it happened in; the checks
+    /// it did not break still pass.
+    func testAFailingPluginExitsOneWithItsFindingsGroupedBySequence() throws {
+        let plugin = try IsolationFixtures.build(
+            IsolationFixtures.observer(id: "com.example.memory", name: "didReceiveMemoryWarning", body: "raise(SIGBUS);"), named: "memory")
+        let report = try Self.validate(plugin)
+        XCTAssertEqual(report.status, 1, report.output)
+        XCTAssertEqual(report.failed, ["sequence:memory-warning"], report.output)
+        XCTAssertEqual(report.checks["sequence:memory-warning"]?.reasons, ["killed by SIGBUS while handling didReceiveMemoryWarning"])
+        XCTAssertEqual(report.checks["sequence:memory-warning"]?.sequences, [["memory-warning"]])
+        XCTAssertEqual(report.counts.failed, 1)
+
+        let text = try CBuild.run(Self.host, ["validate", plugin])
+        XCTAssertEqual(text.status, 1)
+        XCTAssertTrue(text.output.contains("""
+            FAIL  sequence:memory-warning         launch; memory-warning normal; memory-warning warning; memory-warning critical; terminate
+                  - killed by SIGBUS while handling didReceiveMemoryWarning (in memory-warning)
+            """), text.output)
+        XCTAssertTrue(text.output.hasSuffix("result: 24 checks: 21 passed, 1 failed, 2 skipped\n"), text.output)
+    }
+
+    func testABadBudgetIsAUsageErrorBeforeAnythingRuns() throws {
+        let result = try CBuild.run(Self.host, ["validate", "--budget", "hang=0", CBuild.products + "/libEcho.so"])
+        XCTAssertEqual(result.status, 64, result.output)
+        XCTAssertTrue(result.output.contains("Error: --budget hang=0: must be more than 0"), result.output)
+        let missing = try CBuild.run(Self.host, ["validate", "/nonexistent/libnothing.so"])
+        XCTAssertEqual(missing.status, 1, missing.output)
+        XCTAssertTrue(missing.output.contains("FAIL  load"), missing.output)
+    }
+}
