@@ -104,6 +104,65 @@ final class ValidateTests: XCTestCase {
         XCTAssertTrue(text.output.hasSuffix("result: 24 checks: 21 passed, 1 failed, 2 skipped\n"), text.output)
     }
 
+    /// A plugin with `deinitBody` (C, the body of `void fixture_deinit(void *state)`) and `initBody` in its init.
+    private func plugin(_ name: String, initBody: String = "return LC_OK;", deinitBody: String, extra: String = "") throws -> String {
+        try CBuild.sharedObject("""
+            #include "lifecycle.h"
+            #include <pthread.h>
+            #include <unistd.h>
+            static const lc_host_api_t *host;
+            static lc_plugin *me;
+            \(extra)
+            static lc_status fixture_init(const lc_host_api_t *api, lc_plugin *plugin, void **state) {
+                (void)state; host = api; me = plugin;
+                \(initBody)
+            }
+            static void fixture_deinit(void *state) { (void)state; \(deinitBody) }
+            static const lc_plugin_descriptor_t descriptor = {
+                .struct_size = sizeof descriptor, .magic = LC_PLUGIN_MAGIC, .abi_major = LC_ABI_VERSION_MAJOR,
+                .abi_minor = LC_ABI_VERSION_MINOR, .id = "com.example.\(name)", .version = "1.0", .description = "unload fixture",
+                .init = fixture_init, .deinit = fixture_deinit,
+            };
+            LC_EXPORT const lc_plugin_descriptor_t *lc_plugin_entry(void) { return &descriptor; }
+            """, named: name, in: try CBuild.temporaryFolder("validate-unload"))
+    }
+
+    func testUnloadFailsForACrashInDeinitAndForAThreadCallingTheHostAfterIt() throws {
+        let crasher = try Self.validate(try plugin("deinitcrash", deinitBody: "*(volatile int *)0 = 1;"))
+        XCTAssertEqual(crasher.status, 1, crasher.output)
+        XCTAssertEqual(crasher.failed, ["unload"], crasher.output)
+        XCTAssertEqual(crasher.checks["unload"]?.reasons, ["killed by SIGSEGV while running deinit"])
+        // Every step unloads it: the load-and-unload step first, then each sequence that ran.
+        XCTAssertEqual(crasher.checks["unload"]?.sequences.first?.first, "describe")
+        XCTAssertEqual(crasher.checks["unload"]?.sequences.first?.count, 1 + Self.sequences.count - 2)
+
+        let poster = try Self.validate(try plugin("latepost", initBody: """
+            pthread_t thread;
+            return pthread_create(&thread, NULL, keep_posting, NULL) == 0 ? LC_OK : LC_ERR_SYSTEM;
+            """, deinitBody: "", extra: """
+            static void *keep_posting(void *arg) {
+                (void)arg;
+                for (;;) { host->post(me, "com.example.late", NULL, NULL); usleep(1000); }
+                return NULL;
+            }
+            """))
+        XCTAssertEqual(poster.status, 1, poster.output)
+        XCTAssertEqual(poster.failed, ["unload"], poster.output)
+        XCTAssertEqual(poster.checks["unload"]?.reasons,
+                       ["post in or after its deinit refused with LC_ERR_NOT_FOUND: post: plugin 'com.example.latepost' is not loaded"])
+    }
+
+    func testAnInitThatFailsFailsInitAndSkipsTheRest() throws {
+        let report = try Self.validate(try IsolationFixtures.build(IsolationFixtures.initialiser(
+            id: "com.example.nope", body: #"return LC_ERR_SYSTEM;"#), named: "nope"))
+        XCTAssertEqual(report.status, 1, report.output)
+        XCTAssertEqual(report.failed, ["init"])
+        XCTAssertEqual(report.checks["init"]?.reasons, ["init failed with LC_ERR_SYSTEM: the plugin set no message"])
+        XCTAssertEqual(report.skipped, Array(Self.checkIDs.dropFirst(2)))
+        XCTAssertEqual(report.checks["load"]?.result, "pass")
+        XCTAssertNil(report.plugin, "a plugin that did not load is not described")
+    }
+
     func testABadBudgetIsAUsageErrorBeforeAnythingRuns() throws {
         let result = try CBuild.run(Self.host, ["validate", "--budget", "hang=0", CBuild.products + "/libEcho.so"])
         XCTAssertEqual(result.status, 64, result.output)

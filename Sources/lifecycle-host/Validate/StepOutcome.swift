@@ -79,8 +79,7 @@ enum StepOutcome {
         case .unloading?:
             report.fail(.unload, ending + (placed ? " while running deinit" : ""), in: sequence.id)
         case .afterDeinit?:
-            report.fail(.unload, ending + (done ? " at exit (a destructor of the plugin)" : " after its deinit (a thread or timer of the plugin)"),
-                        in: sequence.id)
+            report.fail(.unload, ending + " after its deinit (in a thread or timer of the plugin)", in: sequence.id)
         }
         return summary
     }
