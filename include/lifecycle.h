@@ -37,10 +37,13 @@ extern "C" {
 // Version
 
 #define LC_ABI_VERSION_MAJOR 1
-#define LC_ABI_VERSION_MINOR 2 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
+#define LC_ABI_VERSION_MINOR 3 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
                                 // 1.2: scenes and Handoff (lc_scene, lc_scene_*, lc_app_scene, LC_NAME_SCENE_*, the scene and Handoff
                                 //      delegate functions, the scene actions); fields appended to lc_config_t, lc_action_t,
                                 //      lc_trace_event_t, lc_delegate_t, lc_plugin_delegate_t and lc_host_api_t
+                                // 1.3: the hang budget (lc_config_t.hang_budget, budget_name "hang"), the nesting limit of
+                                //      posts (LC_ERR_NESTING_LIMIT), the queue bound (LC_ERR_QUEUE_FULL), isolated plugins
+                                //      (lc_app_load_plugin_with_options, lc_load_options_t)
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -78,6 +81,10 @@ enum {
     LC_ERR_DUPLICATE = -14,              // an id that is already in use
     LC_ERR_INTERNAL = -15,
     LC_ERR_QUEUE_FULL = -16,             // this thread has too many posts waiting for the main loop; nothing queued
+    // ABI 1.3
+    LC_ERR_NESTING_LIMIT = -17,          // a post from inside 64 nested dispatches (an observer re-posting from
+                                         // its own callback, …): refused, nothing delivered; the dispatches
+                                         // under way go on. The trace has an `error` event "post refused".
 };
 
 /// The constant's name, e.g. "LC_ERR_ILLEGAL_ACTION". Static storage. [thread-safe]
@@ -325,7 +332,8 @@ typedef struct lc_watchdog_report {
     uint32_t struct_size;
     const char *observer;    // the delegate or plugin id ("" when unknown)
     const char *event;       // the callback, notification, completion handler or background task
-    const char *budget_name; // "launch", "didEnterBackground", "willTerminate", "completionHandler", "backgroundTask"
+    const char *budget_name; // "launch", "didEnterBackground", "willTerminate", "completionHandler", "backgroundTask",
+                             // "hang" (1.3: one callback outside the budgeted phases)
     double budget_seconds;
     double elapsed_seconds;
     lc_watchdog_policy policy;
@@ -364,6 +372,13 @@ typedef struct lc_config {
     // UIApplicationSceneManifest: LC_SCENE_MANIFEST makes the application scene-based; add
     // LC_SCENE_MANIFEST_SINGLE_SCENE for UIApplicationSupportsMultipleScenes = NO.
     lc_scene_manifest_flags scene_manifest;
+    // Appended in 1.3 (a shorter struct keeps the default). The main-thread hang budget in seconds: any
+    // one callback outside the launch, didEnterBackground and willTerminate phases (an observer, a
+    // delegate function, an expiration handler) that runs longer is reported to on_watchdog (budget
+    // "hang") and, under LC_WATCHDOG_TERMINATE, kills the application (the callback cannot be
+    // unwound: the app stops once it returns). 0 keeps the default, 5. Measured by sampling: reported
+    // within a quarter of the budget (at most 1 s) after it ends.
+    double hang_budget;
 } lc_config_t;
 
 /// Fills `config` with the defaults (struct_size included). [thread-safe]
@@ -457,7 +472,8 @@ LC_EXPORT lc_status lc_app_remove_observer(lc_app *app, lc_observer_token token)
 /// dictionary itself (no copy; they must not change it); a post from another thread, or one held
 /// while the application is suspended, carries a copy taken now. From another thread,
 /// LC_ERR_QUEUE_FULL (nothing queued) when that thread already has 65536 messages waiting for the
-/// main loop, or all threads 1048576: retry after the loop has run, coalesce, or drop. [thread-safe]
+/// main loop, or all threads 1048576: retry after the loop has run, coalesce, or drop. On the main
+/// thread from inside 64 nested dispatches, LC_ERR_NESTING_LIMIT (1.3), nothing delivered. [thread-safe]
 LC_EXPORT lc_status lc_app_post(lc_app *app, const char *name, const void *sender, const lc_dict *user_info);
 /// lc_app_observe by interned id (see lc_name_intern). LC_ERR_UNKNOWN_NAME for 0 or an id never
 /// issued (the message names the id). Writes the token to `*out` (may be NULL). [main-thread]
@@ -468,7 +484,7 @@ LC_EXPORT lc_status lc_app_observe_name(lc_app *app, lc_name name, const void *s
 /// queued and delivered on the main run loop in this thread's post order (with lc_app_post's and
 /// lc_app_perform_async's). `user_info` as for lc_app_post; `sender` is never dereferenced.
 /// LC_ERR_UNKNOWN_NAME for 0 or an id never issued (the message names the id); LC_ERR_QUEUE_FULL
-/// from another thread over the queue's bound, as lc_app_post. [thread-safe]
+/// from another thread over the queue's bound and LC_ERR_NESTING_LIMIT, as lc_app_post. [thread-safe]
 LC_EXPORT lc_status lc_app_post_name(lc_app *app, lc_name name, const void *sender, const lc_dict *user_info);
 
 // Delegates implemented in C. Any function pointer may be NULL (not implemented). Dictionaries are
@@ -835,6 +851,49 @@ LC_EXPORT lc_status lc_app_load_plugin_folder(lc_app *app, const char *folder, s
 LC_EXPORT lc_status lc_app_unload_plugin(lc_app *app, const char *id);
 /// The plugin's id; owned by the app, valid while the plugin is loaded. [main-thread]
 LC_EXPORT const char *lc_plugin_id(const lc_plugin *plugin);
+
+// ABI 1.3: isolated plugins. An isolated plugin runs in a process of its own (the plugin runner: the
+// `lifecycle-host` executable beside liblifecycle.so, or the one $LC_PLUGIN_RUNNER names), loaded with
+// the same checks, and is presented to the application as any plugin: its observers receive the same
+// notifications in the same order on its own main thread, its delegate functions are called, its
+// host-API calls reach the application. A crash (a signal, an exit), a callback that overruns its
+// budget (killed, SIGKILL) or a broken protocol takes the plugin out (its observers, delegate
+// functions, timers and background tasks removed; its open completions called with
+// LC_FETCH_FAILED) and is reported in the trace (kind "plugin-failed", observer: the plugin,
+// detail: the signal or status and the callback it was running); the application and the other
+// plugins go on. Differences a plugin can see, and the costs: docs/c-api.md, "Isolated plugins".
+
+/// How lc_app_load_plugin_with_options loads a plugin.
+typedef uint32_t lc_load_flags;
+enum {
+    LC_LOAD_ISOLATED = 1u << 0, // run it in a process of its own
+};
+
+/// What happens when an isolated plugin's process fails.
+typedef uint32_t lc_restart_policy;
+enum {
+    LC_RESTART_NEVER = 0,      // it stays out (the default)
+    LC_RESTART_ON_FAILURE = 1, // started again after a back-off (100 ms, doubling, at most 5 s), at most restart_limit times
+};
+
+/// ABI 1.3. Zero fields take the defaults; a shorter (older) struct's missing tail counts as zero.
+typedef struct lc_load_options {
+    uint32_t struct_size;             // sizeof(lc_load_options_t); at least 8 (struct_size and flags)
+    lc_load_flags flags;              // LC_LOAD_ISOLATED, or 0
+    lc_restart_policy restart_policy; // isolated plugins only
+    uint32_t restart_limit;           // LC_RESTART_ON_FAILURE: 1 to 1000 restarts (0: 3)
+    double call_budget;               // isolated: seconds a callback may run outside a lifecycle budget (0: 5; at most 3600)
+    double init_budget;               // isolated: seconds for starting its process and its init (0: 5; at most 3600)
+} lc_load_options_t;
+
+/// lc_app_load_plugin with options (ABI 1.3); NULL options load as lc_app_load_plugin does. The
+/// `lc_plugin *` of an isolated plugin works with lc_plugin_id and lc_app_unload_plugin like any other
+/// (unloading runs its deinit in its process, which then exits). Refusals as lc_app_load_plugin;
+/// LC_ERR_INVALID_ARGUMENT for an unknown flag or policy, or a limit or budget out of range (the
+/// message names the field and the limit); LC_ERR_SYSTEM when the plugin runner cannot be started.
+/// [main-thread]
+LC_EXPORT lc_status lc_app_load_plugin_with_options(lc_app *app, const char *path, const lc_load_options_t *options,
+                                                    lc_plugin **out);
 
 // ---------------------------------------------------------------------------------------------
 // Delegate functions

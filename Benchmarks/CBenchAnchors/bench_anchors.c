@@ -397,3 +397,79 @@ int64_t anchor_ring_throughput(int producers, int count) {
 #include <malloc.h>
 
 size_t anchor_ffi_heap_in_use(void) { return mallinfo2().uordblks; }
+
+// ---- A process boundary (the isolation group's floors) ----
+
+#include <sys/socket.h>
+#include <sys/wait.h>
+
+static int anchor_fork_pinned(int child_cpu, int *pair) {
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, pair) != 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        if (child_cpu >= 0) anchor_ring_pin_self(child_cpu);
+        close(pair[0]);
+        return 0;
+    }
+    close(pair[1]);
+    return pid;
+}
+
+int anchor_process_round_trips(int child_cpu, int samples, double *out_ns) {
+    int pair[2];
+    int pid = anchor_fork_pinned(child_cpu, pair);
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        char byte;
+        while (read(pair[1], &byte, 1) == 1) {
+            if (write(pair[1], &byte, 1) != 1) break;
+        }
+        _exit(0);
+    }
+    char byte = 1;
+    for (int i = 0; i < samples; i++) {
+        uint64_t start = anchor_ring_now_ns();
+        if (write(pair[0], &byte, 1) != 1 || read(pair[0], &byte, 1) != 1) break;
+        out_ns[i] = (double)(anchor_ring_now_ns() - start);
+    }
+    close(pair[0]);
+    waitpid(pid, NULL, 0);
+    return 0;
+}
+
+int64_t anchor_process_stream(int child_cpu, int records, int record_size, int batch) {
+    int pair[2];
+    int pid = anchor_fork_pinned(child_cpu, pair);
+    if (pid < 0) return -1;
+    long long total = (long long)records * record_size;
+    if (pid == 0) {
+        static char buffer[256 << 10];
+        long long got = 0;
+        while (got < total) {
+            ssize_t n = read(pair[1], buffer, sizeof buffer);
+            if (n <= 0) _exit(1);
+            got += n;
+        }
+        char done = 1;
+        if (write(pair[1], &done, 1) != 1) _exit(1);
+        _exit(0);
+    }
+    char *chunk = calloc(1, (size_t)batch);
+    if (!chunk) return -1;
+    uint64_t start = anchor_ring_now_ns();
+    long long sent = 0;
+    while (sent < total) {
+        long long want = total - sent < batch ? total - sent : batch;
+        ssize_t n = write(pair[0], chunk, (size_t)want);
+        if (n <= 0) break;
+        sent += n;
+    }
+    char done = 0;
+    ssize_t n = read(pair[0], &done, 1);
+    int64_t elapsed = (int64_t)(anchor_ring_now_ns() - start);
+    free(chunk);
+    close(pair[0]);
+    waitpid(pid, NULL, 0);
+    return n == 1 ? elapsed : -1;
+}

@@ -3,4 +3,5 @@ let benchmarkGroups: [(name: String, run: @Sendable (Settings) -> [Row])] = [
     ("loading", LoadingBenchmarks.run),
     ("cross-thread", CrossThreadBenchmarks.run),
     ("posting", PostingBenchmarks.run),
+    ("isolation", IsolationBenchmarks.run),
 ]

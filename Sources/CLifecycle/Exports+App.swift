@@ -224,6 +224,29 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
     }
 }
 
+@c @implementation public func lc_app_load_plugin_with_options(_ app: OpaquePointer?, _ path: UnsafePointer<CChar>?,
+                                               _ options: UnsafePointer<lc_load_options_t>?,
+                                               _ out: UnsafeMutablePointer<OpaquePointer?>?) -> lc_status
+{
+    withApp(app, "lc_app_load_plugin_with_options") { handle in
+        guard let path else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_load_plugin_with_options: path is NULL") }
+        let settings: IsolationSettings?
+        switch IsolationSettings.from(options, function: "lc_app_load_plugin_with_options") {
+        case .success(let found): settings = found
+        case .failure(let error): return lcFail(error.status, error.message)
+        }
+        do throws(PluginRefusal) {
+            let file = String(cString: path)
+            let plugin: LoadedPlugin
+            if let settings { plugin = try handle.loadIsolatedPlugin(path: file, settings: settings) } else { plugin = try handle.loadPlugin(path: file) }
+            out?.pointee = plugin.opaque
+            return lc_status(LC_OK)
+        } catch {
+            return lcFail(error.status, error.message)
+        }
+    }
+}
+
 @c @implementation public func lc_app_load_plugin_folder(_ app: OpaquePointer?, _ folder: UnsafePointer<CChar>?,
                                          _ loaded: UnsafeMutablePointer<Int>?, _ refused: UnsafeMutablePointer<Int>?) -> lc_status
 {

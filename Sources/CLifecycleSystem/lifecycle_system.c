@@ -114,6 +114,15 @@ static uint64_t clock_ns(clockid_t id) {
 uint64_t lcs_monotonic_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
 uint64_t lcs_realtime_ns(void) { return clock_ns(CLOCK_REALTIME); }
 
+int lcs_thread_create_signals_blocked(pthread_t *thread, void *(*start)(void *), void *arg) {
+    sigset_t all, previous;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &previous);
+    int result = pthread_create(thread, NULL, start, arg);
+    pthread_sigmask(SIG_SETMASK, &previous, NULL);
+    return result;
+}
+
 const char *lcs_strerror(int code) {
     const char *text = strerrordesc_np(code);
     return text ? text : "unknown error";
@@ -124,4 +133,44 @@ int lcs_dl_load_base(void *handle, uintptr_t *base) {
     if (dlinfo(handle, RTLD_DI_LINKMAP, &map) != 0 || map == NULL) return -1;
     *base = (uintptr_t)map->l_addr;
     return 0;
+}
+
+// ---- Isolated plugins ----
+
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdlib.h>
+
+int lcs_memfd_create(const char *name) { return (int)syscall(SYS_memfd_create, name, 1u /* MFD_CLOEXEC */); }
+
+const char *lcs_signal_abbreviation(int signo) { return sigabbrev_np(signo); }
+
+const char *lcs_own_object_path(void) {
+    Dl_info info;
+    if (dladdr((void *)&lcs_own_object_path, &info) == 0) return NULL;
+    return info.dli_fname;
+}
+
+int lcs_die_with_parent(void) { return prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0); }
+
+void lcs_close_from(int lowest) {
+#ifdef SYS_close_range
+    if (syscall(SYS_close_range, (unsigned)lowest, ~0u, 0u) == 0) return;
+#endif
+    DIR *dir = opendir("/proc/self/fd");
+    if (!dir) return;
+    int own = dirfd(dir);
+    int found[1024];
+    int count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(dir)) != NULL && count < 1024) {
+        int fd = atoi(entry->d_name);
+        if (fd >= lowest && fd != own) found[count++] = fd;
+    }
+    closedir(dir);
+    for (int i = 0; i < count; i++) close(found[i]);
 }

@@ -112,14 +112,16 @@ package final class AppHandle: @unchecked Sendable {
 
     // MARK: Timers (for C callers and plugins)
 
-    /// Adds a one-shot timer on the loop; `owner` (a plugin's id) may later cancel it by id.
+    /// Adds a one-shot timer on the loop; `owner` (a plugin's id) may later cancel it by id. `body`
+    /// runs marked as a callback of `owner` (the hang budget watches it).
     package func addTimer(seconds: Double, owner: String?, _ body: @escaping () -> Void) -> UInt64 {
         let id = nextTimerID
         nextTimerID += 1
         let delay = CSeconds.duration(seconds, atMost: 1e9)
         let source = loop.addTimer(after: delay) { [weak self] in
-            self?.timers[id] = nil
-            body()
+            guard let self else { return }
+            timers[id] = nil
+            app.runMarked("timer", owner: owner ?? "", body)
         }
         timers[id] = (source, owner)
         return id

@@ -70,14 +70,16 @@ extension AppHandle {
     /// from another thread the post is queued (no lock but the loop's queue lock, no `String`), or
     /// refused with `LC_ERR_QUEUE_FULL` when this thread is over the queue's bound.
     /// `userInfo` is copied (its value is read now).
+    /// On the loop thread, `LC_ERR_NESTING_LIMIT` when refused at the nesting limit.
     package func post(_ name: NotificationName, sender: UnsafeRawPointer?, userInfo: OpaquePointer?,
                       function: String = "post") -> lc_status
     {
         let box = userInfo.map { UserInfoBox.from($0) }
-        let queued = center._withUnsafeGuaranteedRef {
+        let posted = center._withUnsafeGuaranteedRef {
             $0.post(name, sender: NotificationSender(rawValue: UInt(bitPattern: sender)), userInfo: box?.current, rawUserInfo: box)
         }
-        return queued ? lc_status(LC_OK) : lcQueueFull(function)
+        if posted { return lc_status(LC_OK) }
+        return loop.isOnLoopThread ? lcNestingLimit(name.rawValue, function) : lcQueueFull(function)
     }
 
     package func beginBackgroundTask(_ name: UnsafePointer<CChar>?, expiration: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
@@ -113,13 +115,23 @@ extension AppHandle {
     package func addTimer(_ seconds: Double, fn: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, ctx: UnsafeMutableRawPointer?,
                   owner: String?, out: UnsafeMutablePointer<lc_source_id>?, function: String) -> lc_status
     {
-        guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
-        guard seconds.isFinite, seconds >= 0 else {
-            return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): seconds must be a finite number ≥ 0, not \(seconds)")
-        }
+        if let problem = Self.timerArgumentProblem(seconds, fn: fn, function: function) { return problem }
+        guard let fn else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
         let id = addTimer(seconds: seconds, owner: owner) { fn(ctx) }
         out?.pointee = id
         return lc_status(LC_OK)
+    }
+
+    /// The checks of a timer's arguments: nil when they are fine, else the failure's status (the
+    /// message set). [thread-safe]
+    package static func timerArgumentProblem(_ seconds: Double, fn: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,
+                                             function: String) -> lc_status?
+    {
+        guard fn != nil else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
+        guard seconds.isFinite, seconds >= 0 else {
+            return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): seconds must be a finite number ≥ 0, not \(seconds)")
+        }
+        return nil
     }
 
     package func cancelTimer(_ source: lc_source_id, function: String) -> lc_status {
@@ -127,12 +139,16 @@ extension AppHandle {
         return lc_status(LC_OK)
     }
 
+    /// Runs `fn(ctx)` on the loop, marked as a callback of `owner` (a plugin's id, or "" for a C caller).
     package func performAsync(_ fn: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, ctx: UnsafeMutableRawPointer?,
-                      function: String) -> lc_status
+                              owner: String = "", function: String) -> lc_status
     {
         guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
         let callback = CCallback(fn: fn, ctx: ctx)
-        guard loop.tryPerform({ callback.fn(callback.ctx) }) else { return lcQueueFull(function) }
+        guard loop.tryPerform({ [weak self] in
+            guard let self else { return }
+            app.runMarked("posted work", owner: owner) { callback.fn(callback.ctx) }
+        }) else { return lcQueueFull(function) }
         return lc_status(LC_OK)
     }
 }
@@ -160,6 +176,7 @@ package func configuration(from config: UnsafePointer<lc_config_t>?) throws(CSta
     b.completionHandler = try CSeconds.budget(c.completion_handler_budget, field: "completion_handler_budget", keep: b.completionHandler)
     b.backgroundTask = try CSeconds.budget(c.background_task_budget, field: "background_task_budget", keep: b.backgroundTask)
     b.expirationWarning = try CSeconds.budget(c.expiration_warning, field: "expiration_warning", keep: b.expirationWarning)
+    b.hang = try CSeconds.budget(c.hang_budget, field: "hang_budget", keep: b.hang)  // 1.3: a 1.2 struct is zero-filled there
     configuration.budgets = b
     configuration.archiveDirectory = c.archive_directory.map { String(cString: $0) }
     if c.scene_manifest & UInt32(LC_SCENE_MANIFEST) != 0 {
@@ -199,6 +216,7 @@ package func lc_config_init_defaults(_ config: UnsafeMutablePointer<lc_config_t>
     config.pointee.completion_handler_budget = 30
     config.pointee.background_task_budget = 30
     config.pointee.expiration_warning = 5
+    config.pointee.hang_budget = 5
 }
 
 // MARK: Actions

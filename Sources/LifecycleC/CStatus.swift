@@ -79,7 +79,15 @@ package func lcStatus(_ outcome: AppNotificationCenter.PostOutcome, name id: UIn
     case .posted: lc_status(LC_OK)
     case .unknownName: lcUnknownNameID(id, function)
     case .refused: lcQueueFull(function)
+    case .nestingLimit: lcNestingLimit(NotificationName(internedID: id)?.rawValue ?? "#\(id)", function)
     }
+}
+
+/// Records "`function`: 'NAME' was not posted: …" and returns LC_ERR_NESTING_LIMIT. [thread-safe]
+@inline(never)
+package func lcNestingLimit(_ name: String, _ function: String) -> lc_status {
+    lcFail(LC_ERR_NESTING_LIMIT, "\(function): '\(name)' was not posted: \(AppNotificationCenter.maximumNesting) dispatches are "
+        + "already nested (the nesting limit; an observer re-posting from its own callback?); nothing was delivered")
 }
 
 /// Decodes a C string from the caller as UTF-8; on invalid UTF-8 records
@@ -103,6 +111,11 @@ package func lcLastErrorMessage() -> UnsafePointer<CChar> {
 package struct CStatusError: Error, Sendable {
     package let status: lc_status
     package let message: String
+
+    package init(status: lc_status, message: String) {
+        self.status = status
+        self.message = message
+    }
 }
 
 // MARK: - Status codes
@@ -165,6 +178,8 @@ private func statusText(_ status: lc_status) -> StatusText {
     case LC_ERR_INTERNAL: StatusText(name: "LC_ERR_INTERNAL", message: "an internal error in the library")
     case LC_ERR_QUEUE_FULL:
         StatusText(name: "LC_ERR_QUEUE_FULL", message: "this thread has too many posts waiting for the main loop; nothing was queued")
+    case LC_ERR_NESTING_LIMIT:
+        StatusText(name: "LC_ERR_NESTING_LIMIT", message: "a post from inside 64 nested dispatches was refused; nothing was delivered")
     default: StatusText(name: "LC_STATUS_UNKNOWN", message: "not a known status code")
     }
 }

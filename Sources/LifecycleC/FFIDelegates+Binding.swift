@@ -45,7 +45,7 @@ extension FFIDelegates {
 
         package init() {}
 
-        mutating func insert(_ row: Int) { bits |= 1 << UInt64(row) }
+        package mutating func insert(_ row: Int) { bits |= 1 << UInt64(row) }
         package var isEmpty: Bool { bits == 0 }
         /// The methods, in table order.
         package var methods: [DelegateMethod] { functions.indices.filter { bits & (1 << UInt64($0)) != 0 }.map { functions[$0].method } }

@@ -26,7 +26,7 @@ public struct MonotonicInstant: Sendable, Hashable, Comparable {
 
 extension Duration {
     /// The duration in whole nanoseconds, clamped to the `Int64` range.
-    var nanosecondsClamped: Int64 {
+    public var nanosecondsClamped: Int64 {
         let (seconds, attoseconds) = components
         let (ns, overflow) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
         if overflow { return seconds < 0 ? .min : .max }

@@ -1,4 +1,5 @@
 import AppLifecycle
+import Glibc
 import CLifecycleABI
 import LifecycleC
 
@@ -74,5 +75,21 @@ extension FFIDelegates {
             let offset = first + stride * index
             return offset + stride <= min(size, MemoryLayout<T>.size) ? raw.load(fromByteOffset: offset, as: UnsafeMutableRawPointer?.self) : nil
         }
+    }
+}
+
+extension LoadedPlugin {
+    /// Binds the plugin's application delegate functions: the 1.1 table its init registered, else
+    /// (1.0) the functions it exports, found by name. Returns immediately; nothing is called.
+    /// - Returns: the handlers (call them on the loop thread) and the rows bound.
+    /// Inlined: returning the table (two dozen closures) through a call cost each load ~9k instructions.
+    @inline(__always)
+    func bindDelegates() -> (handlers: DelegateHandlers, rows: FFIDelegates.Rows) {
+        if let table = delegateTable {
+            return table.withUnsafeBufferPointer { FFIDelegates.bind(addresses: $0, convention: .pluginTable(self)) }
+        }
+        // The exported functions, found by name in the plugin's own symbol table (`PluginImage.symbol`).
+        guard let image else { return (DelegateHandlers(), FFIDelegates.Rows()) }
+        return FFIDelegates.bind(symbols: image.symbol, app: owner?.opaque, closures: CompletionClosurePool.shared, owner: self, id: id)
     }
 }

@@ -43,6 +43,24 @@ package enum HostAPITable {
         pool.withLock { $0.free = FreeSlot(slot, next: $0.free) }
     }
 
+    /// A read-only table holding what every copy holds with `adjust` applied (a process that serves a
+    /// plugin differently, the isolated plugin's runner, replaces some functions), in a page of its own.
+    /// Never given back. [thread-safe]
+    package static func makeAdjusted(_ adjust: (inout lc_host_api_t) -> Void) -> UnsafePointer<lc_host_api_t> {
+        guard let page = mmap(nil, Layout.pageSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), page != MAP_FAILED else {
+            fatalError("mmap of a host-API table failed: \(String(cString: strerror(errno)))")
+        }
+        let dict = (page + Layout.dictOffset).bindMemory(to: lc_dict_api_t.self, capacity: 1)
+        dict.initialize(to: lcDictAPIContents())
+        var table = contents(dict: dict)
+        adjust(&table)
+        page.bindMemory(to: lc_host_api_t.self, capacity: 1).initialize(to: table)
+        guard mprotect(page, Layout.pageSize, PROT_READ) == 0 else {
+            fatalError("mprotect of a host-API table failed: \(String(cString: strerror(errno)))")
+        }
+        return UnsafePointer(page.assumingMemoryBound(to: lc_host_api_t.self))
+    }
+
     /// Where a copy's parts are in a slot.
     private enum Layout {
         static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
@@ -118,15 +136,7 @@ package enum HostAPITable {
         },
         log: { plugin, level, message in
             guard let plugin, let message else { return }
-            let p = LoadedPlugin.from(plugin)
-            guard let owner = p.owner else { return }
-            let logLevel: Logger.Level = switch Int(level) {
-            case LC_LOG_DEBUG: .debug
-            case LC_LOG_INFO: .info
-            case LC_LOG_WARNING: .warning
-            default: .error
-            }
-            owner.app.configuration.logger.log(level: logLevel, "\(String(cString: message))", metadata: ["plugin": "\(p.id)"])
+            LoadedPlugin.from(plugin).log(level, String(cString: message))
         },
         observe: { plugin, name, sender, fn, ctx, out in
             HostCalls.withPlugin(plugin, "observe", mainThread: true) { p, handle in
@@ -163,12 +173,7 @@ package enum HostAPITable {
         },
         end_background_task: { plugin, task in
             HostCalls.withPlugin(plugin, "end_background_task", mainThread: false) { p, handle in
-                // Checked here, on any thread: the plugin's own open tasks are recorded in it.
-                guard p.removeTask(task) else {
-                    return lcFail(lc_status(LC_ERR_NOT_FOUND),
-                                  "end_background_task: plugin '\(p.id)' has no open background task \(task)")
-                }
-                return handle.endBackgroundTask(task, function: "end_background_task")
+                p.endOwnBackgroundTask(task, in: handle, function: "end_background_task")
             }
         },
         add_timer: { plugin, seconds, fn, ctx, out in
@@ -178,15 +183,12 @@ package enum HostAPITable {
         },
         cancel_timer: { plugin, source in
             HostCalls.withPlugin(plugin, "cancel_timer", mainThread: true) { p, handle in
-                guard handle.hasTimer(source, owner: p.id) else {
-                    return lcFail(lc_status(LC_ERR_NOT_FOUND), "cancel_timer: plugin '\(p.id)' has no timer \(source)")
-                }
-                return handle.cancelTimer(source, function: "cancel_timer")
+                p.cancelOwnTimer(source, in: handle, function: "cancel_timer")
             }
         },
         perform_async: { plugin, fn, ctx in
-            HostCalls.withPlugin(plugin, "perform_async", mainThread: false) { _, handle in
-                handle.performAsync(fn, ctx: ctx, function: "perform_async")
+            HostCalls.withPlugin(plugin, "perform_async", mainThread: false) { p, handle in
+                handle.performAsync(fn, ctx: ctx, owner: p.id, function: "perform_async")
             }
         },
         get_extension: { _, _ in

@@ -3,6 +3,7 @@ import CLifecycleABI
 import CLifecycleSystem
 import Glibc
 import LifecycleC
+import Logging
 import Synchronization
 
 /// A plugin the host has loaded: its descriptor, its image, and what it registered.
@@ -23,36 +24,57 @@ package final class LoadedPlugin: PluginIdentity {
     /// Whether it is loaded (false once unloaded or while its init failed).
     package internal(set) var isActive = true
 
-    /// Its image (mapped for the life of the process).
-    let image: PluginImage
+    /// Its image (mapped for the life of the process); nil for an isolated plugin (its image is in
+    /// its own process).
+    let image: PluginImage?
     let descriptor: lc_plugin_descriptor_t
     package internal(set) var state: UnsafeMutableRawPointer?
     var delegateToken: Application.DelegateToken?
     /// Its background tasks begun and not yet ended through the host API (an id the engine has
     /// ended meanwhile may linger; the engine answers for it). Read from any thread.
     private let tasks = Mutex<Set<UInt64>>([])
-    /// Its own read-only copy of the host-API table, handed back when this object goes.
-    package let hostTable: UnsafePointer<lc_host_api_t> = HostAPITable.make()
+    /// Its own read-only copy of the host-API table (or the table its loader chose), handed back when
+    /// this object goes.
+    package let hostTable: UnsafePointer<lc_host_api_t>
+    private let ownsHostTable: Bool
     /// Whether its init is running (`set_delegate` is accepted only then). [loop-thread]
     var inInit = false
     /// The delegate table its init registered (ABI 1.1), one address per `FFIDelegates.functions` row.
     var delegateTable: [UnsafeMutableRawPointer?]?
     /// The message a failing init left with `set_error`.
     var initError: String?
+    /// The proxy of a plugin isolated in a process of its own (nil: in this process).
+    var isolation: IsolatedPlugin?
     package internal(set) weak var owner: AppHandle?
 
-    init(id: String, version: String, summary: String, path: String, image: PluginImage,
-         descriptor: lc_plugin_descriptor_t, owner: AppHandle)
-    {
+    /// A plugin opened in this process; `hostTable` nil: its own copy of the host's table.
+    init(_ opened: OpenedPlugin, owner: AppHandle, hostTable: UnsafePointer<lc_host_api_t>?) {
+        id = opened.id
+        version = opened.version
+        summary = opened.summary
+        path = opened.path
+        image = opened.image
+        descriptor = opened.descriptor
+        abiMajor = opened.abiMajor
+        abiMinor = opened.abiMinor
+        self.owner = owner
+        self.hostTable = hostTable ?? HostAPITable.make()
+        ownsHostTable = hostTable == nil
+    }
+
+    /// An isolated plugin, as its process described it: no image, no host table of its own here.
+    init(isolated id: String, version: String, summary: String, path: String, abiMajor: UInt32, abiMinor: UInt32, owner: AppHandle) {
         self.id = id
         self.version = version
         self.summary = summary
         self.path = path
-        self.image = image
-        self.descriptor = descriptor
-        abiMajor = descriptor.abi_major
-        abiMinor = descriptor.abi_minor
+        image = nil
+        descriptor = lc_plugin_descriptor_t()
+        self.abiMajor = abiMajor
+        self.abiMinor = abiMinor
         self.owner = owner
+        hostTable = HostAPITable.make()
+        ownsHostTable = true
     }
 
     /// The id as a C string, for `lc_plugin_id`; lives as long as this object.
@@ -60,7 +82,36 @@ package final class LoadedPlugin: PluginIdentity {
 
     deinit {
         free(UnsafeMutableRawPointer(mutating: cID))
-        HostAPITable.free(hostTable)
+        if ownsHostTable { HostAPITable.free(hostTable) }
+    }
+
+    /// A line in the application's log, attributed to the plugin. [thread-safe]
+    package func log(_ level: lc_log_level, _ message: String) {
+        guard let owner else { return }
+        let logLevel: Logger.Level = switch Int(level) {
+        case LC_LOG_DEBUG: .debug
+        case LC_LOG_INFO: .info
+        case LC_LOG_WARNING: .warning
+        default: .error
+        }
+        owner.app.configuration.logger.log(level: logLevel, "\(message)", metadata: ["plugin": "\(id)"])
+    }
+
+    /// Ends a background task this plugin began (else LC_ERR_NOT_FOUND naming the plugin, nothing
+    /// changed). [thread-safe]: checked on the calling thread; from another thread the end is applied on the loop.
+    func endOwnBackgroundTask(_ task: lc_task_id, in handle: AppHandle, function: String) -> lc_status {
+        guard removeTask(task) else {
+            return lcFail(lc_status(LC_ERR_NOT_FOUND), "\(function): plugin '\(id)' has no open background task \(task)")
+        }
+        return handle.endBackgroundTask(task, function: function)
+    }
+
+    /// Cancels a timer this plugin added (else LC_ERR_NOT_FOUND naming the plugin, nothing changed). [loop-thread]
+    func cancelOwnTimer(_ source: lc_source_id, in handle: AppHandle, function: String) -> lc_status {
+        guard handle.hasTimer(source, owner: id) else {
+            return lcFail(lc_status(LC_ERR_NOT_FOUND), "\(function): plugin '\(id)' has no timer \(source)")
+        }
+        return handle.cancelTimer(source, function: function)
     }
 
     func addTask(_ id: UInt64) { tasks.withLock { _ = $0.insert(id) } }
@@ -95,6 +146,7 @@ package final class LoadedPlugin: PluginIdentity {
         guard isActive else { return }
         removeRegistrations(in: handle)
         isActive = false
+        isolation?.unload()
         descriptor.deinit?(state)
         state = nil
         handle.pluginSet.retire(self)

@@ -9,6 +9,16 @@ package struct PluginRefusal: Error, Sendable, CustomStringConvertible {
     package let path: String
     package let reason: String
     package let status: lc_status
+    /// How the plugin's process failed, when it was loaded isolated (or scanned) and its process
+    /// crashed, exited or overran its budget before it was loaded; nil for a refusal in words.
+    package var processFailure: PluginFailure.Cause?
+
+    package init(path: String, reason: String, status: lc_status, processFailure: PluginFailure.Cause? = nil) {
+        self.path = path
+        self.reason = reason
+        self.status = status
+        self.processFailure = processFailure
+    }
 
     package var message: String { "\(path): \(reason)" }
     package var description: String { message }
@@ -40,85 +50,82 @@ extension AppHandle {
     /// plugin file's own dynamic symbol table (`DynamicSymbols`), not with a `dlsym` each.
     /// - Throws: `PluginRefusal`; the application and the other plugins are unaffected.
     package func loadPlugin(path: String, options: PluginLoadOptions = []) throws(PluginRefusal) -> LoadedPlugin {
-        func refuse(_ reason: String, _ status: Int = LC_ERR_PLUGIN_REFUSED) -> PluginRefusal {
-            PluginRefusal(path: path, reason: reason, status: lc_status(status))
-        }
         guard loop.isOnLoopThread else {
-            throw refuse("plugins are loaded on the main run loop's thread", LC_ERR_WRONG_THREAD)
+            throw PluginRefusal(path: path, reason: "plugins are loaded on the main run loop's thread", status: lc_status(LC_ERR_WRONG_THREAD))
         }
-        guard path.utf8.first == UInt8(ascii: "/") else {
-            throw refuse("the path is relative; plugins are loaded from absolute paths only")
-        }
-        let image: PluginImage
-        do { image = try PluginImage.load(try PluginFile.open(path, options: options), path: path) } catch { throw refuse(error.reason) }
-        guard let entrySymbol = image.symbol(LC_PLUGIN_ENTRY_SYMBOL) else {
-            throw refuse("no entry symbol '\(LC_PLUGIN_ENTRY_SYMBOL)' (export `const lc_plugin_descriptor_t *lc_plugin_entry(void)`)")
-        }
-        let entry = unsafeBitCast(entrySymbol, to: lc_plugin_entry_fn.self)
-        guard let raw = entry() else { throw refuse("\(LC_PLUGIN_ENTRY_SYMBOL)() returned NULL") }
-        let descriptor = try readDescriptor(UnsafeRawPointer(raw), in: image, refuse)
-
-        guard let idPointer = descriptor.id else { throw refuse("the descriptor has no id") }
-        guard let id = image.string(at: idPointer) else { throw refuse(Self.outside("the descriptor's id")) }
-        let version = try descriptor.version.map { pointer throws(PluginRefusal) in
-            guard let text = image.string(at: pointer) else { throw refuse(Self.outside("the descriptor's version")) }
-            return text
-        }
-        let summary = try descriptor.description.map { pointer throws(PluginRefusal) in
-            guard let text = image.string(at: pointer) else { throw refuse(Self.outside("the descriptor's description")) }
-            return text
-        }
-        if let problem = Self.idProblem(id) { throw refuse("invalid id '\(id)': \(problem)") }
-        if let existing = plugin(id: id) {
-            throw refuse("id '\(id)' is already loaded (from \(existing.path))", LC_ERR_DUPLICATE)
-        }
-        if app.hasDelegate(id: id) {
-            throw refuse("id '\(id)' is already used by a delegate of this application", LC_ERR_DUPLICATE)
-        }
-        guard let initialise = descriptor.`init` else { throw refuse("the descriptor has no init function") }
-
-        let plugin = LoadedPlugin(id: id, version: version ?? "", summary: summary ?? "",
-                                  path: path, image: image, descriptor: descriptor, owner: self)
-        var state: UnsafeMutableRawPointer?
-        plugin.inInit = true
-        let status = initialise(plugin.hostTable, plugin.opaque, &state)
-        plugin.inInit = false
-        guard status == LC_OK else {
-            plugin.removeRegistrations(in: self)
-            plugin.isActive = false
-            pluginSet.retire(plugin)
-            let why = plugin.initError ?? "the plugin set no message"
-            throw refuse("init failed with \(String(cString: lcStatusName(status))): \(why)")
-        }
-        plugin.state = state
-
-        // ABI 1.1: the table init registered; else (1.0) the exported functions, found by name in the
-        // plugin's own symbol table (the table's symbols are literals: passed in place, not copied).
-        let (handlers, rows) = plugin.delegateTable.map { table in
-            table.withUnsafeBufferPointer { FFIDelegates.bind(addresses: $0, convention: .pluginTable(plugin)) }
-        } ?? FFIDelegates.bind(symbols: image.symbol, app: opaque, closures: closures, owner: plugin, id: id)
+        let opened = try OpenedPlugin.open(path, options: options)
+        try checkUnique(opened.id, path: path)
+        let plugin = try initialise(opened, hostTable: nil)
+        let (handlers, rows) = plugin.bindDelegates()
         plugin.implementedRows = rows
         if !rows.isEmpty {
             do {
-                plugin.delegateToken = try app.addDelegate(handlers, id: id)
+                plugin.delegateToken = try app.addDelegate(handlers, id: plugin.id)
             } catch {
                 plugin.deactivate(in: self)
-                throw refuse(error.message)
+                throw PluginRefusal(path: path, reason: error.message, status: lc_status(LC_ERR_PLUGIN_REFUSED))
             }
         }
         pluginSet.register(plugin)
         return plugin
     }
 
+    /// Refuses an id already loaded in this application, or used by one of its delegates. [loop-thread]
+    package func checkUnique(_ id: String, path: String) throws(PluginRefusal) {
+        if let existing = plugin(id: id) {
+            throw PluginRefusal(path: path, reason: "id '\(id)' is already loaded (from \(existing.path))", status: lc_status(LC_ERR_DUPLICATE))
+        }
+        if app.hasDelegate(id: id) {
+            throw PluginRefusal(path: path, reason: "id '\(id)' is already used by a delegate of this application",
+                                status: lc_status(LC_ERR_DUPLICATE))
+        }
+    }
+
+    /// Runs an opened plugin's `init` with `hostTable` (nil: its own read-only copy of the host's table),
+    /// as a plugin of this application. A failing init is refused with its message and whatever it
+    /// registered is removed. [loop-thread]
+    package func initialise(_ opened: OpenedPlugin, hostTable: UnsafePointer<lc_host_api_t>?) throws(PluginRefusal) -> LoadedPlugin {
+        let plugin = LoadedPlugin(opened, owner: self, hostTable: hostTable)
+        var state: UnsafeMutableRawPointer?
+        plugin.inInit = true
+        let status = opened.initialise(plugin.hostTable, plugin.opaque, &state)
+        plugin.inInit = false
+        guard status == LC_OK else {
+            plugin.removeRegistrations(in: self)
+            plugin.isActive = false
+            pluginSet.retire(plugin)
+            let why = plugin.initError ?? "the plugin set no message"
+            throw PluginRefusal(path: opened.path, reason: "init failed with \(String(cString: lcStatusName(status))): \(why)",
+                                status: lc_status(LC_ERR_PLUGIN_REFUSED))
+        }
+        plugin.state = state
+        return plugin
+    }
+
     /// Loads every `*.so` of a folder (absolute path), in name order; a refusal does not stop the others. [loop-thread]
     package func loadPlugins(folder: String, options: PluginLoadOptions = []) -> (loaded: [LoadedPlugin], refused: [PluginRefusal]) {
+        let files: [String]
+        switch pluginFiles(in: folder) {
+        case .success(let found): files = found
+        case .failure(let refusal): return ([], [refusal])
+        }
+        var loaded: [LoadedPlugin] = []
+        var refused: [PluginRefusal] = []
+        for file in files {
+            do { loaded.append(try loadPlugin(path: file, options: options)) } catch { refused.append(error) }
+        }
+        return (loaded, refused)
+    }
+
+    /// The `*.so` files of a folder (absolute path), as absolute paths in name order.
+    package func pluginFiles(in folder: String) -> Result<[String], PluginRefusal> {
         guard folder.hasPrefix("/") else {
-            return ([], [PluginRefusal(path: folder, reason: "the folder path is relative; plugin folders are absolute paths only",
-                                       status: lc_status(LC_ERR_PLUGIN_REFUSED))])
+            return .failure(PluginRefusal(path: folder, reason: "the folder path is relative; plugin folders are absolute paths only",
+                                          status: lc_status(LC_ERR_PLUGIN_REFUSED)))
         }
         guard let dir = opendir(folder) else {
-            return ([], [PluginRefusal(path: folder, reason: "cannot open the folder: \(String(cString: strerror(errno)))",
-                                       status: lc_status(LC_ERR_SYSTEM))])
+            return .failure(PluginRefusal(path: folder, reason: "cannot open the folder: \(String(cString: strerror(errno)))",
+                                          status: lc_status(LC_ERR_SYSTEM)))
         }
         var names: [String] = []
         while let entry = readdir(dir) {
@@ -126,57 +133,8 @@ extension AppHandle {
             if name.hasSuffix(".so") { names.append(name) }
         }
         closedir(dir)
-        var loaded: [LoadedPlugin] = []
-        var refused: [PluginRefusal] = []
         let base = folder.hasSuffix("/") ? folder : folder + "/"
-        for name in names.sorted() {
-            do { loaded.append(try loadPlugin(path: base + name, options: options)) } catch { refused.append(error) }
-        }
-        return (loaded, refused)
-    }
-
-    /// Reads the descriptor without trusting its size: magic and version first, then the size.
-    /// The pointer is checked to lie inside the plugin's own image before anything is read from it.
-    private func readDescriptor(_ raw: UnsafeRawPointer, in image: PluginImage, _ refuse: (String, Int) -> PluginRefusal)
-        throws(PluginRefusal) -> lc_plugin_descriptor_t
-    {
-        let required = MemoryLayout<lc_plugin_descriptor_t>.size
-        guard image.contains(raw, count: 16) else {
-            throw refuse("\(LC_PLUGIN_ENTRY_SYMBOL)() returned a pointer outside the plugin's own image; the descriptor must be static data of the plugin", LC_ERR_PLUGIN_REFUSED)
-        }
-        let size = Int(raw.loadUnaligned(as: UInt32.self))
-        guard size >= 16 else {
-            throw refuse("the descriptor is \(size) bytes; ABI \(LC_ABI_VERSION_MAJOR).\(LC_ABI_VERSION_MINOR) descriptors are \(required)", LC_ERR_PLUGIN_REFUSED)
-        }
-        let magic = raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self)
-        guard magic == LC_PLUGIN_MAGIC else {
-            throw refuse("wrong magic 0x\(String(magic, radix: 16, uppercase: true)) (expected 0x4C43504C, \"LCPL\")", LC_ERR_PLUGIN_REFUSED)
-        }
-        let major = raw.loadUnaligned(fromByteOffset: 8, as: UInt32.self)
-        let minor = raw.loadUnaligned(fromByteOffset: 12, as: UInt32.self)
-        // Only for the messages: formatting it on every load cost the first load of a process ~10 µs.
-        var host: String { "\(LC_ABI_VERSION_MAJOR).\(LC_ABI_VERSION_MINOR)" }
-        guard major == UInt32(LC_ABI_VERSION_MAJOR) else {
-            throw refuse("built for ABI \(major).\(minor); this host speaks ABI \(host) (the major version must match)", LC_ERR_VERSION)
-        }
-        guard minor <= UInt32(LC_ABI_VERSION_MINOR) else {
-            throw refuse("built for ABI \(major).\(minor), newer than this host's ABI \(host)", LC_ERR_VERSION)
-        }
-        guard size >= required else {
-            throw refuse("the descriptor is \(size) bytes; ABI \(host) descriptors are \(required)", LC_ERR_PLUGIN_REFUSED)
-        }
-        guard image.contains(raw, count: required) else {
-            throw refuse("the descriptor's \(required) bytes run past the end of the plugin's image", LC_ERR_PLUGIN_REFUSED)
-        }
-        // Append-only growth: copy what both sides know; a shorter tail would stay zero-filled.
-        var descriptor = lc_plugin_descriptor_t()
-        withUnsafeMutableBytes(of: &descriptor) { $0.copyMemory(from: UnsafeRawBufferPointer(start: raw, count: min(size, required))) }
-        return descriptor
-    }
-
-    /// "the descriptor's id points outside …": a string pointer the loader will not read.
-    private static func outside(_ what: String) -> String {
-        "\(what) points outside the plugin's own image, or is not NUL-terminated inside it"
+        return .success(names.sorted().map { base + $0 })
     }
 
     /// Nil when `id` is a valid plugin id, else what is wrong with it.

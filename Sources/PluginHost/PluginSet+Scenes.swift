@@ -10,15 +10,7 @@ import LifecycleC
 extension PluginSet {
     /// Binds and registers `plugin`'s scene delegate functions, if it has any. [loop-thread]
     func registerSceneDelegate(_ plugin: LoadedPlugin, in handle: AppHandle) {
-        let bound: (handlers: SceneDelegateHandlers, rows: FFIDelegates.Rows)
-        if let table = plugin.delegateTable {
-            bound = table.withUnsafeBufferPointer { FFIDelegates.bindScenes(addresses: $0, convention: .pluginTable(plugin)) }
-        } else {
-            guard let exported = FFIDelegates.bindScenes(symbols: plugin.image.symbol, app: handle.opaque, owner: plugin, id: plugin.id)
-            else { return }
-            bound = exported
-        }
-        guard !bound.rows.isEmpty else { return }
+        guard let bound = plugin.bindSceneDelegates(), !bound.rows.isEmpty else { return }
         do {
             try handle.app.addSceneDelegate(bound.handlers, id: plugin.id)
             sceneRows[plugin.id] = bound.rows
@@ -36,6 +28,17 @@ extension PluginSet {
 }
 
 extension LoadedPlugin {
+    /// Binds the plugin's scene delegate functions: its 1.1 table's 1.2 fields, else its exported
+    /// `scene…` symbols (none for an isolated plugin: its image is in its own process). Returns
+    /// immediately; nothing is called. Nil when it exports none (no handler table is built).
+    func bindSceneDelegates() -> (handlers: SceneDelegateHandlers, rows: FFIDelegates.Rows)? {
+        if let table = delegateTable {
+            return table.withUnsafeBufferPointer { FFIDelegates.bindScenes(addresses: $0, convention: .pluginTable(self)) }
+        }
+        guard let image else { return nil }
+        return FFIDelegates.bindScenes(symbols: image.symbol, app: owner?.opaque, owner: self, id: id)
+    }
+
     /// The scene delegate methods the plugin implements (ABI 1.2), in `DelegateMethod.sceneMethods` order.
     package var implementedSceneMethods: [DelegateMethod] {
         guard isActive, let set = owner?.attachment as? PluginSet else { return [] }

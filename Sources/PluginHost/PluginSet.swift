@@ -14,6 +14,8 @@ final class PluginSet: AppHandleAttachment {
     private var byID: [LoadedPlugin] = []
     /// The scene delegate rows of the plugins registered as scene delegates, by id (ABI 1.2).
     var sceneRows: [String: FFIDelegates.Rows] = [:]
+    /// The isolated plugins' proxies, loaded or failed, in load order (`PluginSet+Isolation`).
+    var isolated: [IsolatedPlugin] = []
 
     /// Where `id` is, or would be inserted, in `byID`.
     private func sortedIndex(of id: String) -> (index: Int, found: Bool) {

@@ -3,28 +3,8 @@ import HostInput
 @preconcurrency import Glibc
 import Logging
 import LifecycleC
+import LifecycleOSEvents
 import PluginHost
-
-/// The exit statuses of `lifecycle-host run` (documented in docs/host.md).
-enum HostExit {
-    /// A clean end: the application was terminated or purged.
-    static let ok: Int32 = 0
-    /// Something else failed (the host could not start, a bad option).
-    static let failure: Int32 = 1
-    /// A scenario line was bad or did not hold (`FILE:LINE: message` on standard error).
-    static let scriptError: Int32 = 2
-    /// At least one plugin was refused (the others ran).
-    static let pluginRefused: Int32 = 3
-    /// The watchdog killed the application (policy terminate).
-    static let watchdogKill: Int32 = 4
-
-    /// Whether `event` is the watchdog killing the application, which makes the run end with
-    /// `watchdogKill`. Read from the event's typed payload, never from its words.
-    static func isWatchdogKill(_ event: TraceEvent) -> Bool {
-        if case .stateChanged(_, .notRunning, .killedByWatchdog) = event.payload { return true }
-        return false
-    }
-}
 
 /// Where a command came from. The host decides from the case (a scenario line may `wait`, its
 /// actions need no `input` line); `description` gives the words of the trace's `input` lines.
@@ -73,6 +53,11 @@ struct RunOptions {
     var socketPath: String?
     var socket = true
     var timeline: String?
+    /// Plugins run in processes of their own (`--isolate`, `--restart`, `--isolate-budget`).
+    var isolation = HostIsolation()
+    /// `--plugin-dir` plugins loaded here are scanned first (`--rescan`, `--scan-budget`).
+    var rescan = false
+    var scanBudget = PluginScanner.defaultBudget
     /// How plugins are loaded (`--allow-unsafe-plugins`).
     var pluginLoading: PluginLoadOptions = []
 }
@@ -80,14 +65,17 @@ struct RunOptions {
 /// Runs one application: loads the plugins, launches, then takes commands from the script, the
 /// prompt, the control socket and the OS until the application is no longer running.
 ///
-/// Everything happens on the main thread's run loop; the only other thread that acts is the
-/// watchdog's, which exits the process when the terminate policy kills the application.
+/// Everything happens on the main thread's run loop; the only other threads that act are the
+/// watchdog's, which exits the process when the terminate policy kills the application or a
+/// termination is overdue, and the pending-signal watch's, which starts the terminate budget when
+/// SIGTERM or SIGINT arrives while the main thread is stuck (see `EmergencyExit`).
 final class HostRunner: @unchecked Sendable {
     // @unchecked: used on the main thread only (the loop's); closures handed to the loop run there too.
     private var options: RunOptions
     private let writer: TraceWriter
     private var handle: AppHandle?
     private var sources: HostOSEvents?
+    private var signalWatch: PendingSignalWatch?
     private var server: ControlServer?
     private let timeline: TimelineRecorder?
     private var script: [ScenarioLine] = []
@@ -97,8 +85,12 @@ final class HostRunner: @unchecked Sendable {
     private var stdinSource: LoopSource?
     private var stdinOpen = false
     private var refusedPlugins = 0
+    private var failedPlugins = 0
     private var exitCode: Int32?
     private var killed = false
+    /// SIGTERM or SIGINT arrived: the run ends once the application is not running, whatever the
+    /// scenario or the prompt still had to do.
+    private var endRequested = false
 
     init(options: RunOptions) {
         self.options = options
@@ -126,14 +118,10 @@ final class HostRunner: @unchecked Sendable {
         }
 
         var configuration = options.configuration
-        let writer = self.writer
-        configuration.onWatchdogKill = { report in
-            // iOS kills the app outright; a callback that never returns cannot be unwound, so exit here.
-            writer.write(TraceLine(kind: "watchdog", name: report.event, state: .notRunning, plugin: report.observer,
-                                   detail: report.description + "; the process exits"))
-            fputs("lifecycle-host: watchdog: \(report.description)\n", stderr)
-            _exit(HostExit.watchdogKill)
-        }
+        // iOS kills the app outright; a callback that never returns cannot be unwound, so exit here.
+        configuration.onWatchdogKill = { report in EmergencyExit.end(.watchdogKill(report)) }
+        // SIGTERM or SIGINT was not honoured in time: the main thread is stuck; end from the watchdog.
+        configuration.onTerminationOverdue = { report in EmergencyExit.end(.terminationOverdue(report)) }
         let handle: AppHandle
         do {
             handle = try AppHandle(configuration: configuration)
@@ -142,6 +130,14 @@ final class HostRunner: @unchecked Sendable {
             return HostExit.failure
         }
         self.handle = handle
+        EmergencyExit.setWriter(writer)
+        EmergencyExit.setApplication(handle.app)
+        EmergencyExit.arm()
+        defer {
+            // After `shutdown` (defers run in reverse): a plugin's deinit calling exit() is still caught.
+            EmergencyExit.disarm()
+            EmergencyExit.setApplication(nil)
+        }
         defer { shutdown() }
         handle.swiftTraceHandler = { [unowned self] event in self.traced(event) }
         writer.writeHeader()
@@ -155,6 +151,7 @@ final class HostRunner: @unchecked Sendable {
             log: { [unowned self] line in self.hostLine("error", "os-events", detail: line) })
         do { try sources.start() } catch { hostLine("error", "os-events", detail: error.message) }
         self.sources = sources
+        if options.osEvents.signals { watchTerminationSignals(handle.app) }
 
         if options.socket {
             let location = options.socketPath.map { (path: $0, folder: SocketFolder?.none) } ?? ControlServer.defaultLocation()
@@ -162,6 +159,7 @@ final class HostRunner: @unchecked Sendable {
             do {
                 try location.folder?.prepare()
                 server = try ControlServer(path: path, loop: handle.loop) { [unowned self] request in self.answer(request) }
+                EmergencyExit.setSocketPath(path)
                 hostLine("socket", path)
             } catch {
                 hostLine("error", "socket", detail: error.message)
@@ -196,30 +194,76 @@ final class HostRunner: @unchecked Sendable {
     private func shutdown() {
         stdinSource?.cancel()
         server?.close()
+        EmergencyExit.setSocketPath(nil)
+        signalWatch?.stop()
         sources?.stop()
         if let path = options.timeline, let timeline {
             if !writeFile(path, timeline.svg()) {
                 fputs("lifecycle-host: cannot write \(path): \(String(cString: strerror(errno)))\n", stderr)
             }
         }
-        handle?.shutdown()
+        if let handle { handle.app.runMarked("plugin unload", owner: "") { handle.shutdown() } }
+    }
+
+    /// Starts the terminate budget as soon as SIGTERM or SIGINT is pending, from a thread of its own:
+    /// if the main thread is stuck and never reads the signal, the watchdog still ends the process
+    /// when the budget runs out (`onTerminationOverdue`). The loop reads and handles the signal as
+    /// usual when it can (`endForSignal`).
+    private func watchTerminationSignals(_ app: Application) {
+        do {
+            signalWatch = try PendingSignalWatch(signals: [SIGTERM, SIGINT]) { signo in
+                app.armTerminationDeadline(reason: OSOrigin.signal(signo).description)
+            }
+        } catch {
+            hostLine("error", "os-events", detail: error.message)
+        }
     }
 
     // MARK: Plugins
 
     private func loadPlugins(_ handle: AppHandle) {
-        for path in options.plugins {
-            do {
-                let plugin = try handle.loadPlugin(path: absolute(path), options: options.pluginLoading)
-                hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)")
-            } catch {
-                refused(error)
+        for path in options.plugins { load(absolute(path), in: handle) }
+        guard !options.pluginFolders.isEmpty else { return }
+        var scanner = PluginScanner(rescan: options.rescan, budget: options.scanBudget, options: options.pluginLoading)
+        for folder in options.pluginFolders {
+            switch handle.pluginFiles(in: absolute(folder)) {
+            case .success(let files): for file in files { load(file, in: handle, scanner: &scanner) }
+            case .failure(let refusal): refused(refusal)
             }
         }
-        for folder in options.pluginFolders {
-            let result = handle.loadPlugins(folder: absolute(folder), options: options.pluginLoading)
-            for plugin in result.loaded { hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)") }
-            for refusal in result.refused { refused(refusal) }
+        if let problem = scanner.save() { hostLine("error", "plugin registry", detail: problem) }
+    }
+
+    /// A folder's plugin: one loaded in this process is scanned first (the registry remembers).
+    private func load(_ path: String, in handle: AppHandle, scanner: inout PluginScanner) {
+        if !options.isolation.isolatesFile(path), let refusal = scanner.check(path) { return refused(refusal) }
+        load(path, in: handle)
+    }
+
+    /// Loads one plugin, in this process or isolated in its own (`--isolate`).
+    private func load(_ path: String, in handle: AppHandle) {
+        var isolation = options.isolation
+        isolation.settings.loadOptions = options.pluginLoading
+        do throws(PluginRefusal) {
+            var loaded: LoadedPlugin?
+            if isolation.isolatesFile(path) {
+                loaded = try handle.loadIsolatedPlugin(path: path, settings: isolation.settings)
+            } else if isolation.selection != .none {
+                // Isolated by id: its process reads the descriptor; another id is loaded here instead.
+                loaded = try handle.loadIsolatedPlugin(path: path, settings: isolation.settings, onlyIf: isolation.isolates(id:))
+            }
+            let plugin: LoadedPlugin
+            if let loaded { plugin = loaded } else {
+                // Loading runs the plugin's init here: marked as a callback (named by the path until the
+                // plugin has an id), so that the hang budget watches it and an exit() in it is traced as
+                // the plugin's. An isolated plugin's init is policed in its process (--isolate-budget).
+                plugin = try handle.app.runMarked("init", owner: path) { () throws(PluginRefusal) in
+                    try handle.loadPlugin(path: path, options: options.pluginLoading)
+                }
+            }
+            hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)\(plugin.isIsolated ? " (isolated)" : "")")
+        } catch {
+            refused(error)
         }
     }
 
@@ -255,6 +299,10 @@ final class HostRunner: @unchecked Sendable {
     /// purges the application, a warning reaches no code (a suspended application runs none).
     /// (`origin` is the words the OS-event sources give; they own that format.)
     private func performOSEvent(_ command: HostCommand, origin: OSOrigin) {
+        if case .signal(let signo) = origin, signo == SIGTERM || signo == SIGINT {
+            endForSignal(command, origin: origin)
+            return
+        }
         if case .pressure(let level) = origin, handle?.app.state == .suspended {
             if level == .critical {
                 perform(.action(.purge), origin: .os(origin))
@@ -264,6 +312,21 @@ final class HostRunner: @unchecked Sendable {
             return
         }
         perform(command, origin: .os(origin))
+    }
+
+    /// SIGTERM or SIGINT: the terminate budget starts (if the pending-signal watch did not start it
+    /// already), a running application is terminated, and the run ends as soon as it is not running —
+    /// the rest of the scenario is not run, the prompt is not read any more.
+    private func endForSignal(_ command: HostCommand, origin: OSOrigin) {
+        guard let handle else { return }
+        handle.app.armTerminationDeadline(reason: origin.description)
+        endRequested = true
+        if handle.app.state == .notRunning {
+            hostLine("input", command.description, detail: "\(origin): the application is not running; the run ends")
+            finishIfDone()
+        } else {
+            perform(command, origin: .os(origin))
+        }
     }
 
     private func runScript() {
@@ -293,8 +356,8 @@ final class HostRunner: @unchecked Sendable {
     private func finishIfDone() {
         guard let handle, exitCode == nil else { return }
         if killed { return finish(HostExit.watchdogKill) }
-        guard handle.app.state == .notRunning, !scriptRunning, !(options.interactive && stdinOpen) else { return }
-        finish(refusedPlugins > 0 ? HostExit.pluginRefused : HostExit.ok)
+        guard handle.app.state == .notRunning, endRequested || (!scriptRunning && !(options.interactive && stdinOpen)) else { return }
+        finish(refusedPlugins > 0 ? HostExit.pluginRefused : failedPlugins > 0 ? HostExit.isolatedPluginFailed : HostExit.ok)
     }
 
     private func finish(_ code: Int32) {
@@ -307,7 +370,9 @@ final class HostRunner: @unchecked Sendable {
 
     private func traced(_ event: TraceEvent) {
         writer.write(event)
+        EmergencyExit.noteState(event.state)
         timeline?.record(event)
+        if case .pluginFailed = event.payload { failedPlugins += 1 }
         if case .stateChanged(_, let to, _) = event.payload {
             sources?.applicationStateChanged(to: to)
             if HostExit.isWatchdogKill(event) { killed = true }
@@ -412,7 +477,7 @@ final class HostRunner: @unchecked Sendable {
         let plugins = handle.plugins.map { p in
             "{\"id\":\(quote(p.id)),\"version\":\(quote(p.version)),\"path\":\(quote(p.path)),"
                 + "\"observes\":[\(p.observedNames.map { quote($0.rawValue) }.joined(separator: ","))],"
-                + "\"delegates\":[\(p.implementedMethods.map { quote($0.selector) }.joined(separator: ","))]}"
+                + "\"delegates\":[\(p.implementedMethods.map { quote($0.selector) }.joined(separator: ","))],\"isolated\":\(p.isIsolated)}"
         }
         let queued = app.queuedNotifications.map { "{\"name\":\(quote($0.name.rawValue)),\"count\":\($0.count)}" }
         let tasks = app.backgroundTasks.map {

@@ -11,7 +11,9 @@ struct LifecycleHost: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lifecycle-host",
         abstract: "Runs the iOS application life cycle with observer plugins.",
-        discussion: "Exit status of 'run': 0 clean end, 1 failure, 2 scenario error, 3 a plugin refused, 4 watchdog kill.",
+        discussion: "Exit status of 'run': 0 clean end, 1 failure, 2 scenario error, 3 a plugin refused, 4 watchdog kill, "
+            + "5 a termination (SIGTERM, SIGINT) not done within the terminate budget, 6 a plugin called exit(), "
+            + "7 an isolated plugin failed.",
         subcommands: [Run.self, Demo.self, Check.self, Send.self, Status.self])
 }
 
@@ -21,7 +23,9 @@ struct EngineOptions: ParsableArguments {
     var trace: String = EngineValues().trace
 
     @Option(name: .customLong("budget"), help: ArgumentHelp("A time budget (repeatable): seconds, or with a unit (250ms, 2s, 1m); at most 9223372036 s.",
-                                                         discussion: "NAME: launch, did-enter-background, will-terminate, completion, background-task, expiration-warning.",
+                                                         discussion: "NAME: launch, did-enter-background, will-terminate, completion, background-task, expiration-warning, "
+                                                             + "hang (one callback outside those phases, default 5), terminate (SIGTERM to exit, default "
+                                                             + "did-enter-background + will-terminate + hang).",
                                                          valueName: "NAME=SECONDS"))
     var budgets: [String] = []
 
@@ -97,8 +101,11 @@ struct EngineValues: Equatable {
             case "completion", "completion-handler", "completionHandler": configuration.budgets.completionHandler = duration
             case "background-task", "backgroundTask": configuration.budgets.backgroundTask = duration
             case "expiration-warning", "expirationWarning": configuration.budgets.expirationWarning = duration
+            case "hang": configuration.budgets.hang = duration
+            case "terminate": configuration.budgets.terminate = duration
             default:
-                throw ValidationError("unknown budget '\(parts[0])' (launch, did-enter-background, will-terminate, completion, background-task, expiration-warning)")
+                throw ValidationError("unknown budget '\(parts[0])' (launch, did-enter-background, will-terminate, completion, background-task, "
+                                      + "expiration-warning, hang, terminate)")
             }
         }
         options.configuration = configuration
@@ -157,6 +164,24 @@ struct Run: ParsableCommand {
     @Flag(name: .customLong("no-socket"), help: "Do not open the control socket.")
     var noSocket = false
 
+    @Option(name: .customLong("isolate"), help: ArgumentHelp(
+        "Run plugins in processes of their own: '--isolate' alone for all, or '--isolate ID,…' (ids or file names).",
+        valueName: "IDS"))
+    var isolate: String?
+
+    @Option(name: .customLong("restart"), help: "An isolated plugin that fails: never (the default), on-failure, or on-failure:N restarts.")
+    var restart: String?
+
+    @Option(name: .customLong("isolate-budget"), help: ArgumentHelp(
+        "How long an isolated plugin's callback may run outside a lifecycle budget (default 5s; at most 3600s).", valueName: "DURATION"))
+    var isolateBudget: String?
+
+    @Flag(name: .customLong("rescan"), help: "Forget what the plugin registry remembers: scan every --plugin-dir plugin again.")
+    var rescan = false
+
+    @Option(name: .customLong("scan-budget"), help: ArgumentHelp("How long a plugin's scan may take (default 5s; at most 3600s).", valueName: "DURATION"))
+    var scanBudget: String?
+
     @Flag(name: .customLong("allow-unsafe-plugins"), help: UnsafePlugins.help)
     var allowUnsafePlugins = false
 
@@ -169,7 +194,8 @@ struct Run: ParsableCommand {
             backgroundLaunch: backgroundLaunch, noSignals: noSignals, noPressure: noPressure, pressureFile: pressureFile,
             pressureWarning: pressureWarning, pressureCritical: pressureCritical, pressureDelay: pressureDelay,
             noClock: noClock, socket: socket,
-            noSocket: noSocket, allowUnsafePlugins: allowUnsafePlugins, engine: engine.values)
+            noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, rescan: rescan,
+            scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, engine: engine.values)
     }
 
     func run() throws {
@@ -239,17 +265,41 @@ struct Check: ParsableCommand {
     @Argument(help: "Plugin .so files.")
     var plugins: [String]
 
+    @Flag(name: .customLong("rescan"), help: "Forget what the plugin registry remembers: scan every plugin again.")
+    var rescan = false
+
+    @Option(name: .customLong("scan-budget"), help: ArgumentHelp("How long a plugin's scan (open and init in its own process) may take (default 5s).",
+                                                                valueName: "DURATION"))
+    var scanBudgetText: String?
+
     @Flag(name: .customLong("allow-unsafe-plugins"), help: UnsafePlugins.help)
     var allowUnsafePlugins = false
 
     func run() throws {
+        let loading: PluginLoadOptions = allowUnsafePlugins ? .allowUnsafePermissions : []
+        var scanner = PluginScanner(rescan: rescan, budget: try scanBudget(scanBudgetText), options: loading)
         let handle: AppHandle
-        do { handle = try AppHandle(configuration: Configuration()) } catch { throw ValidationError("\(error)") }
-        defer { handle.shutdown() }
+        // A plugin whose init exits or never returns is reported as `run` reports it (statuses 6 and 4).
+        var configuration = Configuration()
+        configuration.onWatchdogKill = { report in EmergencyExit.end(.watchdogKill(report)) }
+        do { handle = try AppHandle(configuration: configuration) } catch { throw ValidationError("\(error)") }
+        EmergencyExit.setApplication(handle.app)
+        EmergencyExit.arm()
+        defer {
+            handle.shutdown()
+            EmergencyExit.disarm()
+            EmergencyExit.setApplication(nil)
+        }
+        defer { if let problem = scanner.save() { fputs("lifecycle-host: plugin registry: \(problem)\n", stderr) } }
         var refused = 0
         for path in plugins {
-            do {
-                let plugin = try handle.loadPlugin(path: absolute(path), options: allowUnsafePlugins ? .allowUnsafePermissions : [])
+            do throws(PluginRefusal) {
+                let path = absolute(path)
+                // Scanned first, in a process of its own: a plugin that crashes there is not loaded here.
+                if let refusal = scanner.check(path) { throw refusal }
+                let plugin = try handle.app.runMarked("init", owner: path) { () throws(PluginRefusal) in
+                    try handle.loadPlugin(path: path, options: loading)
+                }
                 print("\(plugin.path)")
                 print("  id:          \(plugin.id)")
                 print("  version:     \(plugin.version)")
@@ -262,7 +312,7 @@ struct Check: ParsableCommand {
                 // ABI 1.2: the scene delegate methods, only for a plugin that has some.
                 let sceneMethods = plugin.implementedSceneMethods.map(\.selector)
                 if !sceneMethods.isEmpty { print("  scenes:      \(sceneMethods.joined(separator: ", "))") }
-                handle.unload(plugin)
+                handle.app.runMarked("deinit", owner: plugin.id) { handle.unload(plugin) }
             } catch {
                 refused += 1
                 print("\(error.path)")

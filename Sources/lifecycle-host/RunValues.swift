@@ -28,6 +28,12 @@ struct RunValues: Equatable {
     var noClock = false
     var socket: String?
     var noSocket = false
+    /// `--isolate` ("*": every plugin) or `--isolate ID,…`; nil: none.
+    var isolate: String?
+    var restart: String?
+    var isolateBudget: String?
+    var rescan = false
+    var scanBudget: String?
     var allowUnsafePlugins = false
     var engine = EngineValues()
 
@@ -58,6 +64,9 @@ struct RunValues: Equatable {
         }
         options.socket = !noSocket
         options.socketPath = socket
+        try IsolateOption.apply(isolate: isolate, restart: restart, budget: isolateBudget, to: &options)
+        options.rescan = rescan
+        options.scanBudget = try lifecycle_host.scanBudget(scanBudget)
         options.pluginLoading = allowUnsafePlugins ? .allowUnsafePermissions : []
         return options
     }
@@ -86,6 +95,15 @@ struct RunValues: Equatable {
             case "--allow-unsafe-plugins": values.allowUnsafePlugins = true
             case "--exits-on-suspend": values.engine.exitsOnSuspend = true
             case "--scenes": values.engine.scenes = true
+            case "--rescan": values.rescan = true
+            case "--isolate":
+                // Bare, or followed by a list of ids (a word not starting with '-').
+                if index < arguments.count, !arguments[index].hasPrefix("-"), !arguments[index].isEmpty {
+                    values.isolate = arguments[index]
+                    index += 1
+                } else {
+                    values.isolate = "*"
+                }
             default:
                 guard index < arguments.count else { return nil }
                 let value = arguments[index]
@@ -107,6 +125,9 @@ struct RunValues: Equatable {
                 case "--pressure-delay": values.pressureDelay = value
                 case "--trace": values.engine.trace = value
                 case "--watchdog": values.engine.watchdog = value
+                case "--restart": values.restart = value
+                case "--isolate-budget": values.isolateBudget = value
+                case "--scan-budget": values.scanBudget = value
                 default: return nil
                 }
                 switch name {
@@ -124,11 +145,15 @@ extension LifecycleHost {
     /// A plain `run` command line is parsed here (`RunValues.parse`); everything else, and any run
     /// whose values do not validate, goes to ArgumentParser as before.
     static func main() {
-        if let values = RunValues.parse(Array(CommandLine.arguments.dropFirst())), let options = try? values.options() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if arguments.first == PluginRunnerCommand.name { Glibc.exit(PluginRunnerCommand.run(arguments)) }
+        // Isolated plugins run in this executable, in its plugin-runner role.
+        IsolationRunner.executable = "/proc/self/exe"
+        if let values = RunValues.parse(arguments), let options = try? values.options() {
             let code = HostRunner(options: options).run()
             if code != 0 { Glibc.exit(code) }
             return
         }
-        main(nil)
+        main(IsolateOption.spelledForParser(arguments))
     }
 }

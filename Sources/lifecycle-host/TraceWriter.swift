@@ -12,6 +12,9 @@ struct TraceLine: Sendable {
     var detail: String?
     /// The scene the event is about (`TraceEvent.scene`, from its typed payload), if any.
     var scene: String?
+    /// For a `watchdog` line: the budget overrun (`WatchdogReport.budgetName`: `launch`, `hang`,
+    /// `terminate`, …), from the typed report.
+    var budget: String?
 }
 
 /// Writes the trace to a file descriptor, as aligned text (colour only on a terminal) or as JSON
@@ -35,8 +38,10 @@ final class TraceWriter: Sendable {
     }
 
     func write(_ event: TraceEvent) {
+        var budget: String?
+        if case .watchdogOverrun(let report) = event.payload { budget = report.budgetName }
         write(TraceLine(kind: event.kind.rawValue, name: event.name, state: event.state, plugin: event.observer, detail: event.detail,
-                        scene: event.scene))
+                        scene: event.scene, budget: budget))
     }
 
     func write(_ line: TraceLine) {
@@ -85,7 +90,7 @@ final class TraceWriter: Sendable {
         case "state", "scene-state": "1;34"
         case "delegate": "32"
         case "notification": "36"
-        case "watchdog", "error": "1;31"
+        case "watchdog", "error", "exit": "1;31"
         case "action", "input": "1"
         case "queued", "discarded", "skipped": "33"
         default: "0"
@@ -97,6 +102,7 @@ final class TraceWriter: Sendable {
         var out = "{\"t\":\(format6(time)),\"seq\":\(seq),\"kind\":\(quote(line.kind)),\"name\":\(quote(line.name)),\"state\":\(quote(line.state.rawValue))"
         if let scene = line.scene { out += ",\"scene\":\(quote(scene))" }
         if let plugin = line.plugin, !plugin.isEmpty { out += ",\"plugin\":\(quote(plugin))" }
+        if let budget = line.budget { out += ",\"budget\":\(quote(budget))" }
         if let detail = line.detail, !detail.isEmpty { out += ",\"detail\":\(quote(detail))" }
         return out + "}"
     }

@@ -13,19 +13,12 @@ final class SceneABITests: XCTestCase {
     func testScenesThroughTheCABI() throws {
         let folder = try CBuild.temporaryFolder("scenes")
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let program = folder + "/scenes"
-        let compile = try CBuild.run("/usr/bin/cc", ["-Wall", "-Werror", CBuild.root + "/Tests/LifecycleCTests/Fixtures/scenes.c",
-                                                     "-I", CBuild.root + "/include", "-L", CBuild.products, "-llifecycle",
-                                                     "-Wl,-rpath,\(CBuild.products)", "-o", program])
+        let (compile, run) = try CBuild.runLinkedProgram("Tests/LifecycleCTests/Fixtures/scenes.c", in: folder)
         XCTAssertEqual(compile.status, 0, compile.output)
-        let result = try CBuild.run(program, [])
+        let result = try XCTUnwrap(run)
         XCTAssertEqual(result.status, 0, result.output)
         let got = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        let want = (Self.expected + "\n").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-        for (index, line) in want.enumerated() {
-            XCTAssertEqual(index < got.count ? got[index] : "<end>", line, "line \(index + 1)")
-        }
-        XCTAssertEqual(got.count, want.count, result.output)
+        XCTAssertEqual(CBuild.mismatchedLines(got, Self.expected), [], result.output)
     }
 
     /// An application dropped without shutdown (a Swift caller that forgets it, a test that throws

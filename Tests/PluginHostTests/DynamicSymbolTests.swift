@@ -125,7 +125,7 @@ final class DynamicSymbolTests: XCTestCase {
         defer { handle.shutdown() }
         let plugin = try handle.loadPlugin(path: path)
         XCTAssertEqual(plugin.implementedMethods, [.didFinishLaunching, .didBecomeActive, .willResignActive])
-        let counter = try XCTUnwrap(dlsym(plugin.image.handle, "exported_counter")).assumingMemoryBound(to: Int32.self)
+        let counter = try XCTUnwrap(dlsym(try XCTUnwrap(plugin.image).handle, "exported_counter")).assumingMemoryBound(to: Int32.self)
         try handle.app.perform(.launch())
         XCTAssertEqual(counter.pointee, 1, "applicationDidBecomeActive was called")
     }

@@ -21,13 +21,20 @@ public enum CBuild {
         return path
     }
 
+    /// The XDG_CACHE_HOME of the programs `run` starts: one temporary folder per test process.
+    public static let testCacheFolder = NSTemporaryDirectory() + "lc-test-cache-\(getpid())"
+
     /// Runs a program; returns its exit status and standard output (standard error appended after "--stderr--").
     @discardableResult
     public static func run(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        // The host remembers scanned plugins under XDG_CACHE_HOME: a test's children use a folder of
+        // the test process, never the user's cache (a test that cares passes its own).
+        var base = ProcessInfo.processInfo.environment
+        base["XDG_CACHE_HOME"] = testCacheFolder
+        process.environment = base.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
         process.standardError = err
@@ -55,6 +62,32 @@ public enum CBuild {
                                  + [file, "-o", output])
         guard result.status == 0 else { throw NSError(domain: "cc", code: Int(result.status), userInfo: [NSLocalizedDescriptionKey: result.output]) }
         return output
+    }
+
+    /// Compiles the C program `fixture` (a path below the repository root) against include/lifecycle.h,
+    /// linked with the built liblifecycle.so (`extra`: more compiler arguments), and runs it if it
+    /// compiled. Returns both results; `run` is nil when the compile failed.
+    public static func runLinkedProgram(_ fixture: String, in folder: String, extra: [String] = [])
+        throws -> (compile: (status: Int32, output: String), run: (status: Int32, output: String)?)
+    {
+        let program = folder + "/" + URL(fileURLWithPath: fixture).deletingPathExtension().lastPathComponent
+        let compile = try run("/usr/bin/cc", ["-Wall", "-Werror", root + "/" + fixture, "-I", root + "/include", "-L", products,
+                                              "-llifecycle", "-Wl,-rpath,\(products)"] + extra + ["-o", program])
+        guard compile.status == 0 else { return (compile, nil) }
+        return (compile, try run(program, []))
+    }
+
+    /// Where `got` (lines) differs from `want` (text, one line each): `line N: got '…', want '…'`, and
+    /// a count line when they differ in length. Empty when they are the same.
+    public static func mismatchedLines(_ got: [String], _ want: String) -> [String] {
+        let wanted = (want + "\n").split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        var differences: [String] = []
+        for (index, line) in wanted.enumerated() {
+            let found = index < got.count ? got[index] : "<end>"
+            if found != line { differences.append("line \(index + 1): got '\(found)', want '\(line)'") }
+        }
+        if got.count != wanted.count { differences.append("\(got.count) lines, want \(wanted.count)") }
+        return differences
     }
 
     /// A plugin source with the descriptor fields given (C expressions).

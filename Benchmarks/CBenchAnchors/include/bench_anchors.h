@@ -73,5 +73,14 @@ int anchor_ring_latency(int producer_cpu, int consumer_cpu, int samples, long pa
 /// `count` items in all as fast as they can while the consumer pops; returns the elapsed nanoseconds
 /// from the start signal to the last item received, or -1.
 int64_t anchor_ring_throughput(int producers, int count);
+/// Round trips between this process and a child over a Unix stream socket pair: one byte there, one
+/// back, `samples` times (the floor of a call into another process: two context switches on one CPU).
+/// The child is forked and pinned to `child_cpu` (-1: left as is); the caller pins itself. Writes each
+/// round trip (ns) to `out_ns`; returns 0, or -1 when the socket pair or the child cannot be made.
+int anchor_process_round_trips(int child_cpu, int samples, double *out_ns);
+/// One-way throughput to a child process over a Unix stream socket pair: `records` records of
+/// `record_size` bytes written in `batch`-byte writes, read by the child in 256 KiB reads; returns the
+/// nanoseconds from the first write to the child's report that it has read them all, or -1.
+int64_t anchor_process_stream(int child_cpu, int records, int record_size, int batch);
 /// The heap in use now: mallinfo2().uordblks, in bytes.
 size_t anchor_ffi_heap_in_use(void);

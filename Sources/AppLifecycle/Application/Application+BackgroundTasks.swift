@@ -85,7 +85,9 @@ extension Application {
             tasks[index].expirationCalled = true
             let task = tasks[index]
             trace(.backgroundTask(id: id, phase: .expiring, name: task.name, owner: task.owner))
-            task.expirationHandler?()
+            if let handler = task.expirationHandler {
+                runMarked("expiration handler", owner: task.owner, handler)
+            }
         }
     }
 

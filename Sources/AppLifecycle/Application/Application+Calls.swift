@@ -8,7 +8,7 @@ extension Application {
         let called = TraceEvent.Payload.delegateCalled(method: method, delegate: slot.id)
         trace(scene.map { .inScene($0, called) } ?? called)
         if inBudget { watchdog.setCurrent(event: method.selector, observer: slot.id) }
-        let result = body()
+        let result = marked(method, owner: slot.owner, body)
         try checkKilled()
         return result
     }
@@ -75,9 +75,13 @@ extension Application {
     func withBudget(_ name: WatchdogReport.Budget, _ budget: Duration, _ body: () throws(Killed) -> Void) throws(Killed) {
         watchdog.begin(name, budget: budget)
         inBudget = true
+        budgetPhase = (name, .now + budget)
         var failure: Killed?
         do { try body() } catch { failure = error }
+        // Callbacks run elsewhere (isolated plugins) are done within the phase too.
+        if failure == nil { settleHandler?() }
         inBudget = false
+        budgetPhase = nil
         if let report = watchdog.end() {
             trace(.watchdogOverrun(report))
         }
@@ -85,7 +89,23 @@ extension Application {
         if let failure { throw failure }
     }
 
+    /// Runs `body` with the budgeted phase's clock and the hang budget stopped: time spent waiting for
+    /// callbacks that are policed by deadlines of their own (an isolated plugin's, in another process)
+    /// counts neither against the application's budget nor as a hang of the main thread. Nested calls
+    /// stop them once. [loop-thread]
+    package func withBudgetClockStopped<R>(_ body: () -> R) -> R {
+        budgetClockStops += 1
+        if budgetClockStops == 1 { watchdog.pause() }
+        defer {
+            budgetClockStops -= 1
+            if budgetClockStops == 0 { watchdog.resume() }
+        }
+        return body()
+    }
+
+    /// After a callback: traces a hang the watchdog reported meanwhile, and unwinds a killed application.
     func checkKilled() throws(Killed) {
+        if killSwitch.hangPending.load(ordering: .relaxed) { traceHangReports() }
         if killSwitch.killed.load(ordering: .relaxed) { throw Killed() }
     }
 
@@ -96,6 +116,10 @@ extension Application {
     }
 
     // MARK: Trace
+
+    /// Adds an event that happened outside the engine (an isolated plugin's process failed) to the
+    /// trace, numbered in order with the engine's own. [loop-thread]
+    package func record(_ payload: TraceEvent.Payload) { trace(payload) }
 
     /// Numbers the event and, when someone listens, hands it over with its words rendered.
     func trace(_ payload: TraceEvent.Payload) {

@@ -26,7 +26,7 @@ extension Application {
         }
         let token = nextDelegateToken
         nextDelegateToken += 1
-        sceneSlots.append(SceneDelegateSlot(id: id, token: token, handlers: handlers))
+        sceneSlots.append(SceneDelegateSlot(id: id, token: token, handlers: handlers, owner: center.ownerID(id)))
         return DelegateToken(rawValue: token)
     }
 
@@ -177,7 +177,7 @@ extension Application {
     func callScene<R>(_ method: DelegateMethod, _ slot: SceneDelegateSlot, _ scene: Scene, _ body: () -> R) throws(Killed) -> R {
         trace(.inScene(scene.id, .delegateCalled(method: method, delegate: slot.id)))
         if inBudget { watchdog.setCurrent(event: method.selector, observer: slot.id) }
-        let result = body()
+        let result = marked(method, owner: slot.owner, body)
         try checkKilled()
         return result
     }

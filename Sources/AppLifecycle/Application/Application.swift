@@ -41,6 +41,8 @@ public final class Application: @unchecked Sendable {
         let id: String
         let token: UInt64
         let handlers: DelegateHandlers
+        /// `id` in the center's owner table, for the callback probe.
+        let owner: UInt32
     }
 
     struct QueuedNotification {
@@ -81,6 +83,8 @@ public final class Application: @unchecked Sendable {
         let id: String
         let token: UInt64
         let handlers: SceneDelegateHandlers
+        /// `id` in the center's owner table, for the callback probe.
+        let owner: UInt32
     }
 
     var slots: [DelegateSlot] = []
@@ -114,6 +118,22 @@ public final class Application: @unchecked Sendable {
     /// Bumped whenever the application stops running, so late completion handlers are recognised.
     var generation: UInt64 = 0
     var inBudget = false
+    /// The budgeted phase under way and when it ends (nil outside one). [loop-thread]
+    ///
+    /// For callbacks the engine does not run itself (an isolated plugin's, in another process): they
+    /// are held to the phase's end instead of the application's watchdog.
+    package internal(set) var budgetPhase: (budget: WatchdogReport.Budget, deadline: MonotonicInstant)?
+    /// How many `withBudgetClockStopped` calls are under way.
+    var budgetClockStops = 0
+    /// Called at the end of every budgeted phase (launch, background entry, termination: before the
+    /// phase is over) and at the end of every action, after its sequence but while the action is still
+    /// under way (nothing is suspended meanwhile), before the engine decides whether to suspend the
+    /// application. [loop-thread]
+    ///
+    /// A place for work an action started elsewhere to finish first: an isolated plugin's observers
+    /// run in another process, and what they do (begin a background task, say) must count before the
+    /// application is suspended. Nil: nothing to wait for.
+    package var settleHandler: (() -> Void)?
     var traceOrigin: MonotonicInstant?
     var sequenceNumber: UInt64 = 0
     let killSwitch: KillSwitch
@@ -125,11 +145,17 @@ public final class Application: @unchecked Sendable {
         self.configuration = configuration
         self.loop = loop
         center = AppNotificationCenter(loop: loop)
-        let killSwitch = KillSwitch(configuration)
+        let killSwitch = KillSwitch(configuration, loop: loop)
         self.killSwitch = killSwitch
-        watchdog = Watchdog(policy: configuration.watchdogPolicy) { report in killSwitch.overrun(report) }
+        watchdog = Watchdog(configuration: configuration, probe: center.probe,
+                            onOverrun: { report in
+                                if case .hang = report.subject { killSwitch.hang(report) } else { killSwitch.overrun(report) }
+                            },
+                            onTerminationOverdue: { report in killSwitch.terminationOverdue(report) })
         archiveStore = configuration.archiveDirectory.map { ArchiveStore(directory: $0) }
         center.heldDeliveryHandler = { [weak self] name, sender, info in self?.held(name, sender: sender, userInfo: info) }
+        center.nestingLimitHandler = { [weak self] name, depth, poster in self?.trace(.postRefused(name: name, depth: depth, poster: poster)) }
+        killSwitch.application = self
     }
 
     deinit {
@@ -171,7 +197,7 @@ public final class Application: @unchecked Sendable {
         }
         let token = nextDelegateToken
         nextDelegateToken += 1
-        slots.append(DelegateSlot(id: id, token: token, handlers: handlers))
+        slots.append(DelegateSlot(id: id, token: token, handlers: handlers, owner: center.ownerID(id)))
         sortedIDs.insert(id, at: position.index)
         return DelegateToken(rawValue: token)
     }
@@ -234,8 +260,10 @@ public final class Application: @unchecked Sendable {
         do {
             try run(action)
         } catch {
+            traceHangReports()
             goNotRunning(.killedByWatchdog)
         }
+        settleHandler?()
         currentAction = nil
         suspendIfIdle()
     }

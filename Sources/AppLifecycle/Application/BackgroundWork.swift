@@ -28,7 +28,9 @@ public final class FetchCompletionHandler: Sendable {
     private let ended = Atomic<Bool>(false)
     private let complete: @Sendable (FetchResult, _ repeated: Bool) -> Void
 
-    init(complete: @escaping @Sendable (FetchResult, Bool) -> Void) { self.complete = complete }
+    /// A handler whose calls go to `complete` (with whether the call is a repeat): for carriers of a
+    /// request to another process (an isolated plugin's side of a completion).
+    package init(complete: @escaping @Sendable (FetchResult, Bool) -> Void) { self.complete = complete }
 
     /// Completes the request. [thread-safe]
     public func callAsFunction(_ result: FetchResult) {

@@ -18,6 +18,20 @@ public struct Configuration: Sendable {
         public var backgroundTask: Duration = .seconds(30)
         /// How long before the background time runs out the expiration handlers are called.
         public var expirationWarning: Duration = .seconds(5)
+        /// The main-thread hang budget: any one callback outside the launch, didEnterBackground and
+        /// willTerminate phases (an observer, a delegate method, an expiration handler) that runs longer
+        /// is reported (budget `hang`) and, under the `terminate` policy, kills the application. 5 s,
+        /// as the phase budgets: iOS's watchdog kills an application whose main thread stops
+        /// answering for a few seconds. Measured by sampling, so reported within a quarter of it (at
+        /// most 1 s) after it ends.
+        public var hang: Duration = .seconds(5)
+        /// From a termination request (`Application.armTerminationDeadline`, a host's SIGTERM) to the end
+        /// of the process; nil (the default): `didEnterBackground + willTerminate + hang` (15 s with the
+        /// defaults), the longest a terminate from the foreground takes when every callback keeps its budget.
+        public var terminate: Duration?
+
+        /// The terminate budget in force: `terminate`, or its default.
+        public var terminationBudget: Duration { terminate ?? didEnterBackground + willTerminate + hang }
 
         public init() {}
     }
@@ -99,6 +113,11 @@ public struct Configuration: Sendable {
     /// Called when the `.terminate` policy kills the application, on the thread that noticed it. A host
     /// process typically exits here, since a callback that never returns cannot be unwound.
     public var onWatchdogKill: (@Sendable (WatchdogReport) -> Void)?
+    /// Called on the watchdog thread when a termination armed with `Application.armTerminationDeadline`
+    /// has not ended the process within the terminate budget (budget `.terminate`, subject
+    /// `.termination`), whatever the loop thread is doing. A host exits here; without it the overdue
+    /// termination is only logged.
+    public var onTerminationOverdue: (@Sendable (WatchdogReport) -> Void)?
 
     public init() {}
 }
@@ -124,6 +143,10 @@ public struct WatchdogReport: Sendable, CustomStringConvertible {
     /// The budgets the watchdog keeps (see `Configuration.Budgets`).
     public enum Budget: String, Hashable, Sendable {
         case launch, didEnterBackground, willTerminate, completionHandler, backgroundTask
+        /// One callback outside the budgeted phases (`Budgets.hang`).
+        case hang
+        /// A termination request to the end of the process (`Budgets.terminationBudget`).
+        case terminate
     }
 
     /// What overran a budget.
@@ -135,6 +158,13 @@ public struct WatchdogReport: Sendable, CustomStringConvertible {
         case completionHandler(DelegateMethod)
         /// A background task still open when the background time ran out.
         case backgroundTask(BackgroundTaskID, name: String)
+        /// A callback outside the budgeted phases that ran past the hang budget: the outermost one
+        /// (whose budget it is) and the innermost (where the loop thread was when it was reported).
+        case hang(RunningCallback, in: RunningCallback)
+        /// A termination requested for `reason` (e.g. `signal SIGTERM`) that had not ended the
+        /// process at the end of the terminate budget; `running`/`in`: the outermost and innermost
+        /// callbacks the loop thread was in then (nil: none — the loop was elsewhere).
+        case termination(reason: String, running: RunningCallback?, in: RunningCallback?)
     }
 
     init(observer: String, event: String, budget budgetKind: Budget, of budget: Duration, elapsed: Duration,
@@ -151,12 +181,29 @@ public struct WatchdogReport: Sendable, CustomStringConvertible {
 
     public var description: String {
         let who = observer.isEmpty ? "" : " by '\(observer)'"
-        return "\(event)\(who) overran the \(budgetName) budget: \(formatSeconds(elapsed)) of \(formatSeconds(budget)) (policy: \(policy))"
+        let times = "\(formatSeconds(elapsed)) of \(formatSeconds(budget))"
+        switch subject {
+        case .termination(let reason, let running, let inner):
+            let doing = running.map { "the main thread was still in the \($0)" + Self.nested($0, inner) }
+                ?? "the main thread was not in a callback"
+            return "\(reason): the application did not end within the terminate budget (\(times)); \(doing)"
+        case .hang(let outer, let inner):
+            // Sampled: the callback ran at least this long (see `Budgets.hang`).
+            return "\(event)\(who) overran the hang budget: at least \(times) (policy: \(policy))" + Self.nested(outer, inner)
+        default:
+            return "\(event)\(who) overran the \(budgetName) budget: \(times) (policy: \(policy))"
+        }
+    }
+
+    /// `, now in the …` when the innermost callback is another one.
+    private static func nested(_ outer: RunningCallback, _ inner: RunningCallback?) -> String {
+        guard let inner, inner != outer else { return "" }
+        return ", now in the \(inner)"
     }
 }
 
 /// Seconds with three decimals, e.g. `1.250 s`.
-func formatSeconds(_ d: Duration) -> String {
+package func formatSeconds(_ d: Duration) -> String {
     let ms = Int64((d.secondsDouble * 1000).rounded())
     let fraction = String(ms % 1000)
     return "\(ms / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"

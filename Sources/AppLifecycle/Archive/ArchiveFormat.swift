@@ -125,6 +125,19 @@ package enum ArchiveFormat {
         return values.values_.contains { tooDeep($0, level: 0) }
     }
 
+    /// Appends `values` as the payload's entries (no header, no checksum): the encoding other
+    /// carriers of a userInfo reuse (the isolation protocol's frames).
+    package static func appendEntries(of values: UserInfo, to out: inout [UInt8]) { appendEntries(values, to: &out) }
+
+    /// Decodes entries written by `appendEntries(of:to:)` from `bytes[start..<end]`, with every check
+    /// `decode` makes of a payload (lengths against the bytes left, depth ≤ 64, UTF-8, tags, unique keys).
+    /// - Throws: `.archiveCorrupt`, `malformed payload: …`.
+    package static func decodeEntries(_ bytes: [UInt8], from start: Int, to end: Int) throws(ApplicationError) -> UserInfo {
+        guard start >= 0, start <= end, end <= bytes.count else { throw ApplicationError(.archiveCorrupt, "malformed payload: bad bounds") }
+        var parser = Parser(bytes: bytes, offset: start)
+        return try parser.entries(end: end, depth: 0)
+    }
+
     // MARK: CRC-32
 
     /// Slicing-by-8 tables: `crcTables[k * 256 + b]` is the CRC of byte `b` followed by `k` zero bytes.

@@ -38,6 +38,10 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         public static let watchdog = Kind(rawValue: "watchdog")
         /// Something failed; the engine went on.
         public static let error = Kind(rawValue: "error")
+        /// An isolated plugin's process failed (name: the cause; observer: the plugin).
+        public static let pluginFailed = Kind(rawValue: "plugin-failed")
+        /// An isolated plugin was started again after a failure (observer: the plugin).
+        public static let pluginRestarted = Kind(rawValue: "plugin-restarted")
         public var description: String { rawValue }
     }
 
@@ -121,6 +125,10 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         case archiveFailed(ArchiveOperation, delegate: String, message: String)
         /// A budget was overrun: which budget, how long it was, how long it took, who, and the policy.
         case watchdogOverrun(WatchdogReport)
+        /// A post of `name` was refused: `depth` dispatches were already nested
+        /// (`AppNotificationCenter.maximumNesting`); nothing was delivered. `poster`: the owner of the
+        /// observer that posted ("" if none).
+        case postRefused(name: NotificationName, depth: Int, poster: String)
         /// The scene `scene` went from `from` to `to`; `reason` is set when the application stopped
         /// running with the scene connected (the scene is unattached with no callback).
         case sceneStateChanged(scene: String, from: SceneState, to: SceneState, reason: StateChangeReason?)
@@ -128,6 +136,10 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         /// (`.delegateCalled`), a scene notification posted with it as sender (`.notificationDelivered`),
         /// its restoration archive saved or read (`.archive`, `.archiveFailed`). Never nested.
         case inScene(String, Payload)
+        /// An isolated plugin's process failed; the plugin was taken out of the application.
+        case pluginFailed(PluginFailure)
+        /// An isolated plugin failed earlier was started again in a new process (restart `attempt` of `limit`).
+        case pluginRestarted(plugin: String, attempt: Int, limit: Int)
     }
 
     /// Position in the trace, from 1.
@@ -232,10 +244,17 @@ extension TraceEvent.Payload {
             return (.error, "archive", delegate, operation == .saved ? message : "\(message); launching without it")
         case .watchdogOverrun(let report):
             return (.watchdog, report.event, report.observer, report.description)
+        case .postRefused(let name, let depth, let poster):
+            return (.error, "post refused", poster,
+                    "\(name.rawValue): \(depth) dispatches were already nested (the limit is \(AppNotificationCenter.maximumNesting)); nothing was delivered")
         case .sceneStateChanged(_, _, let to, let reason):
             return (.sceneState, to.rawValue, nil, reason?.traceDetail)
         case .inScene(_, let event):
             return event.text
+        case .pluginFailed(let failure):
+            return (.pluginFailed, failure.causeName, failure.plugin, failure.description)
+        case .pluginRestarted(let plugin, let attempt, let limit):
+            return (.pluginRestarted, "restarted", plugin, "restart \(attempt) of \(limit)")
         }
     }
 

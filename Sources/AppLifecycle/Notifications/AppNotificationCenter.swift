@@ -27,7 +27,11 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// exclusivity checks (`swift_beginAccess`) that every access to a class's `var` stored property
     /// pays. Nothing here is ever accessed across a callback (no access spans a call out), so the
     /// checks had nothing to catch.
-    private let state: UnsafeMutablePointer<CenterState>
+    let state: UnsafeMutablePointer<CenterState>
+
+    /// What the loop thread is running, for the watchdog: every observer is marked in it as it is
+    /// called (see `CallbackProbe`); the application marks its delegate calls in it too.
+    package let probe = CallbackProbe()
 
     /// Set by the application: while non-nil, posts go here instead of to observers.
     var heldDeliveryHandler: ((NotificationName, UInt, UserInfo?) -> Void)? {
@@ -41,6 +45,13 @@ public final class AppNotificationCenter: @unchecked Sendable {
     var observerWillRun: ((_ owner: String) -> Bool)? {
         get { state.pointee.observerWillRun }
         set { state.pointee.observerWillRun = newValue }
+    }
+
+    /// Told, on the loop thread, of a post refused at the nesting limit (`maximumNesting`): the name,
+    /// how many dispatches were nested, and the owner of the observer that posted ("" if none).
+    var nestingLimitHandler: ((NotificationName, Int, String) -> Void)? {
+        get { state.pointee.nestingLimitHandler }
+        set { state.pointee.nestingLimitHandler = newValue }
     }
 
     /// Turns a userInfo into what raw observers find in `NotificationRecord.userInfo` (the C layer
@@ -57,6 +68,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         self.loop = loop
         state = .allocate(capacity: 1)
         state.initialize(to: CenterState())
+        state.pointee.probeMarks = probe.marks
         let receiver = CenterReceiver()
         state.pointee.target = loop.addTarget(receiver)
         receiver.center = Unmanaged.passUnretained(self)
@@ -135,12 +147,17 @@ public final class AppNotificationCenter: @unchecked Sendable {
         state.pointee.owners.append(owner)
         state.pointee.ownerNames.append([])
         state.pointee.ownerIndex[owner] = index
+        probe.ownerInterned(owner, at: index)
         return index
     }
 
+    /// `owner`'s index in the owner table (interned on first use; 0 for ""), as the callback probe
+    /// names it. [loop-thread]
+    package func ownerID(_ owner: String) -> UInt32 { owner.isEmpty ? 0 : internOwner(owner) }
+
     /// The list of name id `id`, if it was ever observed.
     @inline(__always)
-    private func list(_ id: UInt32) -> UnsafeMutablePointer<ObserverList>? {
+    func list(_ id: UInt32) -> UnsafeMutablePointer<ObserverList>? {
         let id = Int(id)
         return id < state.pointee.lists.count ? state.pointee.lists[id] : nil
     }
@@ -255,7 +272,12 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// when all threads together have `MainRunLoop.maxQueued` waiting — is refused: nothing is queued
     /// and this returns false. Retry once the loop has run (it takes the whole queue at once), or drop
     /// the post. Every post that returned true is delivered, in this thread's order.
-    /// - Returns: false only when a post from another thread was refused.
+    ///
+    /// On the loop thread, a post from inside `maximumNesting` (64) nested dispatches — an observer
+    /// re-posting from its own callback — is refused: nothing is delivered, the engine traces it, and
+    /// this returns false.
+    /// - Returns: false when the post was refused (from another thread over the queue's bound, or on
+    ///   the loop thread at the nesting limit).
     @discardableResult
     public func post(_ name: NotificationName, sender: NotificationSender = .none, userInfo: UserInfo? = nil) -> Bool {
         post(name, sender: sender, userInfo: userInfo, rawUserInfo: nil)
@@ -267,13 +289,13 @@ public final class AppNotificationCenter: @unchecked Sendable {
     ///
     /// `rawUserInfo` must hold the same entries as `userInfo`; it is used only during this call (a
     /// post queued from another thread, or held while delivery is held, gets a fresh handle).
-    /// - Returns: false only when a post from another thread was refused (see `post(_:sender:userInfo:)`).
+    /// - Returns: false when a post from another thread was refused (see `post(_:sender:userInfo:)`), or
+    ///   on the loop thread refused at the nesting limit (`maximumNesting`): nothing was delivered.
     @discardableResult
     package func post(_ name: NotificationName, sender: NotificationSender, userInfo: UserInfo?, rawUserInfo: AnyObject?) -> Bool {
         let thread = pthread_self()
         if loop.isLoopThread(thread) {
-            deliver(name, sender: sender.rawValue, userInfo: userInfo, raw: rawUserInfo)
-            return true
+            return deliver(name, sender: sender.rawValue, userInfo: userInfo, raw: rawUserInfo)
         }
         return loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(name.id), word1: sender.rawValue,
                                      payload: userInfo.map(UserInfoCarrier.init)), fromOtherThread: thread)
@@ -288,7 +310,8 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// nothing is retained, allocated or locked. From another thread the post is queued (the loop's
     /// queue lock, nothing else).
     /// - Returns: `.unknownName`, posting nothing, when `id` is 0 or was never interned; `.refused`
-    ///   when a post from another thread is over the queue's bound.
+    ///   when a post from another thread is over the queue's bound; `.nestingLimit` when refused at the
+    ///   nesting limit.
     package func post(nameID id: UInt32, sender: UInt, userInfo: UserInfo?, rawUserInfo: AnyObject? = nil) -> PostOutcome {
         let thread = pthread_self()
         guard loop.isLoopThread(thread) else {
@@ -301,7 +324,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         guard userInfo == nil, state.pointee.heldDeliveryHandler == nil, let list = list(id) else {
             return postChecked(nameID: id, sender: sender, userInfo: userInfo, raw: rawUserInfo)
         }
-        if list.pointee.count > 0 { run(list, NotificationName(id: id), sender, nil) }
+        if list.pointee.count > 0, !run(list, NotificationName(id: id), sender, nil) { return .nestingLimit }
         return .posted
     }
 
@@ -310,8 +333,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     @inline(never)
     private func postChecked(nameID id: UInt32, sender: UInt, userInfo: UserInfo?, raw: AnyObject?) -> PostOutcome {
         guard registry.isInterned(id) else { return .unknownName }
-        deliver(NotificationName(id: id), sender: sender, userInfo: userInfo, raw: raw)
-        return .posted
+        return deliver(NotificationName(id: id), sender: sender, userInfo: userInfo, raw: raw) ? .posted : .nestingLimit
     }
 
     /// Delivers a message that `post` queued from another thread. [loop-thread]
@@ -326,188 +348,21 @@ public final class AppNotificationCenter: @unchecked Sendable {
     }
 
     /// Delivers on the loop thread, or hands the post to the application while delivery is held.
+    /// - Returns: false when refused at the nesting limit.
     @inline(__always)
-    func deliver(_ name: NotificationName, sender: UInt, userInfo: UserInfo?, raw: AnyObject? = nil) {
+    @discardableResult
+    func deliver(_ name: NotificationName, sender: UInt, userInfo: UserInfo?, raw: AnyObject? = nil) -> Bool {
         if state.pointee.heldDeliveryHandler != nil {
             hold(name, sender: sender, userInfo: userInfo)
-            return
+            return true
         }
-        dispatch(name, sender: sender, userInfo: userInfo, raw: raw)
+        return dispatch(name, sender: sender, userInfo: userInfo, raw: raw)
     }
 
     @inline(never)
     private func hold(_ name: NotificationName, sender: UInt, userInfo: UserInfo?) {
         guard let held = state.pointee.heldDeliveryHandler else { return }
         held(name, sender, userInfo)
-    }
-
-    /// Calls the observers of `name` now, ignoring held delivery (the engine's own lifecycle posts).
-    @inline(__always)
-    func dispatch(_ name: NotificationName, sender: UInt, userInfo: UserInfo?, raw: AnyObject? = nil) {
-        guard let list = list(name.id), list.pointee.count > 0 else { return }
-        run(list, name, sender, userInfo, raw)
-    }
-
-    /// Calls the observers of `list`. C observers are called directly with the record; Swift
-    /// closures directly with one `AppNotification` built per post (not one per observer, through
-    /// the trampoline). A post to C observers without userInfo builds the record and nothing else.
-    @inline(__always)
-    private func run(_ list: UnsafeMutablePointer<ObserverList>, _ name: NotificationName, _ sender: UInt,
-                     _ userInfo: UserInfo?, _ raw: AnyObject? = nil)
-    {
-        // Observers added during this dispatch wait for the next post; entries below `end` never move
-        // during a dispatch (removal only tombstones them), so the counts read here hold for all of it.
-        let end = list.pointee.count
-        list.pointee.dispatchDepth &+= 1
-        state.pointee.dispatchDepth &+= 1
-        if userInfo == nil, state.pointee.observerWillRun == nil {
-            // The common post: no userInfo, no watchdog.
-            if end == 1, list.pointee.filteredCount == 0 {
-                // One observer, the most common case: called right here, from its call alone. A C
-                // observer's tombstone calls a no-op; a Swift observer's has no context.
-                let call = list.pointee.calls[0]
-                if list.pointee.boxedCount == 0 {
-                    var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender)
-                    call.function(&record, call.context)
-                } else if let context = call.context {
-                    Unmanaged<ObserverBox>.fromOpaque(context)._withUnsafeGuaranteedRef {
-                        $0.block(AppNotification(name: name, sender: NotificationSender(rawValue: sender)))
-                    }
-                }
-            } else if list.pointee.boxedCount == 0 {
-                Self.runC(list, end, name, sender)
-            } else {
-                Self.runMixed(list, end, name, sender)
-            }
-        } else {
-            runGeneral(list, end, name, sender, userInfo, raw)
-        }
-        list.pointee.dispatchDepth &-= 1
-        state.pointee.dispatchDepth &-= 1
-        if list.pointee.dispatchDepth == 0, list.pointee.hasTombstones { list.pointee.compact() }
-        if state.pointee.dispatchDepth == 0, !state.pointee.graveyard.isEmpty { emptyGraveyard() }
-    }
-
-    @inline(never)
-    private func emptyGraveyard() {
-        let boxes = state.pointee.graveyard
-        state.pointee.graveyard.removeAll()
-        for box in boxes { box.release() }
-    }
-
-    /// C observers only, no userInfo: the loop a C programmer would write.
-    @inline(never)
-    private static func runC(_ list: UnsafeMutablePointer<ObserverList>, _ end: Int, _ name: NotificationName, _ sender: UInt) {
-        var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender)
-        let filtered = list.pointee.filteredCount != 0
-        withUnsafePointer(to: &record) { record in
-            var i = 0
-            if filtered {
-                while i < end {
-                    let entry = list.pointee[i]  // reloaded each time: a callback may grow the array
-                    if entry.sender == 0 || entry.sender == sender { entry.function(record, entry.context) }
-                    i += 1
-                }
-            } else {
-                // A removed entry's function is a no-op (see `ObserverEntry.markRemoved`), so this loop
-                // needs no test per observer: the loop a C programmer would write over pointers.
-                while i < end {
-                    let call = list.pointee.calls[i]  // reloaded each time: a callback may grow the array
-                    call.function(record, call.context)
-                    i += 1
-                }
-            }
-        }
-    }
-
-    /// Swift closures (and maybe C observers), no userInfo: one notification for all of them.
-    @inline(never)
-    private static func runMixed(_ list: UnsafeMutablePointer<ObserverList>, _ end: Int, _ name: NotificationName, _ sender: UInt) {
-        var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender)
-        let filtered = list.pointee.filteredCount != 0
-        let swiftOnly = list.pointee.boxedCount == end
-        let notification = AppNotification(name: name, sender: NotificationSender(rawValue: sender))
-        withUnsafePointer(to: &record) { record in
-            var i = 0
-            if swiftOnly, !filtered {
-                while i < end {
-                    // Every entry is a Swift closure's: a tombstone is one without a context.
-                    if let context = list.pointee.calls[i].context {
-                        Unmanaged<ObserverBox>.fromOpaque(context)._withUnsafeGuaranteedRef {
-                            $0.block(notification)
-                        }
-                    }
-                    i += 1
-                }
-            } else {
-                Self.callAll(list, end, sender, filtered: filtered, record, notification)
-            }
-        }
-    }
-
-    /// Calls the live observers `0..<end` of `list` (matching `sender` when any observer filters by it).
-    /// The entry is reloaded each time: a callback may grow the array.
-    @inline(__always)
-    private static func callAll(_ list: UnsafeMutablePointer<ObserverList>, _ end: Int, _ sender: UInt, filtered: Bool,
-                                _ record: UnsafePointer<NotificationRecord>, _ notification: AppNotification)
-    {
-        var i = 0
-        if filtered {
-            while i < end {
-                let entry = list.pointee[i]
-                if entry.token != 0, entry.sender == 0 || entry.sender == sender { call(entry, record, notification) }
-                i += 1
-            }
-        } else {
-            while i < end {
-                let entry = list.pointee[i]
-                if entry.token != 0 { call(entry, record, notification) }
-                i += 1
-            }
-        }
-    }
-
-    /// Calls one observer: a C function with the record, a Swift closure with the notification.
-    @inline(__always)
-    private static func call(_ entry: ObserverEntry, _ record: UnsafePointer<NotificationRecord>, _ notification: AppNotification) {
-        if entry.boxed {
-            Unmanaged<ObserverBox>.fromOpaque(entry.context.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.block(notification) }
-        } else {
-            entry.function(record, entry.context)
-        }
-    }
-
-    /// The general loop: userInfo, and the watchdog's hook when set.
-    @inline(never)
-    private func runGeneral(_ list: UnsafeMutablePointer<ObserverList>, _ end: Int, _ name: NotificationName,
-                          _ sender: UInt, _ userInfo: UserInfo?, _ raw: AnyObject?)
-    {
-        let swiftObservers = list.pointee.boxedCount
-        let filtered = list.pointee.filteredCount != 0
-        let notification = AppNotification(name: name, sender: NotificationSender(rawValue: sender),
-                                           userInfo: swiftObservers == 0 ? UserInfo() : userInfo ?? UserInfo())
-        // Raw observers get the poster's own handle when it gave one, else the userInfo as the
-        // embedder's bridge makes it (the C layer: a dictionary handle that owns the C strings it
-        // hands out), once per post.
-        let box: AnyObject? = swiftObservers == end || userInfo == nil ? nil : raw ?? userInfo.flatMap { state.pointee.rawUserInfoBridge?($0) }
-        var record = NotificationRecord(name: name.id, cName: list.pointee.cName, sender: sender,
-                                        userInfo: box.map { UnsafeRawPointer(Unmanaged.passUnretained($0).toOpaque()) })
-        withUnsafePointer(to: &record) { record in
-            var i = 0
-            if state.pointee.observerWillRun != nil, let observerWillRun = state.pointee.observerWillRun {
-                while i < end {
-                    let entry = list.pointee[i]  // reloaded each time: a callback may grow the array
-                    if entry.token != 0, entry.sender == 0 || entry.sender == sender {
-                        guard observerWillRun(state.pointee.owners[Int(entry.owner)]) else { break }
-                        Self.call(entry, record, notification)
-                    }
-                    i += 1
-                }
-            } else {
-                Self.callAll(list, end, sender, filtered: filtered, record, notification)
-            }
-        }
-        withExtendedLifetime(box) {}
     }
 
     // MARK: Async sequences

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// One observer, as the cold paths see it (registration, removal, the filtered and general loops):
 /// assembled from the list's two arrays (`ObserverList.calls`, `ObserverList.meta`).
 struct ObserverEntry {
@@ -10,12 +12,14 @@ struct ObserverEntry {
     var boxed: Bool
 }
 
-/// What the dispatch loop of C observers reads per observer: the function and its context, 16 bytes,
-/// the layout of the plain C loop it is measured against — 1,000 observers are 16 KB of calls, inside
-/// the L1 cache, where the whole entries (40 bytes) were 40 KB and missed it.
+/// What the dispatch loop of C observers reads per observer: the function, its context and its owner
+/// (which the loop marks in the callback probe before the call: the watchdog names the plugin by it),
+/// 24 bytes — 1,000 observers are 24 KB of calls, inside the L1 cache, where the whole entries (40
+/// bytes) were 40 KB and missed it.
 struct ObserverCall {
     var function: RawObserverFunction
     var context: UnsafeMutableRawPointer?
+    var owner: UInt32
 }
 
 /// The rest of an observer: read by the cold paths and the filtered and general loops.
@@ -41,8 +45,15 @@ struct CenterState {
     /// Closure boxes of removed Swift observers, released once no dispatch is under way.
     var graveyard: [Unmanaged<ObserverBox>] = []
     var dispatchDepth = 0
+    /// How many marked callbacks (delegate methods, expiration handlers, plugins' init and timers) are
+    /// running, nested: with `dispatchDepth`, the level of a dispatch's marks in the callback probe.
+    var markedDepth = 0
+    /// The callback probe's marks (`CallbackProbe.marks`), here so that a dispatch reaches them
+    /// without going through the probe.
+    var probeMarks: UnsafeMutablePointer<Atomic<UInt64>>?
     var heldDeliveryHandler: ((NotificationName, UInt, UserInfo?) -> Void)?
     var observerWillRun: ((_ owner: String) -> Bool)?
+    var nestingLimitHandler: ((NotificationName, Int, String) -> Void)?
     var rawUserInfoBridge: ((UserInfo) -> AnyObject)?
     /// This center's address on the loop: posts from other threads travel there as messages, so
     /// centers sharing a loop never see each other's posts. Set once in init, then only read (from
@@ -96,7 +107,7 @@ struct ObserverList {
             meta = grownMeta
             capacity *= 2
         }
-        (calls + count).initialize(to: ObserverCall(function: entry.function, context: entry.context))
+        (calls + count).initialize(to: ObserverCall(function: entry.function, context: entry.context, owner: entry.owner))
         (meta + count).initialize(to: ObserverMeta(sender: entry.sender, token: entry.token, owner: entry.owner, boxed: entry.boxed))
         count += 1
         if entry.boxed { boxedCount += 1 }
@@ -127,7 +138,7 @@ struct ObserverList {
     /// once no dispatch runs. The caller has taken a Swift observer's box first.
     mutating func markRemoved(at index: Int) {
         meta[index].token = 0
-        calls[index] = ObserverCall(function: ObserverBox.unused, context: nil)
+        calls[index] = ObserverCall(function: ObserverBox.unused, context: nil, owner: calls[index].owner)
     }
 
     /// Moves entry `from` to `to` (< `from`), compacting.

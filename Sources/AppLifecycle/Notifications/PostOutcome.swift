@@ -8,5 +8,7 @@ extension AppNotificationCenter {
         /// From another thread, over the loop queue's bound for that thread (see
         /// `post(_:sender:userInfo:)`): nothing queued.
         case refused
+        /// On the loop thread, refused at the nesting limit (`maximumNesting`): nothing delivered.
+        case nestingLimit
     }
 }

@@ -2,13 +2,23 @@ import CLifecycleSystem
 import Glibc
 import Synchronization
 
-/// Watches budgeted callbacks from its own thread, so that a callback that never returns is still noticed.
+/// Watches the loop thread from its own thread, so that a callback that never returns is still noticed.
 ///
-/// The loop thread opens a phase (`begin`) with a budget, names the callback running inside it
-/// (`setCurrent`), and closes it (`end`). The watchdog thread sleeps until the phase deadline and, if
-/// the phase is still open then, reports the overrun at once through `onOverrun` — on the watchdog
-/// thread, while the callback may still be running. Cost on the loop thread: a lock per call, and one
-/// eventfd write per phase.
+/// Three duties, all on the watchdog thread:
+/// - **Budgeted phases.** The loop thread opens a phase (`begin`) with a budget, names the callback
+///   running inside it (`setCurrent`), and closes it (`end`). The watchdog sleeps until the phase
+///   deadline and, if the phase is still open then, reports the overrun at once through `onOverrun` —
+///   while the callback may still be running.
+/// - **The hang budget.** Every `interval` (a quarter of the hang budget, at most 1 s) it samples the
+///   application's `CallbackProbe`; an outermost callback outside a budgeted phase that is still the
+///   same after the hang budget is reported through `onOverrun` (budget `.hang`).
+/// - **The termination deadline.** Once `armTermination` was called (from any thread), if the process
+///   still runs when the terminate budget ends, `onTerminationOverdue` gets a report naming the
+///   callback the loop thread is in — whatever the loop thread is doing.
+///
+/// The thread starts with the watchdog, with every signal blocked (so that a host's signals stay
+/// pending for its loop's signalfd), and is joined by `shutdown()`. Cost on the loop thread: a lock
+/// per phase call, one eventfd write per phase; nothing per callback (the probe's stores).
 final class Watchdog: @unchecked Sendable {
     struct Phase {
         var budgetKind: WatchdogReport.Budget
@@ -18,47 +28,68 @@ final class Watchdog: @unchecked Sendable {
         var event: String = ""
         var observer: String = ""
         var reported = false
+        /// Since when the phase's clock is stopped (`pause`), nil while it runs.
+        var pausedAt: MonotonicInstant?
+    }
+
+    private struct Termination {
+        let reason: String
+        let requested: MonotonicInstant
+        let deadline: MonotonicInstant
+        var reported = false
     }
 
     private struct State {
         var phase: Phase?
+        /// How many `pause`s are open: the hang budget does not run meanwhile either (the main thread
+        /// is waiting for callbacks policed by deadlines of their own).
+        var pauses = 0
+        var termination: Termination?
         var stopping = false
-        var threadStarted = false
+        var thread: pthread_t?
     }
 
     private let state = Mutex(State())
     private let wakeFD: Int32
     private let policy: Configuration.WatchdogPolicy
+    private let probe: CallbackProbe
+    private let hangBudget: Duration
+    private let terminateBudget: Duration
     private let onOverrun: @Sendable (WatchdogReport) -> Void
-    private var thread: pthread_t?
+    private let onTerminationOverdue: @Sendable (WatchdogReport) -> Void
 
-    init(policy: Configuration.WatchdogPolicy, onOverrun: @escaping @Sendable (WatchdogReport) -> Void) {
-        self.policy = policy
+    init(configuration: Configuration, probe: CallbackProbe, onOverrun: @escaping @Sendable (WatchdogReport) -> Void,
+         onTerminationOverdue: @escaping @Sendable (WatchdogReport) -> Void)
+    {
+        policy = configuration.watchdogPolicy
+        self.probe = probe
+        hangBudget = configuration.budgets.hang
+        terminateBudget = configuration.budgets.terminationBudget
         self.onOverrun = onOverrun
+        self.onTerminationOverdue = onTerminationOverdue
         wakeFD = lcs_eventfd()
+        spawn()
     }
 
     deinit { close(wakeFD) }
 
     /// Stops and joins the watchdog thread (which holds the watchdog until then). [loop-thread]
     func shutdown() {
-        state.withLock { $0.stopping = true }
-        _ = lcs_eventfd_signal(wakeFD)
-        if let thread {
-            pthread_join(thread, nil)
-            self.thread = nil
+        let thread = state.withLock { s -> pthread_t? in
+            s.stopping = true
+            defer { s.thread = nil }
+            return s.thread
         }
+        _ = lcs_eventfd_signal(wakeFD)
+        if let thread { pthread_join(thread, nil) }
     }
 
     /// Opens a budgeted phase. [loop-thread]
     func begin(_ budgetKind: WatchdogReport.Budget, budget: Duration) {
         let now = MonotonicInstant.now
-        let startThread = state.withLock { s -> Bool in
+        state.withLock { s in
             s.phase = Phase(budgetKind: budgetKind, budget: budget, started: now, deadline: now + budget)
-            defer { s.threadStarted = true }
-            return !s.threadStarted
         }
-        if startThread { spawn() }
         _ = lcs_eventfd_signal(wakeFD)
     }
 
@@ -73,11 +104,43 @@ final class Watchdog: @unchecked Sendable {
         }
     }
 
+    /// Stops the phase's clock (time spent waiting for callbacks policed elsewhere: isolated plugins,
+    /// which have deadlines of their own). Nothing is reported while it is stopped. [loop-thread]
+    func pause() {
+        let now = MonotonicInstant.now
+        state.withLock { s in
+            s.pauses += 1
+            guard var phase = s.phase, phase.pausedAt == nil else { return }
+            phase.pausedAt = now
+            s.phase = phase
+        }
+    }
+
+    /// Restarts the phase's clock: its deadline moves by the time it was stopped. [loop-thread]
+    func resume() {
+        state.withLock { s in s.pauses = max(0, s.pauses - 1) }
+        resumePhase()
+    }
+
+    /// Restarts the phase's clock if it is stopped (its deadline moves by the time it was stopped).
+    private func resumePhase() {
+        let now = MonotonicInstant.now
+        state.withLock { s in
+            guard var phase = s.phase, let since = phase.pausedAt else { return }
+            phase.deadline = phase.deadline + now.duration(since: since)
+            phase.started = phase.started + now.duration(since: since)
+            phase.pausedAt = nil
+            s.phase = phase
+        }
+        _ = lcs_eventfd_signal(wakeFD)
+    }
+
     /// Whether a phase is open. [loop-thread]
     var isWatching: Bool { state.withLock { $0.phase != nil } }
 
     /// Closes the phase. Returns the overrun, with the full elapsed time, when the watchdog reported one.
     func end() -> WatchdogReport? {
+        resumePhase()
         let now = MonotonicInstant.now
         let phase = state.withLock { s -> Phase? in
             defer { s.phase = nil }
@@ -89,43 +152,102 @@ final class Watchdog: @unchecked Sendable {
         return report
     }
 
+    /// Starts the terminate budget: if the process still runs when it ends, `onTerminationOverdue` is
+    /// called on the watchdog thread. The first call's deadline holds; later calls change nothing.
+    /// [thread-safe] Returns at once.
+    func armTermination(reason: String) {
+        let now = MonotonicInstant.now
+        let armed = state.withLock { s -> Bool in
+            guard s.termination == nil else { return false }
+            s.termination = Termination(reason: reason, requested: now, deadline: now + terminateBudget)
+            return true
+        }
+        if armed { _ = lcs_eventfd_signal(wakeFD) }
+    }
+
+    /// Whether a termination deadline is armed. [thread-safe]
+    var terminationArmed: Bool { state.withLock { $0.termination != nil } }
+
     private static func report(_ p: Phase, elapsed: Duration, policy: Configuration.WatchdogPolicy) -> WatchdogReport {
         WatchdogReport(observer: p.observer, event: p.event.isEmpty ? p.budgetKind.rawValue : p.event, budget: p.budgetKind,
                        of: p.budget, elapsed: elapsed, policy: policy)
     }
 
+    /// Starts the thread with every signal blocked in it from its first instruction.
     private func spawn() {
         let box = Unmanaged.passRetained(self)
         var tid = pthread_t()
-        let rc = pthread_create(&tid, nil, { raw in
+        let rc = lcs_thread_create_signals_blocked(&tid, { raw in
             let watchdog = Unmanaged<Watchdog>.fromOpaque(raw!).takeRetainedValue()
             watchdog.watch()
             return nil
         }, box.toOpaque())
-        if rc == 0 { thread = tid } else { box.release() }
+        if rc == 0 { state.withLock { $0.thread = tid } } else { box.release() }
     }
 
     /// The watchdog thread's loop, until `shutdown()`.
     private func watch() {
         var pfd = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
+        var hang = HangSampler(budget: hangBudget)
+        var nextSample = MonotonicInstant.now + hang.interval
         while true {
-            let (deadline, stopping) = state.withLock { s in (s.phase.flatMap { $0.reported ? nil : $0.deadline }, s.stopping) }
-            if stopping { return }
-            var timeout: Int32 = -1
-            if let deadline {
-                let now = MonotonicInstant.now
-                timeout = deadline <= now ? 0 : Int32(clamping: (deadline.nanoseconds - now.nanoseconds + 999_999) / 1_000_000)
+            let (deadlines, stopping) = state.withLock { s in
+                ([s.phase.flatMap { $0.reported || $0.pausedAt != nil ? nil : $0.deadline }, s.termination.flatMap { $0.reported ? nil : $0.deadline }],
+                 s.stopping)
             }
+            if stopping { return }
+            let now = MonotonicInstant.now
+            let wake = deadlines.compactMap { $0 }.reduce(nextSample, min)
+            let timeout = wake <= now ? 0 : Int32(clamping: (wake.nanoseconds - now.nanoseconds + 999_999) / 1_000_000)
             _ = poll(&pfd, 1, timeout)
             _ = lcs_eventfd_drain(wakeFD)
-            let now = MonotonicInstant.now
-            let overrun = state.withLock { s -> WatchdogReport? in
-                guard var p = s.phase, !p.reported, now >= p.deadline else { return nil }
-                p.reported = true
-                s.phase = p
-                return Self.report(p, elapsed: now.duration(since: p.started), policy: policy)
+            let later = MonotonicInstant.now
+            checkPhase(later)
+            if later >= nextSample {
+                checkHang(&hang, later)
+                nextSample = later + hang.interval
             }
-            if let overrun { onOverrun(overrun) }
+            checkTermination(later)
         }
+    }
+
+    private func checkPhase(_ now: MonotonicInstant) {
+        let overrun = state.withLock { s -> WatchdogReport? in
+            guard var p = s.phase, !p.reported, p.pausedAt == nil, now >= p.deadline else { return nil }
+            p.reported = true
+            s.phase = p
+            return Self.report(p, elapsed: now.duration(since: p.started), policy: policy)
+        }
+        if let overrun { onOverrun(overrun) }
+    }
+
+    /// The hang budget: only outside budgeted phases (a phase's own budget covers its callbacks).
+    private func checkHang(_ hang: inout HangSampler, _ now: MonotonicInstant) {
+        if state.withLock({ $0.phase != nil || $0.pauses > 0 }) {
+            hang.reset()
+            return
+        }
+        guard let overrun = hang.sample(probe, now: now), let running = probe.running() else { return }
+        // Still the same callback after the read (not one that began meanwhile).
+        guard probe.outerWords() == overrun.words else { return }
+        onOverrun(WatchdogReport(observer: running.outermost.owner, event: running.outermost.name, budget: .hang,
+                                 of: hang.budget, elapsed: overrun.elapsed, policy: policy,
+                                 subject: .hang(running.outermost, in: running.innermost)))
+    }
+
+    private func checkTermination(_ now: MonotonicInstant) {
+        let due = state.withLock { s -> Termination? in
+            guard var t = s.termination, !t.reported, now >= t.deadline else { return nil }
+            t.reported = true
+            s.termination = t
+            return t
+        }
+        guard let due else { return }
+        let running = probe.running()
+        onTerminationOverdue(WatchdogReport(observer: running?.outermost.owner ?? "", event: running?.outermost.name ?? "terminate",
+                                            budget: .terminate, of: terminateBudget, elapsed: now.duration(since: due.requested),
+                                            policy: policy,
+                                            subject: .termination(reason: due.reason, running: running?.outermost,
+                                                                  in: running?.innermost)))
     }
 }

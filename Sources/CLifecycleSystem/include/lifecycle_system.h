@@ -5,6 +5,7 @@
 
 #include <stdint.h>
 
+#include <pthread.h>
 #include <signal.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -66,6 +67,11 @@ int lcs_signalfd(int fd, const int *signals, int count);
 /// Reads one siginfo; returns the signal number, 0 when none is pending, or -1.
 int lcs_signalfd_read(int fd, int32_t *sender_pid);
 
+/// Starts a thread that has every signal blocked from its first instruction (the caller's mask is
+/// set to all around pthread_create, then restored), so that a process's signals stay pending for a
+/// signalfd instead of landing on a helper thread. Returns pthread_create's result (0 or an errno).
+int lcs_thread_create_signals_blocked(pthread_t *thread, void *(*start)(void *), void *arg);
+
 /// The text of an errno value; static storage, thread-safe.
 const char *lcs_strerror(int code);
 
@@ -74,6 +80,23 @@ int lcs_dl_load_base(void *handle, uintptr_t *base);
 
 uint64_t lcs_monotonic_ns(void);
 uint64_t lcs_realtime_ns(void);
+
+// ---- Isolated plugins (Sources/PluginHost/Isolation) ----
+
+/// An anonymous file in memory (memfd_create), close-on-exec; -1 and errno on failure.
+int lcs_memfd_create(const char *name);
+/// Asks for SIGKILL when the parent (the thread that started this process) goes
+/// (prctl PR_SET_PDEATHSIG); 0 or -1.
+int lcs_die_with_parent(void);
+/// The signal's abbreviation without "SIG" ("SEGV"), or NULL for a number that names none. Static storage.
+const char *lcs_signal_abbreviation(int signo);
+/// The path of the binary this code is linked into (dladdr), or NULL. Static storage of the loader.
+const char *lcs_own_object_path(void);
+/// Closes every descriptor from `lowest` up (close_range, else one by one).
+void lcs_close_from(int lowest);
+/// 64-bit atomic load (acquire) and store (release) on shared memory another process writes.
+static inline uint64_t lcs_load_acquire_u64(const uint64_t *address) { return __atomic_load_n(address, __ATOMIC_ACQUIRE); }
+static inline void lcs_store_release_u64(uint64_t *address, uint64_t value) { __atomic_store_n(address, value, __ATOMIC_RELEASE); }
 
 #ifdef __cplusplus
 }

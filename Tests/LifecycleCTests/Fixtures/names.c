@@ -12,14 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call)                                                                                     \
-    do {                                                                                                \
-        lc_status s_ = (call);                                                                          \
-        if (s_ != LC_OK) {                                                                              \
-            printf("%s failed: %s: %s\n", #call, lc_status_name(s_), lc_last_error_message());          \
-            exit(1);                                                                                    \
-        }                                                                                               \
-    } while (0)
+#include "check.h"
 
 static lc_app *app;
 

@@ -1,0 +1,134 @@
+import AppLifecycle
+import LifecycleC
+
+/// The frames the host sent an isolated plugin's process that it has not finished yet, numbered from
+/// 1 in sending order (the runner counts them the same way), each with what it is and by when it must
+/// be done. O(1) to add and to finish; the ones in flight are at most what the socket buffers hold.
+/// [loop-thread]
+struct EventLog {
+    /// What a frame asks the plugin to run.
+    enum What: Equatable {
+        case notification(UInt32)
+        case delegate(Int)
+        case timer
+        case expiration
+        case sync
+        case initialise
+        case unload
+    }
+
+    /// Which budget a frame's deadline comes from.
+    enum Budget: Equatable {
+        /// The isolated-call budget (outside the engine's budgeted phases).
+        case call
+        /// A lifecycle budget: the engine's phase was under way when the frame was sent.
+        case phase(WatchdogReport.Budget)
+        case initialise
+    }
+
+    struct Entry {
+        let what: What
+        let budget: Budget
+        /// Monotonic nanoseconds.
+        let deadline: UInt64
+    }
+
+    private var entries: [Entry] = []
+    private var head = 0
+    /// The unfinished frames' deadlines that no later frame undercuts, earliest first (a monotonic
+    /// queue): its first is the earliest deadline, found in O(1) amortised.
+    private var minimums: [(number: UInt64, deadline: UInt64)] = []
+    private var minimumsHead = 0
+    /// The number of the last frame sent (0: none).
+    private(set) var sent: UInt64 = 0
+    /// Every frame up to this one is finished.
+    private(set) var finished: UInt64 = 0
+
+    var hasPending: Bool { finished < sent }
+
+    /// Adds a frame just sent; returns its number.
+    mutating func append(_ entry: Entry) -> UInt64 {
+        entries.append(entry)
+        sent += 1
+        while minimums.count > minimumsHead, minimums[minimums.count - 1].deadline >= entry.deadline { minimums.removeLast() }
+        minimums.append((sent, entry.deadline))
+        return sent
+    }
+
+    /// Marks every frame up to `number` finished (numbers beyond `sent` are the caller's to refuse).
+    mutating func finish(through number: UInt64) {
+        guard number > finished else { return }
+        let count = Int(min(number, sent) - finished)
+        head += count
+        finished += UInt64(count)
+        if head == entries.count {
+            entries.removeAll(keepingCapacity: entries.count <= 4096)
+            head = 0
+        } else if head >= 4096, head * 2 >= entries.count {
+            entries.removeFirst(head)
+            head = 0
+        }
+    }
+
+    /// The frame numbered `number`, if it is not finished.
+    func entry(_ number: UInt64) -> Entry? {
+        guard number > finished, number <= sent else { return nil }
+        return entries[head + Int(number - finished - 1)]
+    }
+
+    /// The earliest deadline among the unfinished frames, and its frame's number.
+    var earliest: (number: UInt64, deadline: UInt64)? {
+        mutating get {
+            while minimumsHead < minimums.count, minimums[minimumsHead].number <= finished { minimumsHead += 1 }
+            if minimumsHead == minimums.count {
+                minimums.removeAll(keepingCapacity: true)
+                minimumsHead = 0
+                return nil
+            }
+            if minimumsHead >= 1024, minimumsHead * 2 >= minimums.count {
+                minimums.removeFirst(minimumsHead)
+                minimumsHead = 0
+            }
+            return minimums[minimumsHead]
+        }
+    }
+
+    /// Forgets everything (a new process starts counting from 1).
+    mutating func reset() { self = EventLog() }
+}
+
+extension EventLog.What {
+    /// The words of a failure report: "didBecomeActive", "applicationDidEnterBackground:", "init", …
+    var description: String {
+        switch self {
+        case .notification(let id): return NotificationName(internedID: id)?.rawValue ?? "notification \(id)"
+        case .delegate(let row): return FFIDelegates.functions[row].method.selector
+        case .timer: return "a timer"
+        case .expiration: return "a background task's expiration handler"
+        case .sync: return "the end of an action"
+        case .initialise: return "init"
+        case .unload: return "deinit"
+        }
+    }
+}
+
+extension EventLog.Budget {
+    /// Its name in reports, and how long it is under `configuration` and `settings`.
+    func named(_ configuration: Configuration, _ settings: IsolationSettings) -> (name: String, length: Duration) {
+        switch self {
+        case .call: return ("isolated-call", settings.callBudget)
+        case .initialise: return ("init", settings.initBudget)
+        case .phase(let budget):
+            let length = switch budget {
+            case .launch: configuration.budgets.launch
+            case .didEnterBackground: configuration.budgets.didEnterBackground
+            case .willTerminate: configuration.budgets.willTerminate
+            case .completionHandler: configuration.budgets.completionHandler
+            case .backgroundTask: configuration.budgets.backgroundTask
+            case .hang: configuration.budgets.hang
+            case .terminate: configuration.budgets.terminationBudget
+            }
+            return (budget.rawValue, length)
+        }
+    }
+}

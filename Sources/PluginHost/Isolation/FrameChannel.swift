@@ -1,0 +1,170 @@
+import CLifecycleSystem
+import Glibc
+
+/// One end of the socket pair between the host and an isolated plugin's process: frames out through
+/// a buffer, bytes in through a buffer cut into frames. The descriptor is non-blocking; the blocking
+/// waits poll it with a deadline.
+///
+/// Not thread-safe: one owner thread (the host's loop thread; the runner's main thread, which
+/// serialises other threads' frames through its own lock).
+final class FrameChannel {
+    let fd: Int32
+    /// Frames not written yet, from `written` on.
+    var out = FrameWriter()
+    private var written = 0
+    /// Bytes read and not cut into frames yet: `incoming[head..<tail]`.
+    private var incoming: [UInt8]
+    private var head = 0
+    private var tail = 0
+
+    init(fd: Int32) {
+        self.fd = fd
+        incoming = [UInt8](repeating: 0, count: 256 << 10)
+        let flags = fcntl(fd, F_GETFL)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+    }
+
+    deinit { close(fd) }
+
+    /// Bytes waiting to be written.
+    var pendingOutput: Int { out.bytes.count - written }
+
+    // MARK: Writing
+
+    enum WriteOutcome { case done, wouldBlock, failed(Int32) }
+
+    /// Writes what it can without blocking.
+    func writeSome() -> WriteOutcome {
+        while written < out.bytes.count {
+            let n = out.bytes.withUnsafeBytes { send(fd, $0.baseAddress! + written, $0.count - written, Int32(MSG_NOSIGNAL)) }
+            if n > 0 {
+                written += n
+                continue
+            }
+            if n < 0, errno == EINTR { continue }
+            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
+            return .failed(n < 0 ? errno : EPIPE)
+        }
+        out.bytes.removeAll(keepingCapacity: out.bytes.capacity <= 1 << 20)
+        written = 0
+        return .done
+    }
+
+    // MARK: Reading
+
+    enum ReadOutcome { case data, wouldBlock, closed, failed(Int32) }
+
+    /// Reads what has arrived (at most the free room of the buffer) without blocking.
+    func readSome() -> ReadOutcome {
+        makeRoom()
+        guard tail < incoming.count else { return .data }  // full: cut frames out first
+        while true {
+            let n = incoming.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + tail, $0.count - tail, 0) }
+            if n > 0 {
+                tail += n
+                return .data
+            }
+            if n == 0 { return .closed }
+            if errno == EINTR { continue }
+            if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
+            return .failed(errno)
+        }
+    }
+
+    /// Moves unread bytes to the front, and grows the buffer when a frame announced larger than the
+    /// room left is coming (never beyond one maximum frame).
+    private func makeRoom() {
+        if head == tail {
+            head = 0
+            tail = 0
+        } else if head > 0, head * 2 >= incoming.count || incoming.count - tail < 4096 {
+            incoming.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: $0.baseAddress! + head, byteCount: tail - head) }
+            tail -= head
+            head = 0
+        }
+        if tail - head >= 4 {
+            let size = Int(incoming.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: head, as: UInt32.self).littleEndian })
+            if size <= IsolationProtocol.maximumFrame, size > incoming.count - head {
+                incoming.append(contentsOf: repeatElement(0, count: size - (incoming.count - head)))
+            }
+        }
+    }
+
+    /// The next complete frame, if one has arrived.
+    /// - Throws: a frame whose size or kind is impossible (`acceptFromHost`: which direction is
+    ///   expected); the channel is unusable afterwards.
+    func nextFrame(acceptFromHost: Bool) throws(ProtocolViolation) -> FrameReader? {
+        guard tail - head >= IsolationProtocol.headerSize else {
+            if tail - head >= 4 { try checkSize() }
+            return nil
+        }
+        let size = try checkSize()
+        guard tail - head >= size else { return nil }
+        let rawKind = incoming.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: head + 4, as: UInt16.self).littleEndian }
+        guard let kind = FrameKind(rawValue: rawKind) else {
+            throw ProtocolViolation("a frame of unknown kind 0x\(String(rawKind, radix: 16)) (\(size) bytes)")
+        }
+        guard kind.fromHost == acceptFromHost else {
+            throw ProtocolViolation("a \(kind) frame, which only the \(kind.fromHost ? "host" : "plugin's process") sends")
+        }
+        guard incoming[head + 7] == 0, acceptFromHost || incoming[head + 6] == 0 else {
+            throw ProtocolViolation("the \(kind) frame's reserved header bytes are not 0")
+        }
+        let reader = FrameReader(incoming, at: head, size: size, kind: kind)
+        head += size
+        return reader
+    }
+
+    @discardableResult
+    private func checkSize() throws(ProtocolViolation) -> Int {
+        let size = Int(incoming.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: head, as: UInt32.self).littleEndian })
+        guard size >= IsolationProtocol.headerSize, size <= IsolationProtocol.maximumFrame else {
+            throw ProtocolViolation("a frame announces \(size) bytes (frames are \(IsolationProtocol.headerSize) to \(IsolationProtocol.maximumFrame) bytes)")
+        }
+        return size
+    }
+
+    // MARK: Waiting
+
+    /// Waits until one of `events` (`POLLIN`, `POLLOUT`) holds or `deadline` (monotonic nanoseconds)
+    /// passes. - Returns: the `poll` events seen (`POLLHUP`, `POLLERR` included), 0 on timeout.
+    func poll(_ events: Int16, until deadline: UInt64?) -> Int16 {
+        var pfd = pollfd(fd: fd, events: events, revents: 0)
+        while true {
+            var timeout: Int32 = -1
+            if let deadline {
+                let now = lcs_monotonic_ns()
+                if now >= deadline { return 0 }
+                timeout = Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+            }
+            let n = Glibc.poll(&pfd, 1, timeout)
+            if n > 0 { return pfd.revents }
+            if n == 0 { continue }
+            if errno != EINTR { return Int16(POLLERR) }
+        }
+    }
+}
+
+/// Frames kept for later, in order (copies: the channel's buffer moves on). O(1) to add and to take.
+struct FrameQueue {
+    private var frames: [[UInt8]] = []
+    private var head = 0
+
+    var isEmpty: Bool { head == frames.count }
+
+    mutating func append(_ frame: FrameReader) { frames.append(frame.frameBytes) }
+
+    /// The oldest frame, to read again; nil when empty.
+    mutating func next() -> FrameReader? {
+        guard head < frames.count else { return nil }
+        let frame = FrameReader(copy: frames[head])
+        head += 1
+        if head == frames.count {
+            frames.removeAll(keepingCapacity: frames.count <= 1024)
+            head = 0
+        }
+        return frame
+    }
+
+    mutating func removeAll() { self = FrameQueue() }
+}

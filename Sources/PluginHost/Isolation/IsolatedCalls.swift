@@ -1,0 +1,78 @@
+import AppLifecycle
+import LifecycleC
+
+/// How a delegate function of an isolated plugin crosses: the arguments of one call, what it answers,
+/// and which calls wait for the answer. Shared by the host's side (`IsolatedPlugin+Delegates`) and the
+/// runner's (`RunnerDelegates`), row by row of the C layer's one table (`FFIDelegates.functions`).
+struct DelegateArguments {
+    /// The dictionary argument: launch options, a remote notification's payload, openURL's options, an
+    /// archive's values, a user activity (`UserActivity.dictionary`).
+    var dict: UserInfo?
+    /// A URL, an activity type.
+    var text: String?
+    /// openURL's source application, a failed activity's error.
+    var secondText: String?
+    /// openURL's annotation, under the key "value".
+    var annotation: UserInfo?
+    /// The completion's key (fetch, remote notification with completion).
+    var key: UInt64 = 0
+
+    func write(to out: inout FrameWriter) {
+        out.dictionary(dict)
+        out.dictionary(annotation)
+        out.u8((text == nil ? 0 : 1) | (secondText == nil ? 0 : 2))
+        if let text { out.string(text) }
+        if let secondText { out.string(secondText) }
+        out.u64(key)
+    }
+
+    static func read(_ reader: inout FrameReader) throws(ProtocolViolation) -> DelegateArguments {
+        var arguments = DelegateArguments()
+        arguments.dict = try reader.dictionary("argument")
+        arguments.annotation = try reader.dictionary("annotation")
+        let present = try reader.u8("argument flags")
+        if present & 1 != 0 { arguments.text = try reader.string("text argument") }
+        if present & 2 != 0 { arguments.secondText = try reader.string("second text argument") }
+        arguments.key = try reader.u64("completion key")
+        return arguments
+    }
+}
+
+enum IsolatedCalls {
+    /// Whether row `row`'s call waits for the plugin's answer: it returns a value or fills a writable
+    /// archive. The others (notifications of the application delegate, completions' requests, read-only
+    /// archives) are sent without waiting, in order with the plugin's observers.
+    static func waits(_ row: Int) -> Bool {
+        switch FFIDelegates.functions[row].shape {
+        case .askWithDict, .openURL, .openURLWithOptions, .askArchive, .askWithString, .askActivity: return true
+        case .archive(_, let writable): return writable
+        default: return false
+        }
+    }
+
+    /// Whether an isolated plugin may offer row `row`. Not yet: the scene delegate's rows and the
+    /// application's scene-session rows (they carry scene handles and sessions of the host's process).
+    static func isSupported(_ row: Int) -> Bool {
+        switch FFIDelegates.functions[row].shape {
+        case .configuration, .discardSessions: return false
+        default: return !FFIDelegates.functions[row].shape.isScene
+        }
+    }
+
+    /// What a call answers when the plugin's process failed before answering: what an unimplemented
+    /// method answers (`ApplicationDelegate`'s defaults): true for the launch methods, false otherwise.
+    static func defaultAnswer(_ row: Int) -> Bool {
+        let method = FFIDelegates.functions[row].method
+        return method == .willFinishLaunching || method == .didFinishLaunching
+    }
+}
+
+extension FFIDelegates.Rows {
+    /// The rows of `bits`, as a process reported them (rows past the table are dropped).
+    init(reported bits: UInt64) {
+        self.init()
+        for row in FFIDelegates.functions.indices where bits & (1 << UInt64(row)) != 0 { insert(row) }
+    }
+
+    func contains(_ row: Int) -> Bool { bits & (1 << UInt64(row)) != 0 }
+}

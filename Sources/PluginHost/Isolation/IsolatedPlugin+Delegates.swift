@@ -1,0 +1,85 @@
+import AppLifecycle
+import LifecycleC
+
+// An isolated plugin's delegate, as the engine sees it: a `DelegateHandlers` table whose handlers send
+// frames — without waiting for void methods, waiting (within the call's deadline) for the answer of
+// the others. Row by row of the C layer's one table, by the row's shape.
+
+extension IsolatedPlugin {
+    /// The handlers of the rows the plugin's process reported (supported rows only: see `IsolatedCalls`).
+    func makeHandlers(_ rows: FFIDelegates.Rows) -> DelegateHandlers {
+        var h = DelegateHandlers()
+        for row in FFIDelegates.functions.indices where rows.contains(row) && IsolatedCalls.isSupported(row) {
+            switch FFIDelegates.functions[row].shape {
+            case .notify(let set):
+                set(&h) { [unowned self] _ in send(row, DelegateArguments()) }
+            case .askWithDict(let set):
+                set(&h) { [unowned self] _, options in ask(row, DelegateArguments(dict: options)).answer }
+            case .receiveDict(let set):
+                set(&h) { [unowned self] _, info in send(row, DelegateArguments(dict: info)) }
+            case .openURL:
+                h.openURL = { [unowned self] _, url, source, annotation in
+                    ask(row, DelegateArguments(text: url, secondText: source, annotation: annotation.map { ["value": $0] })).answer
+                }
+            case .openURLWithOptions:
+                h.openURLWithOptions = { [unowned self] _, url, options in ask(row, DelegateArguments(dict: options, text: url)).answer }
+            case .fetch:
+                h.performFetch = { [unowned self] _, handler in send(row, DelegateArguments(key: keep(handler))) }
+            case .remoteNotificationWithCompletion:
+                h.didReceiveRemoteNotificationWithCompletion = { [unowned self] _, payload, handler in
+                    send(row, DelegateArguments(dict: payload, key: keep(handler)))
+                }
+            case .askArchive(let set, let writable):
+                set(&h) { [unowned self] _, archive in
+                    let reply = ask(row, DelegateArguments(dict: archive.values))
+                    if writable, let values = reply.archive { archive.values = values }
+                    return reply.answer
+                }
+            case .archive(let set, let writable):
+                set(&h) { [unowned self] _, archive in
+                    guard writable else { return send(row, DelegateArguments(dict: archive.values)) }
+                    if let values = ask(row, DelegateArguments(dict: archive.values)).archive { archive.values = values }
+                }
+            case .askWithString(let set):
+                set(&h) { [unowned self] _, text in ask(row, DelegateArguments(text: text)).answer }
+            case .askActivity(let set):
+                set(&h) { [unowned self] _, activity in ask(row, DelegateArguments(dict: activity.dictionary)).answer }
+            case .receiveActivity(let set):
+                set(&h) { [unowned self] _, activity in send(row, DelegateArguments(dict: activity.dictionary)) }
+            case .failActivity:
+                h.didFailToContinueUserActivity = { [unowned self] _, type, error in
+                    send(row, DelegateArguments(text: type, secondText: error))
+                }
+            default:
+                continue
+            }
+        }
+        return h
+    }
+
+    /// A call that needs no answer: sent with the notifications, not waited for.
+    private func send(_ row: Int, _ arguments: DelegateArguments) {
+        sendEvent(.delegate, .delegate(row)) { out in
+            out.u8(UInt8(row))
+            arguments.write(to: &out)
+        }
+    }
+
+    /// A call whose answer the engine needs: sent at once, then waited for until its deadline. A
+    /// plugin that failed meanwhile (or fails now) answers what an unimplemented method answers.
+    private func ask(_ row: Int, _ arguments: DelegateArguments) -> (answer: Bool, archive: UserInfo?) {
+        let fallback = (answer: IsolatedCalls.defaultAnswer(row), archive: UserInfo?.none)
+        guard status == .running else { return fallback }
+        let call = nextCall
+        nextCall += 1
+        waitingCall = call
+        callAnswer = nil
+        defer { waitingCall = 0 }
+        guard sendEvent(.delegate, word: call, .delegate(row), flush: true, { out in
+            out.u8(UInt8(row))
+            arguments.write(to: &out)
+        }) != 0 else { return fallback }
+        guard wait(until: { callAnswer != nil }), let answer = callAnswer else { return fallback }
+        return answer
+    }
+}

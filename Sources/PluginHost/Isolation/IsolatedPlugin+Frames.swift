@@ -1,0 +1,196 @@
+import AppLifecycle
+import CLifecycleABI
+import Glibc
+import LifecycleC
+
+// What an isolated plugin's process asks of the host, frame by frame: every field checked, every id
+// checked against what that process registered. Anything impossible cuts the process off.
+
+extension IsolatedPlugin {
+    /// Runs one frame from the process. [loop-thread]
+    func run(_ frame: inout FrameReader) {
+        do {
+            try handleFrame(&frame)
+        } catch {
+            fail(.protocolViolation(error.message))
+        }
+    }
+
+    private func handleFrame(_ frame: inout FrameReader) throws(ProtocolViolation) {
+        guard let handle else { return }
+        let word = frame.word
+        switch frame.kind {
+        case .observe:
+            let name = try processName(try frame.name())
+            let sender = try frame.u64("sender")
+            try frame.finish()
+            guard word != 0, observers[word] == nil else { throw ProtocolViolation("observe reuses token \(word)") }
+            let observer = IsolatedObserver(token: word, owner: self)
+            observers[word] = observer
+            observer.registered = handle.app.center.observeRaw(name, sender: UInt(truncatingIfNeeded: sender), owner: plugin.id,
+                                                               function: isolatedObserverFunction,
+                                                               context: Unmanaged.passUnretained(observer).toOpaque())
+        case .removeObserver:
+            try frame.finish()
+            guard let observer = observers.removeValue(forKey: word) else {
+                throw ProtocolViolation("remove_observer names token \(word), which it never registered")
+            }
+            if let token = observer.registered { handle.app.center.removeObserver(token, owner: plugin.id) }
+        case .post:
+            let name = try processName(try frame.name())
+            let sender = try frame.u64("sender")
+            let info = try frame.dictionary("userInfo")
+            try frame.finish()
+            handle.app.center.post(name, sender: NotificationSender(rawValue: UInt(truncatingIfNeeded: sender)), userInfo: info)
+        case .log:
+            let level = try frame.u32("level")
+            let message = try frame.string("message")
+            try frame.finish()
+            plugin.log(lc_log_level(min(level, UInt32(LC_LOG_ERROR))), message)
+        case .beginTask:
+            let name = try frame.string("name")
+            let expires = try frame.u8("expiration flag") != 0
+            try frame.finish()
+            beginTask(request: word, name: name, expires: expires)
+        case .endTask:
+            try frame.finish()
+            if plugin.endOwnBackgroundTask(word, in: handle, function: "end_background_task") != LC_OK {
+                handle.app.configuration.logger.warning("isolated plugin '\(plugin.id)': \(String(cString: lcLastErrorMessage()))")
+            }
+        case .addTimer:
+            let seconds = try frame.f64("seconds")
+            try frame.finish()
+            guard seconds.isFinite, seconds >= 0 else { throw ProtocolViolation("add_timer with \(seconds) seconds") }
+            guard word != 0, timers[word] == nil else { throw ProtocolViolation("add_timer reuses timer id \(word)") }
+            timers[word] = handle.addTimer(seconds: seconds, owner: plugin.id) { [weak self] in self?.timerFired(word) }
+        case .cancelTimer:
+            try frame.finish()
+            // Unknown: it fired while the cancel was on its way.
+            if let id = timers.removeValue(forKey: word) { handle.cancelTimer(id) }
+        case .result:
+            let answer = try frame.u8("answer") != 0
+            let archive = try frame.dictionary("archive")
+            try frame.finish()
+            guard word != 0, word == waitingCall, callAnswer == nil else { throw ProtocolViolation("a result for call \(word), which is not waiting") }
+            callAnswer = (answer, archive)
+        case .completed:
+            let result = try frame.u32("result")
+            let repeated = try frame.u8("repeated flag") != 0
+            try frame.finish()
+            guard word != 0, word < nextCompletionKey else { throw ProtocolViolation("a completion for key \(word), never handed out") }
+            guard result <= UInt32(LC_FETCH_FAILED) else { throw ProtocolViolation("a completion with result \(result)") }
+            completed(word, fetchResult(lc_fetch_result(result)), repeated: repeated)
+        case .synced:
+            try frame.finish()
+            guard word != 0, word == waitingSync else { throw ProtocolViolation("synced \(word), which was not asked") }
+            synced = true
+        case .described:
+            throw ProtocolViolation("a second descriptor")
+        case .loadFailed, .initDone:
+            guard status == .loading, loadAnswer == nil else { throw ProtocolViolation("a \(frame.kind) frame after loading") }
+            loadAnswer = try Self.readLoadAnswer(&frame)
+        case .unloaded:
+            try frame.finish()
+            guard status == .unloading else { throw ProtocolViolation("unloaded without being asked") }
+            unloadedSeen = true
+        default:
+            throw ProtocolViolation("a frame of the host's kind \(frame.kind)")
+        }
+    }
+
+    static func readLoadAnswer(_ frame: inout FrameReader) throws(ProtocolViolation) -> LoadAnswer {
+        switch frame.kind {
+        case .initDone:
+            let status = try frame.i32("status")
+            let reason = try frame.string("reason")
+            let rows = try frame.u64("rows")
+            let sceneRows = try frame.u64("scene rows")
+            try frame.finish()
+            return .initDone(status: status, reason: reason, rows: rows, sceneRows: sceneRows)
+        case .loadFailed:
+            let status = try frame.i32("status")
+            let reason = try frame.string("reason")
+            try frame.finish()
+            return .loadFailed(status: status, reason: reason)
+        case .described:
+            let id = try frame.string("id")
+            let version = try frame.string("version")
+            let summary = try frame.string("summary")
+            let major = try frame.u32("abi major")
+            let minor = try frame.u32("abi minor")
+            try frame.finish()
+            return .described(id: id, version: version, summary: summary, abiMajor: major, abiMinor: minor)
+        default:
+            throw ProtocolViolation("a \(frame.kind) frame where the plugin's process should say how loading went")
+        }
+    }
+
+    /// The name a process's name field names: standard ids as they are; a custom name by the text it
+    /// sent once with its id (a limited number of them).
+    private func processName(_ field: (id: UInt32, text: String?)) throws(ProtocolViolation) -> NotificationName {
+        if let text = field.text {
+            guard names.count < IsolationProtocol.maximumCustomNames || names[field.id] != nil else {
+                throw ProtocolViolation("more than \(IsolationProtocol.maximumCustomNames) custom notification names")
+            }
+            let name: NotificationName
+            do { name = try NotificationName(text) } catch { throw ProtocolViolation("an invalid notification name: \(error.message)") }
+            guard !name.isStandard else { throw ProtocolViolation("sent the standard name '\(text)' as a custom one") }
+            names[field.id] = name
+            return name
+        }
+        if let name = names[field.id] { return name }
+        guard field.id >= 1, field.id <= 28, let name = NotificationName(internedID: field.id) else {
+            throw ProtocolViolation("name id \(field.id) was never sent with its text")
+        }
+        return name
+    }
+
+    private func beginTask(request: UInt64, name: String, expires: Bool) {
+        guard let handle else { return }
+        var task: UInt64 = 0  // captured: set once the engine has issued the id
+        let expiration: (() -> Void)? = expires ? { [weak self] in self?.sendEvent(.expire, word: task, .expiration) } : nil
+        do {
+            task = try handle.app.beginBackgroundTask(named: name, owner: plugin.id, expirationHandler: expiration).rawValue
+            plugin.addTask(task)
+            reply(request, lc_status(LC_OK), value: task)
+        } catch {
+            reply(request, lcFail(error), message: error.message)
+        }
+    }
+
+    private func timerFired(_ timer: UInt64) {
+        guard timers.removeValue(forKey: timer) != nil else { return }
+        sendEvent(.timerFired, word: timer, .timer)
+    }
+
+    /// A completion handler of a request sent to the plugin (fetch, remote notification): kept under
+    /// a new key until the process calls it.
+    func keep(_ handler: FetchCompletionHandler) -> UInt64 {
+        let key = nextCompletionKey
+        nextCompletionKey += 1
+        if completions.count >= completionsSweepAt {
+            completions = completions.filter { !$0.value.requestEnded }
+            completionsSweepAt = max(64, completions.count * 2)  // amortised O(1) a request
+        }
+        completions[key] = handler
+        return key
+    }
+
+    private func completed(_ key: UInt64, _ result: FetchResult, repeated: Bool) {
+        guard let handler = completions[key] else { return }  // its request ended long ago
+        // The engine tells a repeat from a first call itself (and traces it); forget after a repeat.
+        if repeated { completions[key] = nil }
+        handler(result)
+    }
+
+    /// Sends a notification to the observer `token` of the process: what `isolatedObserverFunction` does.
+    func forward(_ token: UInt64, _ record: NotificationRecord) {
+        let info = record.userInfo.map { UserInfoBox.from(OpaquePointer($0)).value }
+        let name = NotificationName(internedID: record.nameID)
+        sendEvent(.notify, word: token, .notification(record.nameID)) { out in
+            if let name { out.name(name, sent: &namesSent) } else { out.name(record.nameID, text: nil) }
+            out.u64(UInt64(UInt(bitPattern: record.sender)))
+            out.dictionary(info)
+        }
+    }
+}

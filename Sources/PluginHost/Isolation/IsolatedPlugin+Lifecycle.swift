@@ -1,0 +1,279 @@
+import AppLifecycle
+import CLifecycleABI
+import CLifecycleSystem
+import Glibc
+import LifecycleC
+
+extension AppHandle {
+    /// Loads a plugin isolated in a process of its own (see `IsolatedPlugin`): the same checks as
+    /// `loadPlugin(path:)` (made by the plugin's process, with the loader's own code), the id checked
+    /// here, then `init` there, within `settings.initBudget`. [loop-thread]
+    /// - Throws: `PluginRefusal` — the loader's refusals in the same words, a failing init's message,
+    ///   or what ended the process (a signal, an exit, the init budget); the application and the other
+    ///   plugins are unaffected.
+    package func loadIsolatedPlugin(path: String, settings: IsolationSettings) throws(PluginRefusal) -> LoadedPlugin {
+        // Without a condition, it is loaded or refused.
+        try loadIsolatedPlugin(path: path, settings: settings, onlyIf: { _ in true })!
+    }
+
+    /// `loadIsolatedPlugin(path:settings:)` for the plugin only if its id satisfies `onlyIf`: its
+    /// process reads the descriptor, and ends before init when the id does not qualify (nil is
+    /// returned: load it in this process if it is wanted here). [loop-thread]
+    package func loadIsolatedPlugin(path: String, settings: IsolationSettings,
+                                    onlyIf: (String) -> Bool) throws(PluginRefusal) -> LoadedPlugin?
+    {
+        guard loop.isOnLoopThread else {
+            throw PluginRefusal(path: path, reason: "plugins are loaded on the main run loop's thread", status: lc_status(LC_ERR_WRONG_THREAD))
+        }
+        guard path.utf8.first == UInt8(ascii: "/") else {
+            throw PluginRefusal(path: path, reason: "the path is relative; plugins are loaded from absolute paths only",
+                                status: lc_status(LC_ERR_PLUGIN_REFUSED))
+        }
+        let started = try IsolatedPlugin.launch(path: path, settings: settings)
+        func dismiss(_ reason: String) {
+            started.process.channel.out.begin(.refuse)
+            started.process.channel.out.string(reason)
+            started.process.channel.out.end()
+            _ = started.process.channel.writeSome()
+            started.process.reap(within: .seconds(1))
+        }
+        guard onlyIf(started.id) else {
+            dismiss("not isolated")
+            return nil
+        }
+        do {
+            try checkUnique(started.id, path: path)
+        } catch {
+            dismiss(error.reason)
+            throw error
+        }
+        let plugin = LoadedPlugin(isolated: started.id, version: started.version, summary: started.summary, path: path,
+                                  abiMajor: started.abiMajor, abiMinor: started.abiMinor, owner: self)
+        let proxy = IsolatedPlugin(plugin: plugin, handle: self, settings: settings, process: started.process)
+        plugin.isolation = proxy
+        if let refusal = proxy.initialise() {
+            pluginSet.retire(plugin)
+            throw refusal
+        }
+        pluginSet.register(plugin)
+        pluginSet.adopt(proxy, in: self)
+        return plugin
+    }
+}
+
+extension IsolatedPlugin {
+    /// Runs init in the process (`proceed`), serving what it asks meanwhile, then registers the
+    /// plugin's delegate with the rows it implements. [loop-thread]
+    /// - Returns: the refusal, nil when the plugin runs (`status` is then `.running`).
+    func initialise() -> PluginRefusal? {
+        guard let handle else { return nil }
+        status = .loading
+        loadAnswer = nil
+        plugin.isActive = true
+        sendEvent(.proceed, .initialise, flush: true)
+        let answered = wait { loadAnswer != nil }
+        func refuse(_ reason: String) -> PluginRefusal {
+            plugin.removeRegistrations(in: handle)
+            forgetRegistrations()
+            plugin.isActive = false
+            if status != .failed {
+                status = .failed
+                process?.kill()
+            }
+            process?.reap(within: .seconds(1))
+            stopWatching()
+            return PluginRefusal(path: plugin.path, reason: reason, status: lc_status(LC_ERR_PLUGIN_REFUSED), processFailure: failure?.cause)
+        }
+        guard answered, case .initDone(let initStatus, let reason, let bits, let sceneBits)? = loadAnswer else {
+            if case .loadFailed(_, let reason)? = loadAnswer { return refuse(reason) }
+            return refuse("isolated: " + (failure.map { Self.refusalWords($0) } ?? "the plugin's process ended during init"))
+        }
+        guard initStatus == LC_OK else { return refuse(reason) }
+        if settings.scanOnly {
+            status = .running
+            return nil
+        }
+        let rows = FFIDelegates.Rows(reported: bits)
+        let unsupported = FFIDelegates.functions.indices.filter { rows.contains($0) && !IsolatedCalls.isSupported($0) }
+        if sceneBits != 0 || !unsupported.isEmpty {
+            let methods = FFIDelegates.Rows(reported: sceneBits).methods.map(\.selector) + unsupported.map { FFIDelegates.functions[$0].method.selector }
+            unload()
+            return refuse("isolated: it implements \(methods.joined(separator: ", ")), which an isolated plugin cannot offer yet (scenes stay in-process)")
+        }
+        plugin.implementedRows = rows
+        if !rows.isEmpty {
+            do {
+                plugin.delegateToken = try handle.app.addDelegate(makeHandlers(rows), id: plugin.id)
+            } catch {
+                unload()
+                return refuse(error.message)
+            }
+        }
+        status = .running
+        failure = nil
+        watch()
+        return nil
+    }
+
+    /// Unloads the plugin: its process runs deinit (within the call budget) and exits. The host's
+    /// registrations are the caller's (`LoadedPlugin.deactivate` removes them first). [loop-thread]
+    func unload() {
+        guard status == .running || status == .loading, process != nil else { return }
+        status = .unloading
+        unloadedSeen = false
+        sendEvent(.unload, .unload, flush: true)
+        _ = wait { unloadedSeen }
+        if status == .unloading { status = .unloaded }
+        process?.reap(within: .milliseconds(500))
+        forgetRegistrations()
+        stopWatching()
+        completeOpenRequests()
+    }
+
+    /// The process ended (end of file, a failed write): a failure, unless it was unloading.
+    func ended() {
+        guard let process else { return }
+        if status == .unloading {
+            status = .unloaded
+            process.reap(within: .milliseconds(500))
+            stopWatching()
+            return
+        }
+        let exit = process.reap(within: .seconds(1))
+        fail(Self.cause(of: exit), killed: false)
+    }
+
+    /// Takes the plugin out after its process failed, reports it, and applies the restart policy.
+    /// [loop-thread] Safe from inside a dispatch or a delegate call of the plugin's.
+    ///
+    /// A failure while the plugin is first loaded is not reported here: the load's refusal says it.
+    func fail(_ cause: PluginFailure.Cause, killed: Bool = true) {
+        guard status == .running || status == .loading || status == .unloading, let handle, let process else { return }
+        let wasRunning = status != .loading
+        // What it was running: the frame it says it was handling, if that is one not finished.
+        if process.completed <= events.sent { events.finish(through: process.completed) }
+        let event = events.entry(process.handling)?.what.description
+        status = .failed
+        if killed {
+            // Reaped on a later turn: a callback waiting for this plugin goes on at once.
+            process.kill()
+            handle.loop.perform { process.reap(within: .seconds(1)) }
+        }
+        stopWatching()
+        completeOpenRequests()
+        forgetRegistrations()
+        if wasRunning { handle.unloadFailed(plugin) }
+        failure = PluginFailure(plugin: plugin.id, cause: cause, event: event, restart: .none)
+        if wasRunning || isRestarting { report(cause, event: event) }
+    }
+
+    /// Records the failure in the trace with what the restart policy makes of it (and schedules the restart).
+    private func report(_ cause: PluginFailure.Cause, event: String?) {
+        guard let handle else { return }
+        var restart = PluginFailure.Restart.none
+        if case .onFailure(let limit) = settings.restart {
+            if restarts < limit {
+                restarts += 1
+                let delay = settings.delay(before: restarts)
+                restart = .scheduled(attempt: restarts, limit: limit, delay: delay)
+                handle.loop.addTimer(after: delay) { [weak self] in self?.restart() }
+            } else {
+                restart = .gaveUp(limit: limit)
+            }
+        }
+        let report = PluginFailure(plugin: plugin.id, cause: cause, event: event, restart: restart)
+        failure = report
+        handle.app.record(.pluginFailed(report))
+    }
+
+    /// Starts the plugin again in a new process (restart policy `on-failure`): as a first load, with
+    /// the same id required.
+    private func restart() {
+        guard status == .failed, let handle else { return }
+        isRestarting = true
+        defer { isRestarting = false }
+        let started: (process: RunnerProcess, id: String, version: String, summary: String, abiMajor: UInt32, abiMinor: UInt32)
+        do { started = try Self.launch(path: plugin.path, settings: settings) } catch {
+            return report(.startFailed(error.reason), event: nil)
+        }
+        do throws(PluginRefusal) {
+            guard started.id == plugin.id else {
+                throw PluginRefusal(path: plugin.path, reason: "the file now holds plugin '\(started.id)', not '\(plugin.id)'",
+                                    status: lc_status(LC_ERR_PLUGIN_REFUSED))
+            }
+            try handle.checkUnique(plugin.id, path: plugin.path)
+        } catch {
+            started.process.kill()
+            started.process.reap(within: .seconds(1))
+            return report(.startFailed(error.reason), event: nil)
+        }
+        process = started.process
+        events.reset()
+        namesSent.removeAll()
+        names.removeAll()
+        failure = nil
+        if let refusal = initialise() {
+            // A process that failed in init was reported by `fail`; a refusal in words is reported here.
+            if failure == nil { report(.startFailed(refusal.reason), event: "init") }
+            return
+        }
+        handle.pluginSet.register(plugin)
+        handle.app.record(.pluginRestarted(plugin: plugin.id, attempt: restarts, limit: restartLimit))
+    }
+
+    private var restartLimit: Int {
+        if case .onFailure(let limit) = settings.restart { return limit }
+        return 0
+    }
+
+    // MARK: Waiting for the plugins at the end of an action
+
+    /// Asks the process to say when it has run everything sent so far (nothing when it has). [loop-thread]
+    func beginSync() -> Bool {
+        guard status == .running, let process, catchUp(process), events.hasPending else { return false }
+        waitingSync &+= 1
+        synced = false
+        sendEvent(.sync, word: waitingSync, .sync, flush: true)
+        return true
+    }
+
+    /// Waits for the answer to `beginSync` (each frame within its deadline). [loop-thread]
+    func endSync() {
+        _ = wait { synced }
+    }
+
+    // MARK: Tidying
+
+    /// Calls the open completion handlers of requests sent to the plugin with `.failed`: nothing will
+    /// call them now, and the application must not wait for them.
+    private func completeOpenRequests() {
+        let open = completions.values.filter { !$0.wasCalled && !$0.requestEnded }
+        completions.removeAll()
+        for handler in open { handler(.failed) }
+    }
+
+    /// Forgets what the process registered (the center's and the loop's entries are removed by owner).
+    private func forgetRegistrations() {
+        observers.removeAll()
+        timers.removeAll()
+    }
+
+    private func stopWatching() {
+        source?.cancel()
+        source = nil
+        deadlineTimer?.cancel()
+        deadlineTimer = nil
+        deadlineArmed = 0
+        inbox.removeAll()
+    }
+}
+
+extension AppHandle {
+    /// Takes out a plugin whose process failed: its registrations removed, no deinit (its process is gone).
+    func unloadFailed(_ plugin: LoadedPlugin) {
+        guard pluginSet.remove(plugin) else { return }
+        plugin.removeRegistrations(in: self)
+        plugin.isActive = false
+        pluginSet.retire(plugin)
+    }
+}

@@ -1,0 +1,199 @@
+import AppLifecycle
+import CLifecycleABI
+import CLifecycleSystem
+import Glibc
+import LifecycleC
+
+/// The plugin-runner role: the isolated plugin's process (`lifecycle-host plugin-runner --fd 3
+/// --progress-fd 4`, started by the host).
+///
+/// It opens the one plugin the host names with the loader's own checks (`OpenedPlugin`), tells the
+/// host its descriptor, runs `init` once the host says the id is free, binds its delegate functions
+/// through the C layer's one bridge, and then serves the host's frames on its main thread, in order:
+/// notifications to the plugin's observers, delegate calls (answering those that wait), timers,
+/// expirations. What the plugin asks of the host goes back as frames (`RunnerHostAPI`). It exits after
+/// `unload` (deinit run), when the host goes (end of file, or SIGKILL with the host), or when the host
+/// breaks the protocol.
+package final class PluginRunner: @unchecked Sendable {
+    // @unchecked: main-thread state, except `link` (thread-safe sending).
+
+    /// The runner of this process (one plugin a process), set before the plugin's init runs.
+    nonisolated(unsafe) static var current: PluginRunner?
+
+    let link: RunnerLink
+    let handle: AppHandle
+    let registrations = RunnerRegistrations()
+    private var plugin: LoadedPlugin?
+    /// The plugin's delegate functions, by row (`RunnerDelegates.invokers`).
+    private var invokers: [RunnerDelegates.Invoker?] = []
+
+    private init(link: RunnerLink, handle: AppHandle) {
+        self.link = link
+        self.handle = handle
+    }
+
+    /// The runner's whole life, on the process's main thread. - Returns: the exit status (0).
+    package static func main(socket: Int32, progress progressFD: Int32) -> Int32 {
+        _ = lcs_die_with_parent()
+        if getppid() == 1 { return 0 }  // the host went before the request took
+        signal(SIGPIPE, SIG_IGN)
+        lcs_close_from(max(socket, progressFD) + 1)
+        guard let page = mmap(nil, RunnerProcess.pageSize, PROT_READ | PROT_WRITE, MAP_SHARED, progressFD, 0), page != MAP_FAILED else {
+            RunnerLink.fatal("cannot map the progress page: \(String(cString: strerror(errno)))")
+        }
+        close(progressFD)
+        let handle: AppHandle
+        do { handle = try AppHandle(configuration: Configuration()) } catch { RunnerLink.fatal(error.message) }
+        let link = RunnerLink(channel: FrameChannel(fd: socket), progress: page.assumingMemoryBound(to: UInt64.self), loop: handle.loop)
+        let runner = PluginRunner(link: link, handle: handle)
+        current = runner
+        runner.start()
+        return 0
+    }
+
+    // MARK: Loading
+
+    private func start() {
+        var hello = link.waitForFrame()
+        guard hello.kind == .hello, let version = try? hello.u32("version"), let options = try? hello.u32("load options"),
+              let path = try? hello.string("path") else {
+            RunnerLink.fatal("the host did not start with hello")
+        }
+        guard version == IsolationProtocol.version else {
+            return loadFailed(lc_status(LC_ERR_VERSION),
+                              "the plugin runner speaks isolation protocol \(IsolationProtocol.version), the host \(version) (use the same build)")
+        }
+        let opened: OpenedPlugin
+        do { opened = try OpenedPlugin.open(path, options: PluginLoadOptions(rawValue: options)) } catch {
+            return loadFailed(error.status, error.reason)
+        }
+        link.send(flush: true) { out in
+            out.begin(.described)
+            out.string(opened.id)
+            out.string(opened.version)
+            out.string(opened.summary)
+            out.u32(opened.abiMajor)
+            out.u32(opened.abiMinor)
+            out.end()
+        }
+        let answer = link.waitForFrame()
+        guard answer.kind == .proceed else { return }  // refused by the host (a duplicate id): nothing ran
+
+        let initialised = link.runCounted { () -> Result<LoadedPlugin, PluginRefusal> in
+            do throws(PluginRefusal) { return .success(try handle.initialise(opened, hostTable: RunnerHostAPI.table)) } catch {
+                return .failure(error)
+            }
+        }
+        let plugin: LoadedPlugin
+        switch initialised {
+        case .success(let loaded): plugin = loaded
+        case .failure(let error): return initDone(error.status, error.reason)
+        }
+        self.plugin = plugin
+        let (handlers, rows) = plugin.bindDelegates()
+        invokers = RunnerDelegates.invokers(handlers, rows: rows, app: handle.app, link: link)
+        let sceneRows = plugin.bindSceneDelegates()?.rows ?? FFIDelegates.Rows()
+        initDone(lc_status(LC_OK), "", rows: rows.bits, sceneRows: sceneRows.bits)
+
+        link.handler = { [unowned self] frame in run(&frame) }
+        do {
+            _ = try handle.loop.addReader(fd: link.channel.fd) { [unowned self] in link.serve() }
+            try handle.loop.run()
+        } catch {
+            RunnerLink.fatal(error.message)
+        }
+    }
+
+    private func loadFailed(_ status: lc_status, _ reason: String) {
+        link.send(flush: true) { out in
+            out.begin(.loadFailed)
+            out.i32(status)
+            out.string(reason)
+            out.end()
+        }
+    }
+
+    private func initDone(_ status: lc_status, _ reason: String, rows: UInt64 = 0, sceneRows: UInt64 = 0) {
+        link.send(flush: true) { out in
+            out.begin(.initDone)
+            out.i32(status)
+            out.string(reason)
+            out.u64(rows)
+            out.u64(sceneRows)
+            out.end()
+        }
+    }
+
+    // MARK: Serving
+
+    /// Runs one frame the host sent. [main-thread]
+    private func run(_ frame: inout FrameReader) {
+        do {
+            switch frame.kind {
+            case .notify:
+                let name = link.hostName(try frame.name())
+                let sender = try frame.u64("sender")
+                let info = try frame.dictionary("userInfo")
+                notify(frame.word, name, sender, info)
+            case .delegate:
+                let row = Int(try frame.u8("row"))
+                let arguments = try DelegateArguments.read(&frame)
+                guard row < invokers.count, let invoke = invokers[row] else {
+                    RunnerLink.fatal("the host called delegate row \(row), which the plugin does not implement")
+                }
+                let answer = invoke(arguments)
+                if frame.word != 0 {
+                    link.send(flush: true) { out in
+                        out.begin(.result, word: frame.word)
+                        out.u8(answer.answer ? 1 : 0)
+                        out.dictionary(answer.archive)
+                        out.end()
+                    }
+                }
+            case .timerFired:
+                if let timer = registrations.timers.removeValue(forKey: frame.word) { timer.fn(timer.ctx) }
+            case .expire:
+                if let expiration = registrations.expirations.removeValue(forKey: frame.word) { expiration.fn(expiration.ctx) }
+            case .sync:
+                let id = frame.word
+                link.send { out in
+                    out.begin(.synced, word: id)
+                    out.end()
+                }
+            case .unload:
+                unload()
+            case .hello, .proceed, .refuse, .reply:
+                RunnerLink.fatal("the host sent \(frame.kind) out of place")
+            default:
+                RunnerLink.fatal("the host sent a runner's frame kind \(frame.kind)")
+            }
+        } catch {
+            RunnerLink.fatal(error.message)
+        }
+    }
+
+    /// Calls observer `token` (gone meanwhile: nothing) with a record laid out as `lc_notification_t`.
+    private func notify(_ token: UInt64, _ name: NotificationName, _ sender: UInt64, _ info: UserInfo?) {
+        guard let observer = registrations.observers[token] else { return }
+        let box = info.map { UserInfoBox($0) }
+        withExtendedLifetime(box) {
+            var record = lc_notification_t(struct_size: UInt32(MemoryLayout<lc_notification_t>.size), name_id: name.id,
+                                           name: name.cString, sender: UnsafeRawPointer(bitPattern: UInt(sender)),
+                                           user_info: box?.opaque)
+            observer.fn(&record, observer.ctx)
+        }
+    }
+
+    /// Unloading: deinit, `unloaded`, exit.
+    private func unload() {
+        if let plugin {
+            plugin.isActive = false
+            plugin.descriptor.deinit?(plugin.state)
+        }
+        link.send(flush: true) { out in
+            out.begin(.unloaded)
+            out.end()
+        }
+        Glibc.exit(0)
+    }
+}

@@ -1,0 +1,230 @@
+import AppLifecycle
+import CLifecycleABI
+import Glibc
+import LifecycleC
+
+/// Scanning plugins before they are loaded in the host's process, as GStreamer's plugin scanner does:
+/// the plugin is opened and its init run in a process of its own (`IsolatedPlugin`), within a time
+/// budget, then unloaded there. A plugin whose process crashed, exited or overran is remembered in the
+/// registry (`PluginScanRegistry`) and refused without running again until its file changes (or
+/// `--rescan`); one that scanned clean is remembered too, and not scanned again while its file is
+/// unchanged.
+package enum PluginScan {
+    /// What scanning a plugin found.
+    package enum Outcome: Sendable {
+        /// It loaded and unloaded cleanly; its id.
+        case clean(id: String)
+        /// Its process failed while it was opened or initialised: the refusal's words (they name the
+        /// signal, status or budget and what it was doing).
+        case crashed(String)
+        /// It was refused in words (a loader check, a failing init): not remembered, refused as ever.
+        case refused(PluginRefusal)
+    }
+
+    /// Scans `path` in a process of its own, within `budget` for opening it and running its init.
+    /// [loop-thread] of a throwaway application made here on the calling thread.
+    package static func scan(_ path: String, budget: Duration, options: PluginLoadOptions = []) -> Outcome {
+        let scratch: AppHandle
+        do { scratch = try AppHandle(configuration: Configuration()) } catch {
+            return .refused(PluginRefusal(path: path, reason: "cannot scan: \(error.message)", status: lc_status(LC_ERR_SYSTEM)))
+        }
+        defer { scratch.shutdown() }
+        var settings = IsolationSettings()
+        settings.initBudget = budget
+        settings.callBudget = budget
+        settings.scanOnly = true
+        settings.loadOptions = options
+        do {
+            let plugin = try scratch.loadIsolatedPlugin(path: path, settings: settings)
+            scratch.unload(plugin)
+            return .clean(id: plugin.id)
+        } catch {
+            guard error.processFailure != nil else { return .refused(error) }
+            return .crashed(error.reason.hasPrefix("isolated: ") ? String(error.reason.dropFirst(10)) : error.reason)
+        }
+    }
+}
+
+/// The registry of scanned plugins: a small text file under the user's cache folder
+/// (`$XDG_CACHE_HOME/lifecycle-host/plugin-registry`, else `~/.cache/lifecycle-host/plugin-registry`),
+/// one line a plugin file, keyed by its absolute path, size and modification time (nanoseconds):
+///
+/// ```
+/// lifecycle-host plugin registry 1
+/// <path>\t<size>\t<mtime-ns>\tclean\t<id>
+/// <path>\t<size>\t<mtime-ns>\tcrashed\t<why>
+/// ```
+///
+/// Tabs, newlines and backslashes in a field are written `\t`, `\n`, `\\`. Lines that do not parse are
+/// dropped (the file is the user's; it is never trusted to be well formed). A file larger than 4 MiB
+/// is ignored whole. Written atomically (a temporary file renamed over it), folder mode 0700.
+package struct PluginScanRegistry {
+    package struct Key: Hashable, Sendable {
+        package let path: String
+        package let size: Int64
+        package let modified: Int64
+    }
+
+    package enum Entry: Sendable, Equatable {
+        case clean(id: String)
+        case crashed(String)
+    }
+
+    package let file: String?
+    private(set) var entries: [Key: Entry] = [:]
+    private static let header = "lifecycle-host plugin registry 1"
+    private static let maximumSize = 4 << 20
+
+    /// The registry at its usual place (nil `file`: no home or cache folder; nothing is remembered).
+    package init(forgetting: Bool = false) {
+        self.init(file: Self.defaultFile(), forgetting: forgetting)
+    }
+
+    /// The registry in `file`; `forgetting` (`--rescan`): start empty (the file is rewritten by `save`).
+    package init(file: String?, forgetting: Bool = false) {
+        self.file = file
+        guard let file, !forgetting else { return }
+        entries = Self.read(file)
+    }
+
+    /// `$XDG_CACHE_HOME/lifecycle-host/plugin-registry`, else `$HOME/.cache/…`; nil without either.
+    package static func defaultFile() -> String? {
+        if let cache = getenv("XDG_CACHE_HOME"), cache.pointee == UInt8(ascii: "/") {
+            return String(cString: cache) + "/lifecycle-host/plugin-registry"
+        }
+        if let home = getenv("HOME"), home.pointee == UInt8(ascii: "/") {
+            return String(cString: home) + "/.cache/lifecycle-host/plugin-registry"
+        }
+        return nil
+    }
+
+    /// The key of the file at `path` now (nil when it cannot be stat'ed).
+    package static func key(_ path: String) -> Key? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        return Key(path: path, size: Int64(info.st_size), modified: Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec))
+    }
+
+    package func entry(_ key: Key) -> Entry? { entries[key] }
+
+    /// Remembers `entry` for `key`, replacing what was known of that path.
+    package mutating func record(_ key: Key, _ entry: Entry) {
+        for old in entries.keys where old.path == key.path { entries[old] = nil }
+        entries[key] = entry
+    }
+
+    /// Writes the registry (nothing without a file). - Returns: the error's words, nil on success.
+    @discardableResult
+    package func save() -> String? {
+        guard let file else { return nil }
+        guard let slash = file.lastIndex(of: "/") else { return "\(file): not an absolute path" }
+        let folder = String(file[..<slash])
+        if let problem = Self.makeFolders(folder) { return problem }
+        var text = Self.header + "\n"
+        for (key, entry) in entries.sorted(by: { $0.key.path < $1.key.path }) {
+            let (state, detail) = switch entry {
+            case .clean(let id): ("clean", id)
+            case .crashed(let why): ("crashed", why)
+            }
+            text += [Self.escape(key.path), String(key.size), String(key.modified), state, Self.escape(detail)].joined(separator: "\t") + "\n"
+        }
+        let temporary = file + ".\(getpid()).tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard fd >= 0 else { return "cannot write \(temporary): \(String(cString: strerror(errno)))" }
+        var bytes = Array(text.utf8)
+        var written = 0
+        while written < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 {
+                close(fd)
+                unlink(temporary)
+                return "cannot write \(temporary): \(String(cString: strerror(errno)))"
+            }
+            written += n
+        }
+        bytes.removeAll()
+        close(fd)
+        guard rename(temporary, file) == 0 else {
+            unlink(temporary)
+            return "cannot replace \(file): \(String(cString: strerror(errno)))"
+        }
+        return nil
+    }
+
+    // MARK: Private
+
+    private static func read(_ file: String) -> [Key: Entry] {
+        let fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)
+        guard fd >= 0 else { return [:] }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= maximumSize else { return [:] }
+        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
+        var got = 0
+        while got < bytes.count {
+            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, $0.count - got) }
+            if n < 0, errno == EINTR { continue }
+            if n <= 0 { break }
+            got += n
+        }
+        var entries: [Key: Entry] = [:]
+        let lines = String(decoding: bytes[..<got], as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: true)
+        guard lines.first == Substring(header) else { return [:] }
+        for line in lines.dropFirst() {
+            let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
+            guard fields.count == 5, let path = unescape(fields[0]), path.hasPrefix("/"), let size = Int64(fields[1]),
+                  let modified = Int64(fields[2]), let detail = unescape(fields[4]) else { continue }
+            let key = Key(path: path, size: size, modified: modified)
+            switch fields[3] {
+            case "clean": entries[key] = .clean(id: detail)
+            case "crashed": entries[key] = .crashed(detail)
+            default: continue
+            }
+        }
+        return entries
+    }
+
+    private static func makeFolders(_ folder: String) -> String? {
+        var path = ""
+        for part in folder.split(separator: "/") {
+            path += "/" + part
+            if mkdir(path, 0o700) != 0, errno != EEXIST { return "cannot make \(path): \(String(cString: strerror(errno)))" }
+        }
+        return nil
+    }
+
+    private static func escape(_ text: String) -> String {
+        var out = ""
+        for character in text {
+            switch character {
+            case "\\": out += "\\\\"
+            case "\t": out += "\\t"
+            case "\n": out += "\\n"
+            default: out.append(character)
+            }
+        }
+        return out
+    }
+
+    private static func unescape(_ text: Substring) -> String? {
+        var out = ""
+        var escaped = false
+        for character in text {
+            if escaped {
+                switch character {
+                case "\\": out.append("\\")
+                case "t": out.append("\t")
+                case "n": out.append("\n")
+                default: return nil
+                }
+                escaped = false
+            } else if character == "\\" {
+                escaped = true
+            } else {
+                out.append(character)
+            }
+        }
+        return escaped ? nil : out
+    }
+}

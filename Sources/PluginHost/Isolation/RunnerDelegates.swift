@@ -1,0 +1,97 @@
+import AppLifecycle
+import CLifecycleABI
+import LifecycleC
+
+/// Calls an isolated plugin's delegate function in its process: the handler the C layer's bridge bound
+/// for row `row`, with the arguments the host sent. [main-thread]
+enum RunnerDelegates {
+    /// One row's call: the arguments in, the answer (false for a void function) and, for a writable
+    /// archive, what the plugin left in it out.
+    typealias Invoker = (DelegateArguments) -> (answer: Bool, archive: UserInfo?)
+
+    /// The calls of the rows `h` implements, by row (nil: not implemented): chosen once, when the plugin
+    /// is bound, so that a call is an index and a closure, not a search by selector.
+    static func invokers(_ h: DelegateHandlers, rows: FFIDelegates.Rows, app: Application, link: RunnerLink) -> [Invoker?] {
+        FFIDelegates.functions.indices.map { row in rows.contains(row) ? invoker(row, h, app: app, link: link) : nil }
+    }
+
+    private static func invoker(_ row: Int, _ h: DelegateHandlers, app: Application, link: RunnerLink) -> Invoker? {
+        func void(_ body: ((Application) -> Void)?) -> Invoker? {
+            body.map { body in { _ in body(app); return (false, nil) } }
+        }
+        switch FFIDelegates.functions[row].method {
+        case .willFinishLaunching: return h.willFinishLaunching.map { f in { a in (f(app, a.dict ?? UserInfo()), nil) } }
+        case .didFinishLaunching: return h.didFinishLaunching.map { f in { a in (f(app, a.dict ?? UserInfo()), nil) } }
+        case .didBecomeActive: return void(h.didBecomeActive)
+        case .willResignActive: return void(h.willResignActive)
+        case .didEnterBackground: return void(h.didEnterBackground)
+        case .willEnterForeground: return void(h.willEnterForeground)
+        case .willTerminate: return void(h.willTerminate)
+        case .didReceiveMemoryWarning: return void(h.didReceiveMemoryWarning)
+        case .significantTimeChange: return void(h.significantTimeChange)
+        case .protectedDataWillBecomeUnavailable: return void(h.protectedDataWillBecomeUnavailable)
+        case .protectedDataDidBecomeAvailable: return void(h.protectedDataDidBecomeAvailable)
+        case .openURL: return h.openURL.map { f in { a in (f(app, a.text ?? "", a.secondText, a.annotation?["value"]), nil) } }
+        case .openURLWithOptions: return h.openURLWithOptions.map { f in { a in (f(app, a.text ?? "", a.dict ?? UserInfo()), nil) } }
+        case .performFetch: return h.performFetch.map { f in { a in f(app, completion(a.key, link)); return (false, nil) } }
+        case .didReceiveRemoteNotificationWithCompletion:
+            return h.didReceiveRemoteNotificationWithCompletion.map { f in { a in f(app, a.dict ?? UserInfo(), completion(a.key, link)); return (false, nil) } }
+        case .didReceiveRemoteNotification:
+            return h.didReceiveRemoteNotification.map { f in { a in f(app, a.dict ?? UserInfo()); return (false, nil) } }
+        case .shouldSaveApplicationState:
+            return h.shouldSaveApplicationState.map { f in { a in
+                let archive = StateArchive(values: a.dict ?? UserInfo())
+                return (f(app, archive), archive.values)
+            } }
+        case .shouldRestoreApplicationState:
+            return h.shouldRestoreApplicationState.map { f in { a in (f(app, StateArchive(values: a.dict ?? UserInfo())), nil) } }
+        case .willEncodeRestorableState:
+            return h.willEncodeRestorableState.map { f in { a in
+                let archive = StateArchive(values: a.dict ?? UserInfo())
+                f(app, archive)
+                return (false, archive.values)
+            } }
+        case .didDecodeRestorableState:
+            return h.didDecodeRestorableState.map { f in { a in f(app, StateArchive(values: a.dict ?? UserInfo())); return (false, nil) } }
+        case .willContinueUserActivity: return h.willContinueUserActivity.map { f in { a in (f(app, a.text ?? ""), nil) } }
+        case .continueUserActivity:
+            return h.continueUserActivity.map { f in { a in
+                guard let activity = UserActivity(dictionary: a.dict ?? UserInfo()) else { return (false, nil) }
+                return (f(app, activity), nil)
+            } }
+        case .didFailToContinueUserActivity:
+            return h.didFailToContinueUserActivity.map { f in { a in f(app, a.text ?? "", a.secondText ?? ""); return (false, nil) } }
+        case .didUpdateUserActivity:
+            return h.didUpdateUserActivity.map { f in { a in
+                if let activity = UserActivity(dictionary: a.dict ?? UserInfo()) { f(app, activity) }
+                return (false, nil)
+            } }
+        default:
+            return nil  // scene rows: refused by the host before any call
+        }
+    }
+
+    /// A completion handler whose calls go back to the host as `completed` frames (from any thread, as
+    /// the plugin calls it; the C layer's completion table has already told a repeat from a first call).
+    private static func completion(_ key: UInt64, _ link: RunnerLink) -> FetchCompletionHandler {
+        FetchCompletionHandler { result, repeated in
+            link.send { out in
+                out.begin(.completed, word: key)
+                out.u32(UInt32(result.lcFetchResult))
+                out.u8(repeated ? 1 : 0)
+                out.end()
+            }
+        }
+    }
+}
+
+extension FetchResult {
+    /// The C constant (`LC_FETCH_NEW_DATA`, `_NO_DATA`, `_FAILED`).
+    var lcFetchResult: Int {
+        switch self {
+        case .newData: LC_FETCH_NEW_DATA
+        case .noData: LC_FETCH_NO_DATA
+        case .failed: LC_FETCH_FAILED
+        }
+    }
+}

@@ -1,0 +1,193 @@
+import AppLifecycle
+import CLifecycleABI
+import Glibc
+import LifecycleC
+import Synchronization
+
+/// What an isolated plugin's process keeps of what its plugin registered, for the frames that come
+/// back (an observer's notifications, a timer, an expiration). [main-thread] unless said otherwise.
+final class RunnerRegistrations: @unchecked Sendable {
+    struct Callback {
+        let fn: @convention(c) (UnsafeMutableRawPointer?) -> Void
+        let ctx: UnsafeMutableRawPointer?
+    }
+
+    /// Observers by token (tokens chosen here, from 1).
+    var observers: [UInt64: (fn: lc_observer_fn, ctx: UnsafeMutableRawPointer?, name: NotificationName)] = [:]
+    var nextObserver: UInt64 = 1
+    /// Live timers by id (chosen here, from 1): removed when they fire or are cancelled.
+    var timers: [UInt64: Callback] = [:]
+    var nextTimer: UInt64 = 1
+    /// Expiration handlers of open background tasks, by the host's task id.
+    var expirations: [UInt64: Callback] = [:]
+}
+
+/// The host-API table of an isolated plugin's process: the in-process table (dictionaries, errors,
+/// the delegate table, interned names, `perform_async` on this process's loop), with the functions
+/// that reach the application replaced by frames to the host. Same checks, same statuses and
+/// messages as in-process where the answer is known here (a name, an owner, a thread); what only the
+/// host knows (a background task's id) waits for its reply.
+///
+/// Differences a plugin can see (docs/host.md, "Isolated plugins"): `post` and `post_name` are
+/// queued as from another thread, even on the main thread (observers have not run when they return);
+/// an observer, timer or end of task takes effect when the host reads the frame; `state` is the state
+/// as of the frame being handled; the scene accessors answer LC_ERR_NOT_FOUND.
+enum RunnerHostAPI {
+    /// The table (made once; read-only).
+    nonisolated(unsafe) static let table: UnsafePointer<lc_host_api_t> = HostAPITable.makeAdjusted { table in
+        table.log = { plugin, level, message in
+            guard plugin != nil, let message, let runner = PluginRunner.current else { return }
+            let text = String(cString: message)
+            runner.link.send { out in
+                out.begin(.log)
+                out.u32(level)
+                out.string(text)
+                out.end()
+            }
+        }
+        table.observe = { plugin, name, sender, fn, ctx, out in
+            HostCalls.withPlugin(plugin, "observe", mainThread: true) { _, _ in
+                guard let name else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "observe: name is NULL") }
+                let notificationName: NotificationName
+                do throws(ApplicationError) { notificationName = try NotificationName(cString: name) } catch { return lcFail(error) }
+                return observe(notificationName, sender, fn, ctx, out, "observe")
+            }
+        }
+        table.observe_name = { plugin, name, sender, fn, ctx, out in
+            HostCalls.withPlugin(plugin, "observe_name", mainThread: true) { _, _ in
+                guard let known = NotificationName(internedID: name) else { return lcUnknownNameID(name, "observe_name") }
+                return observe(known, sender, fn, ctx, out, "observe_name")
+            }
+        }
+        table.remove_observer = { plugin, token in
+            HostCalls.withPlugin(plugin, "remove_observer", mainThread: true) { p, _ in
+                guard PluginRunner.current?.registrations.observers.removeValue(forKey: token) != nil else {
+                    return lcFail(lc_status(LC_ERR_NOT_FOUND), "remove_observer: plugin '\(p.id)' has no observer with token \(token)")
+                }
+                return tell(.removeObserver, token)
+            }
+        }
+        table.post = { plugin, name, sender, userInfo in
+            HostCalls.withPlugin(plugin, "post", mainThread: false) { _, _ in
+                guard let name else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "post: name is NULL") }
+                let notificationName: NotificationName
+                do throws(ApplicationError) { notificationName = try NotificationName(cString: name) } catch { return lcFail(error) }
+                return post(notificationName, sender, userInfo)
+            }
+        }
+        table.post_name = { plugin, name, sender, userInfo in
+            HostCalls.withPlugin(plugin, "post_name", mainThread: false) { _, _ in
+                guard let known = NotificationName(internedID: name) else { return lcUnknownNameID(name, "post_name") }
+                return post(known, sender, userInfo)
+            }
+        }
+        table.state = { plugin in
+            guard plugin != nil, let runner = PluginRunner.current, runner.link.loop.isOnLoopThread else {
+                return lc_state(LC_STATE_NOT_RUNNING)
+            }
+            return lc_state(runner.link.state)
+        }
+        table.begin_background_task = { plugin, name, expiration, ctx, out in
+            HostCalls.withPlugin(plugin, "begin_background_task", mainThread: true) { p, _ in
+                guard let runner = PluginRunner.current else { return lcFail(lc_status(LC_ERR_INTERNAL), "begin_background_task: no runner") }
+                let label = name.map { String(cString: $0) } ?? ""
+                let reply = runner.link.request { out, id in
+                    out.begin(.beginTask, word: id)
+                    out.string(label)
+                    out.u8(expiration == nil ? 0 : 1)
+                    out.end()
+                }
+                guard reply.status == LC_OK else { return lcFail(lc_status(reply.status), reply.message) }
+                p.addTask(reply.value)
+                if let expiration { runner.registrations.expirations[reply.value] = .init(fn: expiration, ctx: ctx) }
+                out?.pointee = reply.value
+                return lc_status(LC_OK)
+            }
+        }
+        table.end_background_task = { plugin, task in
+            HostCalls.withPlugin(plugin, "end_background_task", mainThread: false) { p, _ in
+                guard p.removeTask(task) else {
+                    return lcFail(lc_status(LC_ERR_NOT_FOUND), "end_background_task: plugin '\(p.id)' has no open background task \(task)")
+                }
+                return tell(.endTask, task)
+            }
+        }
+        table.add_timer = { plugin, seconds, fn, ctx, out in
+            HostCalls.withPlugin(plugin, "add_timer", mainThread: true) { _, _ in
+                if let problem = AppHandle.timerArgumentProblem(seconds, fn: fn, function: "add_timer") { return problem }
+                guard let runner = PluginRunner.current, let fn else { return lcFail(lc_status(LC_ERR_INTERNAL), "add_timer: no runner") }
+                let id = runner.registrations.nextTimer
+                runner.registrations.nextTimer += 1
+                runner.registrations.timers[id] = .init(fn: fn, ctx: ctx)
+                runner.link.send { out in
+                    out.begin(.addTimer, word: id)
+                    out.f64(seconds)
+                    out.end()
+                }
+                out?.pointee = id
+                return lc_status(LC_OK)
+            }
+        }
+        table.cancel_timer = { plugin, source in
+            HostCalls.withPlugin(plugin, "cancel_timer", mainThread: true) { p, _ in
+                guard PluginRunner.current?.registrations.timers.removeValue(forKey: source) != nil else {
+                    return lcFail(lc_status(LC_ERR_NOT_FOUND), "cancel_timer: plugin '\(p.id)' has no timer \(source)")
+                }
+                return tell(.cancelTimer, source)
+            }
+        }
+        table.scene_find = { _, _, _ in sceneUnavailable("scene_find") }
+        table.scene_get_id = { _, _, _ in sceneUnavailable("scene_get_id") }
+        table.scene_get_state = { _, _, _ in sceneUnavailable("scene_get_state") }
+        table.scene_get_session_id = { _, _, _ in sceneUnavailable("scene_get_session_id") }
+        table.scene_get_configuration_name = { _, _, _ in sceneUnavailable("scene_get_configuration_name") }
+    }
+
+    private static func observe(_ name: NotificationName, _ sender: UnsafeRawPointer?, _ fn: lc_observer_fn?,
+                                _ ctx: UnsafeMutableRawPointer?, _ out: UnsafeMutablePointer<lc_observer_token>?,
+                                _ function: String) -> lc_status
+    {
+        guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
+        guard let runner = PluginRunner.current else { return lcFail(lc_status(LC_ERR_INTERNAL), "\(function): no runner") }
+        let token = runner.registrations.nextObserver
+        runner.registrations.nextObserver += 1
+        runner.registrations.observers[token] = (fn, ctx, name)
+        let link = runner.link
+        link.send { out in
+            out.begin(.observe, word: token)
+            link.name(name, into: &out)
+            out.u64(UInt64(UInt(bitPattern: sender)))
+            out.end()
+        }
+        out?.pointee = token
+        return lc_status(LC_OK)
+    }
+
+    /// [thread-safe] Queued, as from another thread: the host posts it when it reads the frame.
+    private static func post(_ name: NotificationName, _ sender: UnsafeRawPointer?, _ userInfo: OpaquePointer?) -> lc_status {
+        guard let link = PluginRunner.current?.link else { return lcFail(lc_status(LC_ERR_INTERNAL), "post: no runner") }
+        let info = userInfo.map { UserInfoBox.from($0).value }
+        link.send { out in
+            out.begin(.post)
+            link.name(name, into: &out)
+            out.u64(UInt64(UInt(bitPattern: sender)))
+            out.dictionary(info)
+            out.end()
+        }
+        return lc_status(LC_OK)
+    }
+
+    /// Tells the host of a registration ended here (an observer removed, a timer cancelled, a task
+    /// ended): one frame naming its id, no payload. [thread-safe]
+    private static func tell(_ kind: FrameKind, _ id: UInt64) -> lc_status {
+        PluginRunner.current?.link.send { out in
+            out.begin(kind, word: id)
+            out.end()
+        }
+        return lc_status(LC_OK)
+    }
+
+    private static func sceneUnavailable(_ function: String) -> lc_status {
+        lcFail(lc_status(LC_ERR_NOT_FOUND), "\(function): scenes are not available to an isolated plugin (see docs/host.md)")
+    }
+}

@@ -1,0 +1,188 @@
+import AppLifecycle
+import CLifecycleSystem
+@preconcurrency import Glibc
+import LifecycleRunLoop
+import Synchronization
+
+/// The runner's end of the link to the host (in the isolated plugin's process).
+///
+/// - Sending is [thread-safe]: a plugin thread's frame (a post, a log line, a task's end) is written
+///   at once, under one lock; the main thread's frames wait in the buffer while it runs the frames the
+///   host sent (`serve`), and go out together when it is done (or sooner when the buffer is large).
+/// - Reading is the main thread's: `serve` runs the host's frames in arrival order; a request that
+///   waits for the host's reply (`request`) reads on, keeping the frames that arrive before the reply
+///   for after the callback that asked (they are later events: nothing the host sends is nested in a
+///   request).
+/// - Progress: before the callback of the n-th frame it stores n in the progress page's `handling`,
+///   after it in `completed` (the host reads them).
+final class RunnerLink: @unchecked Sendable {
+    // @unchecked: `channel.out`, `namesSent` under `lock`; the rest main-thread only.
+    let channel: FrameChannel
+    let loop: MainRunLoop
+    private let lock = Mutex<Void>(())
+    private let progress: UnsafeMutablePointer<UInt64>
+    /// Custom names this process has sent by id with their text once. [under lock]
+    private var namesSent: Set<UInt32> = []
+    /// The host's custom name ids, and the names they are here. [main-thread]
+    private var hostNames: [UInt32: NotificationName] = [:]
+    /// Frames the host sent that arrived while a request waited: run next, in order. [main-thread]
+    private var deferred = FrameQueue()
+    /// Whether the main thread is running the host's frames (its own frames then wait in the buffer).
+    private var batching = false
+    private var eventIndex: UInt64 = 0
+    private var nextRequest: UInt64 = 1
+    /// The application's state as of the frame being run. [main-thread]
+    private(set) var state: UInt8 = 0
+    /// Runs one frame the host sent (set once, before the loop runs). [main-thread]
+    var handler: (inout FrameReader) -> Void = { _ in }
+
+    init(channel: FrameChannel, progress: UnsafeMutablePointer<UInt64>, loop: MainRunLoop) {
+        self.channel = channel
+        self.progress = progress
+        self.loop = loop
+    }
+
+    // MARK: Sending
+
+    /// Adds a frame built by `build`; written at once unless the main thread is running the host's
+    /// frames (then with the others when it is done), or when `flush`.
+    func send(flush: Bool = false, _ build: (inout FrameWriter) -> Void) {
+        let main = loop.isOnLoopThread
+        lock.withLock { _ in
+            build(&channel.out)
+            if flush || !main || !batching || channel.pendingOutput >= 64 << 10 { writeAll() }
+        }
+    }
+
+    /// Writes the buffer, waiting while the socket is full. [under lock]
+    private func writeAll() {
+        while true {
+            switch channel.writeSome() {
+            case .done: return
+            case .wouldBlock: _ = channel.poll(Int16(POLLOUT), until: nil)
+            case .failed: Glibc.exit(0)  // the host is gone: nothing to serve
+            }
+        }
+    }
+
+    func flush() { lock.withLock { _ in writeAll() } }
+
+    /// Writes a name field: the id, and the text the first time a custom name crosses. [under `send`]
+    func name(_ name: NotificationName, into out: inout FrameWriter) { out.name(name, sent: &namesSent) }
+
+    /// The name a host's name field names here. The host is trusted: a broken field ends the runner.
+    func hostName(_ field: (id: UInt32, text: String?)) -> NotificationName {
+        if let text = field.text {
+            guard let name = try? NotificationName(text) else { Self.fatal("the host sent an invalid name '\(text)'") }
+            hostNames[field.id] = name
+            return name
+        }
+        if let name = hostNames[field.id] { return name }
+        guard field.id <= 28, let name = NotificationName(internedID: field.id) else { Self.fatal("the host sent an unknown name id \(field.id)") }
+        return name
+    }
+
+    // MARK: Requests
+
+    /// Sends a request built by `build` (given its id) and waits for the host's reply. [main-thread]
+    /// - Returns: the reply's status, value and message.
+    func request(_ build: (inout FrameWriter, UInt64) -> Void) -> (status: Int32, value: UInt64, message: String) {
+        let id = nextRequest
+        nextRequest += 1
+        send(flush: true) { build(&$0, id) }
+        while true {
+            while let frame = nextFrame() {
+                guard frame.kind == .reply else {
+                    deferred.append(frame)
+                    continue
+                }
+                guard frame.word == id else { Self.fatal("the host answered request \(frame.word) while \(id) waits") }
+                var reader = frame
+                do {
+                    let status = try reader.i32("status")
+                    let value = try reader.u64("value")
+                    let message = try reader.string("message")
+                    return (status, value, message)
+                } catch {
+                    Self.fatal(error.message)
+                }
+            }
+            readOrWait()
+        }
+    }
+
+    // MARK: Reading
+
+    private func nextFrame() -> FrameReader? {
+        do { return try channel.nextFrame(acceptFromHost: true) } catch { Self.fatal(error.message) }
+    }
+
+    /// Reads what arrived, or waits until something does; the runner ends when the host is gone.
+    private func readOrWait() {
+        switch channel.readSome() {
+        case .data: return
+        case .wouldBlock: _ = channel.poll(Int16(POLLIN), until: nil)
+        case .closed, .failed: Glibc.exit(0)
+        }
+    }
+
+    /// Waits for the next frame (the handshake, before the loop runs). [main-thread]
+    func waitForFrame() -> FrameReader {
+        while true {
+            if let frame = nextFrame() { return frame }
+            readOrWait()
+        }
+    }
+
+    /// Runs `body` as the callback of a frame the host sent that `serve` did not run (`proceed`: init),
+    /// with its progress marks. [main-thread]
+    func runCounted<R>(_ body: () -> R) -> R {
+        eventIndex += 1
+        lcs_store_release_u64(progress, eventIndex)
+        defer { lcs_store_release_u64(progress + 1, eventIndex) }
+        return body()
+    }
+
+    /// Runs the frames the host sent with `handler` (those kept by a request first), each with its progress marks,
+    /// until none is left or `limit` ran (then it comes back on the next loop turn). [main-thread]
+    func serve(limit: Int = 4096) {
+        batching = true
+        var count = 0
+        var readOnce = false
+        loop: while count < limit {
+            var frame: FrameReader
+            if let kept = deferred.next() {
+                frame = kept
+            } else if let next = nextFrame() {
+                frame = next
+            } else {
+                // One read a call: when it brings no whole frame, the loop's watch calls again.
+                guard !readOnce else { break loop }
+                readOnce = true
+                switch channel.readSome() {
+                case .data: continue loop
+                case .wouldBlock: break loop
+                case .closed, .failed: Glibc.exit(0)
+                }
+            }
+            guard frame.kind != .reply else { Self.fatal("the host sent a reply nobody asked for") }
+            count += 1
+            eventIndex += 1
+            state = frame.state
+            lcs_store_release_u64(progress, eventIndex)
+            handler(&frame)
+            lcs_store_release_u64(progress + 1, eventIndex)
+        }
+        batching = false
+        flush()
+        if count >= limit || !deferred.isEmpty {
+            loop.perform { [self] in serve(limit: limit) }
+        }
+    }
+
+    /// Ends the runner: the host broke the protocol (it is trusted; this is a bug, said on stderr).
+    static func fatal(_ message: String) -> Never {
+        fputs("lifecycle-host plugin-runner: \(message)\n", stderr)
+        Glibc.exit(70)
+    }
+}

@@ -1,0 +1,163 @@
+import CLifecycleSystem
+import Glibc
+import Synchronization
+
+/// An isolated plugin's process: the host executable in its plugin-runner role
+/// (`lifecycle-host plugin-runner --fd 3 --progress-fd 4`), started with `posix_spawn`, with its end of
+/// the socket pair as descriptor 3 and the progress page as descriptor 4.
+///
+/// The process gets its own process group (the terminal's Ctrl-C and Ctrl-Z go to the host, which
+/// turns them into actions; the plugins hear of them as notifications), an empty signal mask and
+/// default signal actions, and dies with the host (`PR_SET_PDEATHSIG`, set by the runner).
+///
+/// The progress page is shared memory the runner writes and the host only reads: before it runs the
+/// callback of the n-th frame the host sent, the runner stores n in `handling`; after, n in
+/// `completed`. The host reads it to tell how far the process got (its deadlines) and which callback
+/// it was running when it died. [loop-thread]
+final class RunnerProcess: @unchecked Sendable {
+    // @unchecked: used on the host's loop thread only.
+    let pid: pid_t
+    let channel: FrameChannel
+    private let page: UnsafeMutableRawPointer
+    /// The `waitpid` status, once reaped.
+    private(set) var exitStatus: Int32?
+
+    static let pageSize = 4096
+
+    private init(pid: pid_t, channel: FrameChannel, page: UnsafeMutableRawPointer) {
+        self.pid = pid
+        self.channel = channel
+        self.page = page
+    }
+
+    deinit {
+        if exitStatus == nil {
+            _ = Glibc.kill(pid, SIGKILL)
+            _ = reap(within: .seconds(1))
+        }
+        munmap(page, Self.pageSize)
+    }
+
+    /// The frame the runner says it is running (0: none yet). Hostile: check it before use.
+    var handling: UInt64 { lcs_load_acquire_u64(page.assumingMemoryBound(to: UInt64.self)) }
+    /// How many frames the runner says it has run. Hostile: check it before use.
+    var completed: UInt64 { lcs_load_acquire_u64(page.assumingMemoryBound(to: UInt64.self) + 1) }
+
+    /// Starts a runner. - Throws: what failed, in words (no runner found, a system call).
+    static func start(runner: String) throws(IsolationStartError) -> RunnerProcess {
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw IsolationStartError("socketpair failed: \(String(cString: strerror(errno)))")
+        }
+        let memory = lcs_memfd_create("lifecycle-plugin-progress")
+        guard memory >= 0 else {
+            close(pair[0]); close(pair[1])
+            throw IsolationStartError("memfd_create failed: \(String(cString: strerror(errno)))")
+        }
+        defer { close(memory); close(pair[1]) }
+        guard ftruncate(memory, off_t(pageSize)) == 0,
+              let page = mmap(nil, pageSize, PROT_READ | PROT_WRITE, MAP_SHARED, memory, 0), page != MAP_FAILED
+        else {
+            close(pair[0])
+            throw IsolationStartError("cannot map the progress page: \(String(cString: strerror(errno)))")
+        }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, pair[1], 3)
+        posix_spawn_file_actions_adddup2(&actions, memory, 4)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var none = sigset_t()
+        sigemptyset(&none)
+        var all = sigset_t()
+        sigfillset(&all)
+        posix_spawnattr_setsigmask(&attributes, &none)
+        posix_spawnattr_setsigdefault(&attributes, &all)
+        posix_spawnattr_setpgroup(&attributes, 0)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP))
+        let arguments = [runner, "plugin-runner", "--fd", "3", "--progress-fd", "4"]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        // The Swift runtime's backtracer would catch the plugin's fatal signals in the runner (and let
+        // a raised one return); the host reports them instead.
+        var environment: [UnsafeMutablePointer<CChar>?] = [strdup("SWIFT_BACKTRACE=enable=no")]
+        var entry = environ
+        while let variable = entry.pointee {
+            if strncmp(variable, "SWIFT_BACKTRACE=", 16) != 0 { environment.append(strdup(variable)) }
+            entry += 1
+        }
+        environment.append(nil)
+        defer { for pointer in environment { free(pointer) } }
+        var pid = pid_t()
+        let status = posix_spawn(&pid, runner, &actions, &attributes, &argv, &environment)
+        guard status == 0 else {
+            munmap(page, pageSize)
+            close(pair[0])
+            throw IsolationStartError("cannot start the plugin runner \(runner): \(String(cString: strerror(status)))")
+        }
+        return RunnerProcess(pid: pid, channel: FrameChannel(fd: pair[0]), page: page)
+    }
+
+    /// Sends SIGKILL (the process group is the runner's alone). Idempotent.
+    func kill() {
+        if exitStatus == nil { _ = Glibc.kill(pid, SIGKILL) }
+    }
+
+    /// Waits for the process to end, up to `limit`; after that it is killed and waited for.
+    /// - Returns: the `waitpid` status.
+    @discardableResult
+    func reap(within limit: Duration) -> Int32 {
+        if let exitStatus { return exitStatus }
+        let deadline = lcs_monotonic_ns() + limit.nanosecondCount
+        var status: Int32 = 0
+        while true {
+            let result = waitpid(pid, &status, WNOHANG)
+            if result == pid { break }
+            if result < 0, errno != EINTR { status = 0; break }
+            if lcs_monotonic_ns() >= deadline {
+                _ = Glibc.kill(pid, SIGKILL)
+                while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+                break
+            }
+            usleep(500)
+        }
+        exitStatus = status
+        return status
+    }
+}
+
+/// Why an isolated plugin's process could not be started.
+struct IsolationStartError: Error, CustomStringConvertible {
+    let message: String
+    init(_ message: String) { self.message = message }
+    var description: String { message }
+}
+
+/// Where the plugin-runner executable is: the host executable itself.
+package enum IsolationRunner {
+    private static let chosen = Mutex<String?>(nil)
+
+    /// The runner to start; set by an executable that is its own runner (`lifecycle-host` sets
+    /// `/proc/self/exe`). [thread-safe]
+    package static var executable: String? {
+        get { chosen.withLock { $0 } }
+        set { chosen.withLock { $0 = newValue } }
+    }
+
+    /// The runner: `executable` if set, else `$LC_PLUGIN_RUNNER`, else `lifecycle-host` in the folder
+    /// of the binary this code is linked into (`liblifecycle.so` sits beside it in a build).
+    static func resolve() throws(IsolationStartError) -> String {
+        if let executable { return executable }
+        if let variable = getenv("LC_PLUGIN_RUNNER"), variable.pointee != 0 { return String(cString: variable) }
+        if let own = lcs_own_object_path() {
+            let path = String(cString: own)
+            if let slash = path.lastIndex(of: "/") {
+                let candidate = String(path[..<slash]) + "/lifecycle-host"
+                if access(candidate, X_OK) == 0 { return candidate }
+            }
+        }
+        throw IsolationStartError("no plugin runner: set LC_PLUGIN_RUNNER to the lifecycle-host executable")
+    }
+}

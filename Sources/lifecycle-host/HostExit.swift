@@ -1,0 +1,31 @@
+import AppLifecycle
+
+/// The exit statuses of `lifecycle-host run` (documented in docs/host.md).
+enum HostExit {
+    /// A clean end: the application was terminated or purged.
+    static let ok: Int32 = 0
+    /// Something else failed (the host could not start, a bad option).
+    static let failure: Int32 = 1
+    /// A scenario line was bad or did not hold (`FILE:LINE: message` on standard error).
+    static let scriptError: Int32 = 2
+    /// At least one plugin was refused (the others ran).
+    static let pluginRefused: Int32 = 3
+    /// The watchdog killed the application (policy terminate): a budgeted phase overran, or a callback
+    /// ran past the hang budget. The process exits at once, from the watchdog thread.
+    static let watchdogKill: Int32 = 4
+    /// A termination (SIGTERM, SIGINT) did not end the process within the terminate budget: the
+    /// watchdog thread ended it (the main thread was stuck, e.g. in a callback that never returns).
+    static let terminationOverdue: Int32 = 5
+    /// Code that is not the host's (a plugin) called `exit()` while the host ran: intercepted, reported
+    /// in an `exit` trace line, and the process exits with this instead of the status asked for.
+    static let pluginExit: Int32 = 6
+    /// The run ended, but an isolated plugin's process failed on the way (the trace's `plugin-failed`).
+    static let isolatedPluginFailed: Int32 = 7
+
+    /// Whether `event` is the watchdog killing the application, which makes the run end with
+    /// `watchdogKill`. Read from the event's typed payload, never from its words.
+    static func isWatchdogKill(_ event: TraceEvent) -> Bool {
+        if case .stateChanged(_, .notRunning, .killedByWatchdog) = event.payload { return true }
+        return false
+    }
+}

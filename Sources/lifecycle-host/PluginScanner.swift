@@ -1,0 +1,68 @@
+import AppLifecycle
+import ArgumentParser
+import CLifecycleABI
+import PluginHost
+
+/// The host's use of plugin scanning (`check`, and `run --plugin-dir` for plugins loaded in the
+/// host's process): the registry consulted first, unknown files scanned in a process of their own,
+/// crashers refused (docs/host.md, "Scanning plugins").
+struct PluginScanner {
+    private var registry: PluginScanRegistry
+    private let budget: Duration
+    private let options: PluginLoadOptions
+    private var changed = false
+
+    /// How long a scan may take when not told (`--scan-budget`).
+    static let defaultBudget: Duration = .seconds(5)
+
+    /// `rescan`: forget what the registry remembers (`--rescan`).
+    init(rescan: Bool, budget: Duration = defaultBudget, options: PluginLoadOptions = []) {
+        registry = PluginScanRegistry(forgetting: rescan)
+        changed = rescan
+        self.budget = budget
+        self.options = options
+    }
+
+    /// Nil when the plugin at `path` may be loaded in the host's process; else why not.
+    mutating func check(_ path: String) -> PluginRefusal? {
+        guard let key = PluginScanRegistry.key(path) else { return nil }  // the loader says why in its words
+        let place = registry.file.map { "remembered in \($0)" } ?? "not remembered: no cache folder"
+        switch registry.entry(key) {
+        case .crashed(let why)?:
+            return refusal(path, "remembered as crashing when scanned: \(why) (\(place); --rescan to scan it again)")
+        case .clean?:
+            return nil
+        case nil:
+            switch PluginScan.scan(path, budget: budget, options: options) {
+            case .clean(let id):
+                record(key, .clean(id: id))
+                return nil
+            case .crashed(let why):
+                record(key, .crashed(why))
+                return refusal(path, "crashed when scanned: \(why) (\(place); --rescan to scan it again)")
+            case .refused(let refusal):
+                return refusal
+            }
+        }
+    }
+
+    private mutating func record(_ key: PluginScanRegistry.Key, _ entry: PluginScanRegistry.Entry) {
+        registry.record(key, entry)
+        changed = true
+    }
+
+    private func refusal(_ path: String, _ reason: String) -> PluginRefusal {
+        PluginRefusal(path: path, reason: reason, status: lc_status(LC_ERR_PLUGIN_REFUSED))
+    }
+
+    /// Writes the registry if anything changed. - Returns: the error's words.
+    func save() -> String? { changed ? registry.save() : nil }
+}
+
+/// `--scan-budget DURATION` (`Seconds.parse`: above 0, at most 3600 s); the default without one.
+func scanBudget(_ text: String?) throws -> Duration {
+    guard let text else { return PluginScanner.defaultBudget }
+    do { return try Seconds.parse(text, allowsZero: false, atMost: 3600) } catch {
+        throw ValidationError("--scan-budget \(text): \(error.message)")
+    }
+}

@@ -1,0 +1,246 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The host always hears its signals and always ends: the built `lifecycle-host`, hostile C plugins
+/// built at test time, real signals, a real socket file, the JSON trace read back.
+final class HostEndsTests: XCTestCase {
+    let host = HostEndToEndTests.host
+    static let echo = CBuild.products + "/libEcho.so"
+
+    private var folder = ""
+
+    override func setUpWithError() throws {
+        folder = try CBuild.temporaryFolder("ends")
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: folder)
+        super.tearDown()
+    }
+
+    /// A plugin `id` whose init runs `initBody` (after keeping `host` and `plugin`), with `extra` C above it.
+    private func plugin(_ name: String, id: String, extra: String = "", initBody: String) throws -> String {
+        let source = """
+            #include "lifecycle.h"
+            #include <stdio.h>
+            #include <stdlib.h>
+            static const lc_host_api_t *host;
+            static lc_plugin *self;
+            \(extra)
+            static lc_status plugin_init(const lc_host_api_t *api, lc_plugin *plugin, void **state) {
+                (void)state; host = api; self = plugin;
+                \(initBody)
+            }
+            static const lc_plugin_descriptor_t descriptor = {
+                .struct_size = sizeof descriptor, .magic = LC_PLUGIN_MAGIC, .abi_major = LC_ABI_VERSION_MAJOR,
+                .abi_minor = LC_ABI_VERSION_MINOR, .id = "\(id)", .version = "1.0", .description = "hostile", .init = plugin_init,
+            };
+            LC_EXPORT const lc_plugin_descriptor_t *lc_plugin_entry(void) { return &descriptor; }
+            """
+        return try CBuild.sharedObject(source, named: name, in: folder)
+    }
+
+    /// Observes didBecomeActive with an observer that never returns.
+    private func spinner() throws -> String {
+        try plugin("spin", id: "com.example.spin",
+                   extra: "static void spin(const lc_notification_t *n, void *c) { (void)n, (void)c; for (volatile unsigned long i = 0;; i++) {} }",
+                   initBody: #"return host->observe(self, "didBecomeActive", NULL, spin, NULL, NULL);"#)
+    }
+
+    private func json(_ line: String) -> [String: Any] {
+        (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? [:]
+    }
+
+    private func kindAndName(_ lines: [String]) -> [String] {
+        lines.map { json($0) }.map { "\($0["kind"] ?? "?") \($0["name"] ?? "?")" }
+    }
+
+    private func seconds(since start: Date) -> Double { Date().timeIntervalSince(start) }
+
+    /// The last trace line, checked to be the spinner's `watchdog` line for `budget` in `state`; its
+    /// fields.
+    private func spinnerWatchdogLine(_ process: RunningProcess, budget: String, state: String,
+                                     file: StaticString = #filePath, line: UInt = #line) throws -> (fields: [String: Any], detail: String)
+    {
+        let last = json(try XCTUnwrap(process.output.last, file: file, line: line))
+        XCTAssertEqual(last["kind"] as? String, "watchdog", file: file, line: line)
+        XCTAssertEqual(last["budget"] as? String, budget, file: file, line: line)
+        XCTAssertEqual(last["name"] as? String, "didBecomeActive", file: file, line: line)
+        XCTAssertEqual(last["plugin"] as? String, "com.example.spin", file: file, line: line)
+        XCTAssertEqual(last["state"] as? String, state, file: file, line: line)
+        return (last, try XCTUnwrap(last["detail"] as? String, file: file, line: line))
+    }
+
+    // MARK: Signals
+
+    func testSIGTERMOrSIGINTDuringAPendingWaitEndsTheRunAtOnce() throws {
+        let script = folder + "/wait.scenario"
+        try "launch\nwait 60m\nhome\n".write(toFile: script, atomically: true, encoding: .utf8)
+        for (signo, name) in [(SIGTERM, "SIGTERM"), (SIGINT, "SIGINT")] {
+            let socket = folder + "/wait-\(name).sock"
+            let process = try RunningProcess(host, ["run", "--trace", "json", "--socket", socket, "--no-pressure", "--no-clock",
+                                                    "--script", script, "--plugin", Self.echo])
+            XCTAssertNotNil(process.waitForLine { $0.contains("\"name\":\"wait 3600s\"") }, "the wait is pending")
+            XCTAssertTrue(FileManager.default.fileExists(atPath: socket))
+            let start = Date()
+            process.signal(signo)
+            let status = process.wait(timeout: 20)
+            XCTAssertLessThan(seconds(since: start), 2, "ended at once, not after the wait")
+            XCTAssertEqual(status, 0, process.standardError)
+            let trace = process.output.filter { $0.hasPrefix("{") }
+            let input = try XCTUnwrap(trace.first { json($0)["kind"] as? String == "input" && json($0)["name"] as? String == "terminate" })
+            XCTAssertEqual(json(input)["detail"] as? String, "signal \(name)")
+            // The active application is terminated through the background (seed 001); nothing of the
+            // scenario after the wait runs (no `home`).
+            XCTAssertEqual(Array(kindAndName(trace).suffix(8)),
+                           ["input terminate", "action terminate", "notification willResignActive", "state inactive", "state background",
+                            "notification didEnterBackground", "notification willTerminate", "state not-running"])
+            XCTAssertFalse(kindAndName(trace).contains("action home"))
+            XCTAssertEqual(Array(process.output.filter { $0.hasPrefix("echo:") }.suffix(3)),
+                           ["echo: willResignActive", "echo: didEnterBackground", "echo: willTerminate"])
+            XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "the socket file is removed")
+        }
+    }
+
+    func testSIGTERMWhileAnObserverLoopsForeverEndsFromTheWatchdogWithinTheTerminateBudget() throws {
+        let socket = folder + "/spin.sock"
+        let process = try RunningProcess(host, ["run", "--trace", "json", "--socket", socket, "--no-pressure", "--no-clock",
+                                                "--plugin", try spinner(), "--budget", "hang=600", "--budget", "terminate=1"])
+        XCTAssertNotNil(process.waitForLine { $0.contains("\"kind\":\"notification\",\"name\":\"didBecomeActive\"") }, "launched")
+        usleep(200_000)  // the observer spins
+        XCTAssertTrue(FileManager.default.fileExists(atPath: socket))
+        let start = Date()
+        process.signal(SIGTERM)
+        let status = process.wait(timeout: 20)
+        let took = seconds(since: start)
+        XCTAssertEqual(status, 5, process.standardError)
+        XCTAssertGreaterThanOrEqual(took, 0.9, "the loop had its terminate budget")
+        XCTAssertLessThan(took, 2.5, "ended within the terminate budget (1 s), not never")
+        let detail = try spinnerWatchdogLine(process, budget: "terminate", state: "active").detail
+        XCTAssertTrue(detail.hasPrefix("signal SIGTERM: the application did not end within the terminate budget (1.0"), detail)
+        XCTAssertTrue(detail.hasSuffix(" of 1.000 s); the main thread was still in the didBecomeActive observer of 'com.example.spin'; "
+            + "the process exits with status 5"), detail)
+        XCTAssertTrue(process.standardError.contains("lifecycle-host: watchdog: signal SIGTERM: the application did not end within the terminate budget"),
+                      process.standardError)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "the socket file is removed")
+    }
+
+    // MARK: The hang budget
+
+    func testALoopingDidBecomeActiveObserverIsReportedAfterTheHangBudget() throws {
+        let socket = folder + "/hang.sock"
+        let process = try RunningProcess(host, ["run", "--trace", "json", "--socket", socket, "--no-pressure", "--no-clock",
+                                                "--plugin", try spinner(), "--budget", "hang=0.5"])
+        let active = try XCTUnwrap(process.waitForLine { $0.contains("\"kind\":\"notification\",\"name\":\"didBecomeActive\"") })
+        let status = process.wait(timeout: 20)
+        XCTAssertEqual(status, 4, process.standardError)
+        let (last, detail) = try spinnerWatchdogLine(process, budget: "hang", state: "not-running")
+        XCTAssertTrue(detail.hasPrefix("didBecomeActive by 'com.example.spin' overran the hang budget: at least 0.5"), detail)
+        XCTAssertTrue(detail.hasSuffix(" of 0.500 s (policy: terminate); the process exits"), detail)
+        // Reported after the budget, and within a quarter of it more (plus scheduling).
+        let reportedAfter = (last["t"] as? Double ?? 0) - (json(active)["t"] as? Double ?? 0)
+        XCTAssertGreaterThanOrEqual(reportedAfter, 0.5)
+        XCTAssertLessThan(reportedAfter, 0.9)
+        XCTAssertTrue(process.standardError.contains("lifecycle-host: watchdog: didBecomeActive by 'com.example.spin' overran the hang budget"),
+                      process.standardError)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "the socket file is removed")
+    }
+
+    // MARK: The nesting limit
+
+    func testRepostingHundredThousandDeepIsRefusedAtTheLimitAndEchoBesideItGetsEverything() throws {
+        let recurse = try plugin("recurse", id: "com.example.recurse", extra: """
+            static int depth, refused_at = -1;
+            static void again(const lc_notification_t *n, void *c) {
+                (void)n, (void)c;
+                if (++depth < 100000) {
+                    lc_status s = host->post(self, "com.example.again", NULL, NULL);
+                    if (s != LC_OK && refused_at < 0) { refused_at = depth; fprintf(stderr, "refused at depth %d: %d\\n", depth, s); }
+                }
+                depth--;
+            }
+            static void active(const lc_notification_t *n, void *c) {
+                (void)n, (void)c;
+                refused_at = -1;
+                fprintf(stderr, "outer post: %d\\n", host->post(self, "com.example.again", NULL, NULL));
+            }
+            """, initBody: """
+            host->observe(self, "com.example.again", NULL, again, NULL, NULL);
+            return host->observe(self, "didBecomeActive", NULL, active, NULL, NULL);
+            """)
+        let script = folder + "/hf.scenario"
+        try "launch\nhome\nforeground\nterminate\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try CBuild.run(host, ["run", "--trace", "json", "--no-socket", "--no-pressure", "--no-clock", "--script", script,
+                                           "--plugin", recurse, "--plugin", Self.echo])
+        XCTAssertEqual(result.status, 0, result.output)
+        let parts = result.output.components(separatedBy: "--stderr--\n")
+        let lines = parts[0].split(separator: "\n").map(String.init)
+        let trace = lines.filter { $0.hasPrefix("{") }
+        // Each didBecomeActive (launch, foreground): one refusal, at the limit, traced, the host goes on.
+        let refusals = trace.map { json($0) }.filter { $0["kind"] as? String == "error" }
+        XCTAssertEqual(refusals.count, 2)
+        for refusal in refusals {
+            XCTAssertEqual(refusal["name"] as? String, "post refused")
+            XCTAssertEqual(refusal["plugin"] as? String, "com.example.recurse")
+            XCTAssertEqual(refusal["detail"] as? String,
+                           "com.example.again: 64 dispatches were already nested (the limit is 64); nothing was delivered")
+        }
+        // The didBecomeActive dispatch is one level, the 63 nested posts the others: the 64th is refused.
+        XCTAssertEqual(parts.count > 1 ? parts[1].split(separator: "\n").filter { !$0.contains("AppLifecycle") }.map(String.init) : [],
+                       ["refused at depth 63: -17", "outer post: 0", "refused at depth 63: -17", "outer post: 0"])
+        // Echo beside it received every notification the engine delivered, in order.
+        let delivered = trace.map { json($0) }.filter { $0["kind"] as? String == "notification" }.map { "echo: \($0["name"] ?? "")" }
+        XCTAssertEqual(lines.filter { $0.hasPrefix("echo:") }, delivered)
+        XCTAssertEqual(delivered, ["echo: didFinishLaunching", "echo: didBecomeActive", "echo: willResignActive", "echo: didEnterBackground",
+                                   "echo: willEnterForeground", "echo: didBecomeActive", "echo: willResignActive", "echo: didEnterBackground",
+                                   "echo: willTerminate"])
+    }
+
+    // MARK: exit() from a plugin
+
+    func testExitZeroInInitGivesStatus6AnExitEventAndNoSocketLeft() throws {
+        let exiting = try plugin("exit0", id: "com.example.exit", initBody: "exit(0);")
+        let socket = folder + "/exit.sock"
+        let result = try CBuild.run(host, ["run", "--trace", "json", "--socket", socket, "--no-pressure", "--no-clock", "--plugin", exiting])
+        XCTAssertEqual(result.status, 6, result.output)
+        let parts = result.output.components(separatedBy: "--stderr--\n")
+        let trace = parts[0].split(separator: "\n").map(String.init)
+        XCTAssertEqual(kindAndName(trace), ["socket \(socket)", "exit exit(0)"])
+        let last = json(try XCTUnwrap(trace.last))
+        XCTAssertEqual(last["plugin"] as? String, exiting, "named by its path: init runs before the plugin has an id")
+        XCTAssertEqual(last["state"] as? String, "not-running")
+        XCTAssertEqual(last["detail"] as? String, "called in the init of '\(exiting)', not by the host; the process exits with status 6")
+        XCTAssertEqual(parts.count > 1 ? parts[1] : "",
+                       "lifecycle-host: exit(0) was called in the init of '\(exiting)', not by the host; the process exits with status 6\n")
+        XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "the socket file is removed")
+    }
+
+    func testExitInAnObserverNamesTheObserverAndItsPlugin() throws {
+        let exiting = try plugin("exit3", id: "com.example.exit",
+                                 extra: "static void bye(const lc_notification_t *n, void *c) { (void)n, (void)c; exit(3); }",
+                                 initBody: #"return host->observe(self, "didBecomeActive", NULL, bye, NULL, NULL);"#)
+        let result = try CBuild.run(host, ["run", "--trace", "json", "--no-socket", "--no-pressure", "--no-clock", "--plugin", exiting])
+        XCTAssertEqual(result.status, 6, result.output)
+        let trace = result.output.components(separatedBy: "--stderr--\n")[0].split(separator: "\n").map(String.init)
+        XCTAssertEqual(Array(kindAndName(trace).suffix(3)), ["state active", "notification didBecomeActive", "exit exit(3)"])
+        let last = json(try XCTUnwrap(trace.last))
+        XCTAssertEqual(last["plugin"] as? String, "com.example.exit")
+        XCTAssertEqual(last["state"] as? String, "active")
+        XCTAssertEqual(last["detail"] as? String,
+                       "called in the didBecomeActive observer of 'com.example.exit', not by the host; the process exits with status 6")
+    }
+
+    /// `check` scans a plugin's init in a process of its own first (see PluginScanTests): an exit()
+    /// there is a refusal naming the status, and the host's own process never runs that init.
+    func testCheckRefusesAPluginThatExitsInInitFromItsScan() throws {
+        let exiting = try plugin("exit0", id: "com.example.exit", initBody: "exit(0);")
+        let cache = NSTemporaryDirectory() + "lc-ends-cache-\(getpid())-\(UInt32.random(in: 0 ... .max))"
+        defer { try? FileManager.default.removeItem(atPath: cache) }
+        let result = try CBuild.run(host, ["check", exiting], environment: ["XDG_CACHE_HOME": cache])
+        XCTAssertEqual(result.status, 3, result.output)
+        XCTAssertEqual(result.output,
+                       "\(exiting)\n  refused:     crashed when scanned: the plugin's process exited with status 0 while running init "
+                       + "(remembered in \(cache)/lifecycle-host/plugin-registry; --rescan to scan it again)\n")
+    }
+}
