@@ -1,14 +1,5 @@
-// Small helpers of the host: trimming, absolute paths, reading and writing whole files.
+// Small helpers of the host: absolute paths, reading and writing whole files.
 @preconcurrency import Glibc
-
-extension String {
-    func trimmingWhitespace() -> String {
-        var s = Substring(self)
-        while let first = s.first, first.isWhitespace { s.removeFirst() }
-        while let last = s.last, last.isWhitespace { s.removeLast() }
-        return String(s)
-    }
-}
 
 /// An absolute path for `path` (relative to the working directory).
 func absolute(_ path: String) -> String {

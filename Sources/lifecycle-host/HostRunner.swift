@@ -1,4 +1,5 @@
 import AppLifecycle
+import HostInput
 @preconcurrency import Glibc
 import Logging
 import LifecycleC
@@ -284,20 +285,8 @@ final class HostRunner: @unchecked Sendable {
             if case .action = command, origin.isScript { fromScriptAction = true }
             if !fromScriptAction { hostLine("input", command.description, detail: origin.description) }
         }
-        var failure: String?
-        switch command {
-        case .action(let action):
-            do { try handle.app.perform(action) } catch { failure = error.message }
-        case .post(let name, let info):
+        let failure = command.perform(on: handle.app, fromScript: origin?.isScript == true) { name, info in
             hostLine("post", name.rawValue, detail: info.isEmpty ? nil : info.description)
-            handle.app.center.post(name, userInfo: info.isEmpty ? nil : info)
-        case .wait:
-            if origin?.isScript != true { failure = "'wait' is for scenario files" }
-        case .expectState(let expected):
-            if handle.app.state != expected { failure = "expected state \(expected), found \(handle.app.state)" }
-        case .expectScene(let id, let expected):
-            let found = handle.app.scene(id: id)?.state ?? .unattached
-            if found != expected { failure = "expected scene \(id) \(expected), found \(found)" }
         }
         if let failure, origin?.isScript != true {
             hostLine("error", command.description, detail: failure)
@@ -476,20 +465,8 @@ final class HostRunner: @unchecked Sendable {
 
     /// One request line → one response line. Protocol: docs/host.md.
     private func answer(_ request: String) -> String {
-        let words = request.trimmingWhitespace()
-        if words == "status" { return status() }
-        if words == "help" { return "ok requests: status | send ACTION [ARGS...] | help" }
-        if words.hasPrefix("send ") || words == "send" {
-            let line = String(words.dropFirst(4)).trimmingWhitespace()
-            do {
-                guard let command = try ScenarioParser.parse(line: line) else { return "error: 'send' needs an action" }
-                if let failure = perform(command, origin: .socket) { return "error: \(failure)" }
-                return "ok \(handle?.app.state.rawValue ?? "not-running")"
-            } catch {
-                return "error: \(error.message)"
-            }
-        }
-        return "error: unknown request '\(words)' (status, send ACTION, help)"
+        ControlRequest(line: request).response(status: status, perform: { perform($0, origin: .socket) },
+                                               state: { handle?.app.state ?? .notRunning })
     }
 
     /// The state of the host as one JSON object.

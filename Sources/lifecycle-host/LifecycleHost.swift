@@ -1,4 +1,5 @@
 import AppLifecycle
+import HostInput
 import ArgumentParser
 @preconcurrency import Glibc
 import LifecycleC
@@ -351,7 +352,7 @@ struct Send: ParsableCommand {
         let (words, given) = try Self.splitSocketOption(action)
         guard !words.isEmpty else { throw ValidationError("send needs an action ('lifecycle-host send home')") }
         if given != nil, socket.socket != nil { throw ValidationError("--socket given twice") }
-        let line = words.map(quoteWord).joined(separator: " ")
+        let line = words.map(ScenarioParser.quote).joined(separator: " ")
         try request("send " + line, given ?? socket.path)
     }
 
@@ -395,17 +396,6 @@ struct Status: ParsableCommand {
     @OptionGroup var socket: SocketOption
 
     func run() throws { try request("status", socket.path) }
-}
-
-/// A word as the scenario tokenizer reads it back: quoted when it holds white space or quotes.
-func quoteWord(_ word: String) -> String {
-    guard word.isEmpty || word.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "#" }) else { return word }
-    var out = "\""
-    for character in word {
-        if character == "\"" || character == "\\" { out.append("\\") }
-        out.append(character)
-    }
-    return out + "\""
 }
 
 /// Sends one request and prints the reply; a reply starting with "error" exits 1. A default path in

@@ -1,4 +1,5 @@
 import AppLifecycle
+import HostInput
 import ArgumentParser
 @preconcurrency import Glibc
 import PluginHost

@@ -1,4 +1,5 @@
 import AppLifecycle
+import HostInput
 import Foundation
 import TestSupport
 import XCTest

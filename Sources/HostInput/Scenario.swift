@@ -1,19 +1,21 @@
 import AppLifecycle
 
 /// What is wrong with one scenario line (without the FILE:LINE prefix).
-struct ScenarioError: Error, Sendable, CustomStringConvertible {
-    let message: String
-    var description: String { message }
+package struct ScenarioError: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
+
+    package init(message: String) { self.message = message }
 }
 
 /// One parsed line of a scenario file, with where it came from.
-struct ScenarioLine: Sendable {
-    let file: String
-    let line: Int
-    let text: String
-    let command: HostCommand
+package struct ScenarioLine: Sendable {
+    package let file: String
+    package let line: Int
+    package let text: String
+    package let command: HostCommand
     /// `FILE:LINE`, the prefix of every error about this line.
-    var location: String { "\(file):\(line)" }
+    package var location: String { "\(file):\(line)" }
 }
 
 /// Parses scenario lines: one action a line, `#` starts a comment.
@@ -30,21 +32,21 @@ struct ScenarioLine: Sendable {
 /// VALUEs are typed: `true`/`false` → bool, `12` → integer, `1.5` → double, anything else (or
 /// anything in double quotes) → string. DURATIONs: `250ms`, `2s`, `1.5s`, `100us`, `1m`, at most
 /// `Seconds.maximum` (9223372036 s).
-enum ScenarioParser {
+package enum ScenarioParser {
     /// The largest scenario file read, in bytes (16 MiB): checked before it is read.
-    static let maxFileBytes = 16 << 20
+    package static let maxFileBytes = 16 << 20
 
-    static let commands = [
+    package static let commands = [
         "launch", "home", "foreground", "interrupt", "dismiss", "accept", "lock", "unlock", "memory-warning",
         "time-change", "open-url", "fetch", "remote-notification", "post", "wait", "expect-state", "terminate", "purge",
         "scene", "expect-scene", "continue-activity", "update-activity",
     ]
 
     /// The verbs of `scene VERB ID`.
-    static let sceneVerbs = ["connect", "activate", "deactivate", "background", "foreground", "disconnect", "discard"]
+    package static let sceneVerbs = ["connect", "activate", "deactivate", "background", "foreground", "disconnect", "discard"]
 
     /// One line each, as `help` prints them.
-    static let help = """
+    package static let help = """
         launch [background] [KEY=VALUE...]   launch (into the background), with launch options
         home                                 Home button: willResignActive, didEnterBackground
         foreground                           return to the app
@@ -74,7 +76,7 @@ enum ScenarioParser {
     /// Lines end with LF or CR LF (a file saved on Windows): the CR is not part of the line. (Split on
     /// bytes: in a Swift `String` CR LF is one `Character`, so splitting on the character "\n" would
     /// find no line break at all in a CR LF file.)
-    static func parse(text: String, file: String) throws(ScenarioFileError) -> [ScenarioLine] {
+    package static func parse(text: String, file: String) throws(ScenarioFileError) -> [ScenarioLine] {
         var lines: [ScenarioLine] = []
         for (index, raw) in text.utf8.split(separator: 10, omittingEmptySubsequences: false).enumerated() {
             let text = String(decoding: raw.last == 13 ? raw.dropLast() : raw, as: UTF8.self)
@@ -90,7 +92,7 @@ enum ScenarioParser {
     }
 
     /// Parses one line; nil for a blank or comment line.
-    static func parse(line: String) throws(ScenarioError) -> HostCommand? {
+    package static func parse(line: String) throws(ScenarioError) -> HostCommand? {
         let words = try tokenize(line)
         guard let verb = words.first else { return nil }
         let args = Array(words.dropFirst())
@@ -193,15 +195,13 @@ enum ScenarioParser {
             return .expectState(state)
         default:
             var message = "unknown action '\(verb)'"
-            if let close = commands.min(by: { distance($0, verb) < distance($1, verb) }), distance(close, verb) <= 3 {
-                message += " (did you mean '\(close)'?)"
-            }
+            if let close = suggestion(for: verb) { message += " (did you mean '\(close)'?)" }
             throw ScenarioError(message: message + "; 'help' lists the actions")
         }
     }
 
     /// Splits on white space; double quotes group (with \" and \\ escapes); `#` outside quotes ends the line.
-    static func tokenize(_ line: String) throws(ScenarioError) -> [String] {
+    package static func tokenize(_ line: String) throws(ScenarioError) -> [String] {
         var words: [String] = []
         var current = ""
         var inWord = false
@@ -239,8 +239,21 @@ enum ScenarioParser {
         return words
     }
 
+    /// A word as `tokenize` reads it back: quoted (with `\"` and `\\` escaped) when it is empty or
+    /// holds white space, a quote or a `#`; as it is otherwise. `tokenize` of the quoted words joined
+    /// by spaces gives the words again (`lifecycle-host send` builds its request line so).
+    package static func quote(_ word: String) -> String {
+        guard word.isEmpty || word.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "#" }) else { return word }
+        var out = "\""
+        for character in word {
+            if character == "\"" || character == "\\" { out.append("\\") }
+            out.append(character)
+        }
+        return out + "\""
+    }
+
     /// `KEY=VALUE` words as a typed dictionary.
-    static func keyValues(_ words: [String], _ verb: String) throws(ScenarioError) -> UserInfo {
+    package static func keyValues(_ words: [String], _ verb: String) throws(ScenarioError) -> UserInfo {
         var info = UserInfo()
         for word in words {
             guard let equals = word.firstIndex(of: "="), equals != word.startIndex else {
@@ -253,7 +266,7 @@ enum ScenarioParser {
     }
 
     /// Removes `key` from `info` and returns it as a string (any typed value, as written); nil when absent.
-    static func take(_ key: String, from info: inout UserInfo, _ verb: String) throws(ScenarioError) -> String? {
+    package static func take(_ key: String, from info: inout UserInfo, _ verb: String) throws(ScenarioError) -> String? {
         guard let value = info[key] else { return nil }
         info[key] = nil
         let text = value.stringValue ?? value.description
@@ -261,7 +274,7 @@ enum ScenarioParser {
         return text
     }
 
-    static func value(_ text: String) -> UserInfoValue {
+    package static func value(_ text: String) -> UserInfoValue {
         if text == "true" { return .bool(true) }
         if text == "false" { return .bool(false) }
         if let integer = Int64(text) { return .int(integer) }
@@ -270,7 +283,7 @@ enum ScenarioParser {
     }
 
     /// A `wait` duration: checked by `Seconds.parse` (at most `Seconds.maximum`) before it is converted.
-    static func duration(_ text: String) throws(ScenarioError) -> Duration {
+    package static func duration(_ text: String) throws(ScenarioError) -> Duration {
         do {
             return try Seconds.parse(text)
         } catch {
@@ -278,24 +291,21 @@ enum ScenarioParser {
         }
     }
 
-    private static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a.utf8), b = Array(b.utf8)
-        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + [Int](repeating: 0, count: b.count)
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
+    /// The first of `commands` closest to `verb`, if one is within an edit distance of 3.
+    private static func suggestion(for verb: String) -> String? {
+        let typed = Array(verb.utf8)
+        var best: (command: String, distance: Int)?
+        for command in commands {
+            guard let distance = editDistance(Array(command.utf8), typed, atMost: 3) else { continue }
+            if distance < (best?.distance ?? .max) { best = (command, distance) }
         }
-        return previous[b.count]
+        return best?.command
     }
 }
 
 /// A scenario file error: `FILE:LINE: message`.
-struct ScenarioFileError: Error, Sendable, CustomStringConvertible {
-    let location: String
-    let message: String
-    var description: String { "\(location): \(message)" }
+package struct ScenarioFileError: Error, Sendable, CustomStringConvertible {
+    package let location: String
+    package let message: String
+    package var description: String { "\(location): \(message)" }
 }
