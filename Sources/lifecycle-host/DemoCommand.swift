@@ -28,8 +28,11 @@ struct Demo: ParsableCommand {
         do {
             try buildMissingPlugins(options.plugins, folder: folder)
             if options.configuration.archiveDirectory == nil {
-                scratch = try makeTemporaryFolder(prefix: "lifecycle-host-demo-")
-                options.configuration.archiveDirectory = scratch
+                let folder = try makeTemporaryFolder(prefix: "lifecycle-host-demo-")
+                scratch = folder
+                options.configuration.archiveDirectory = folder
+                // StateKeeper's protected file too (else /tmp/statekeeper-protected.txt), unless named.
+                if getenv("LC_STATEKEEPER_FILE") == nil { setenv("LC_STATEKEEPER_FILE", folder + "/protected.txt", 1) }
             }
         } catch {
             fputs("lifecycle-host demo: \(error.message)\n", stderr)
