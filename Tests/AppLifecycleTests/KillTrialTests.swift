@@ -6,7 +6,7 @@ import XCTest
 @testable import archive_writer_child
 
 /// SIGKILL during saves, counted: a real child process (archive-writer-child) saves generation after
-/// generation of a 4 MiB archive and reports each one; it is killed with SIGKILL at a random moment,
+/// generation of a 1 MiB archive and reports each one; it is killed with SIGKILL at a random moment,
 /// and the archive must then be complete (exactly one generation's content) and no older than the last
 /// save it reported. Each trial then sweeps the killed save's temporary file, as a launch does.
 ///

@@ -10,8 +10,9 @@
 // printing "saved N" after each; the archive must then be exactly the last generation reported or
 // the one after it (saved, not yet reported): anything else is a corrupt archive or a lost save.
 //
-// Each archive holds a few small keys and a 4 MiB `.bytes` value whose content identifies it, so that
-// one save takes measurable time (write + fsync) and a torn write could not go unnoticed.
+// Each archive holds a few small keys and a `.bytes` value whose content identifies it (4 MiB for A
+// and B, 1 MiB for a generation: quicker trials, and more of them land between two saves' steps), so
+// that one save takes measurable time (write + fsync) and a torn write could not go unnoticed.
 // The tests import `writerFixture(_:)` and `generationFixture(_:)` from here, so the two sides cannot drift.
 import AppLifecycle
 import Glibc
@@ -36,10 +37,10 @@ func writerFixture(_ name: String) -> UserInfo {
     ]
 }
 
-/// Generation `number`: its number, and 4 MiB of pages each holding the page's number and the generation's.
+/// Generation `number`: its number, and 1 MiB of pages each holding the page's number and the generation's.
 func generationFixture(_ number: Int64) -> UserInfo {
-    var blob = [UInt8](repeating: 0, count: 4 << 20)
-    for page in 0..<1_024 {
+    var blob = [UInt8](repeating: 0, count: 1 << 20)
+    for page in 0..<256 {
         for shift in 0..<8 {
             blob[page * 4_096 + shift] = UInt8(truncatingIfNeeded: page >> (8 * shift))
             blob[page * 4_096 + 8 + shift] = UInt8(truncatingIfNeeded: number >> (8 * shift))
