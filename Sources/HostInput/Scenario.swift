@@ -71,6 +71,12 @@ package enum ScenarioParser {
         launch … scene=ID, open-url … scene=ID                                      target one scene (--scenes)
         """
 
+    /// `help` without the lines of `verbs` (a line's first word is its verb): the prompt and `send`
+    /// refuse `wait`, so their help does not list it.
+    package static func help(omitting verbs: Set<String>) -> String {
+        help.split(separator: "\n").filter { !verbs.contains(String($0.drop { $0 == " " }.prefix { $0 != " " })) }.joined(separator: "\n")
+    }
+
     /// Parses a whole file's text; the first bad line throws with `FILE:LINE: message`.
     ///
     /// Lines end with LF or CR LF (a file saved on Windows): the CR is not part of the line. (Split on
@@ -122,7 +128,7 @@ package enum ScenarioParser {
         case "memory-warning":
             guard args.count <= 1 else { throw ScenarioError(message: "'memory-warning' takes at most one level") }
             guard let level = args.isEmpty ? .warning : MemoryWarningLevel(rawValue: args[0]) else {
-                throw ScenarioError(message: "unknown memory-warning level '\(args[0])' (normal, warning or critical)")
+                throw ScenarioError(message: "unknown memory-warning level '\(args[0])'\(didYouMean(args[0], among: MemoryWarningLevel.allCases.map(\.rawValue))) (normal, warning or critical)")
             }
             return .action(.memoryWarning(level))
         case "open-url":
@@ -139,7 +145,7 @@ package enum ScenarioParser {
                 throw ScenarioError(message: "'scene' needs a verb and a scene id: scene \(sceneVerbs.joined(separator: "|")) ID")
             }
             guard sceneVerbs.contains(sceneVerb) else {
-                throw ScenarioError(message: "unknown scene verb '\(sceneVerb)' (\(sceneVerbs.joined(separator: ", ")))")
+                throw ScenarioError(message: "unknown scene verb '\(sceneVerb)'\(didYouMean(sceneVerb, among: sceneVerbs)) (\(sceneVerbs.joined(separator: ", ")))")
             }
             guard args.count >= 2 else { throw ScenarioError(message: "'scene \(sceneVerb)' needs a scene id") }
             let id = args[1]
@@ -161,7 +167,8 @@ package enum ScenarioParser {
         case "expect-scene":
             guard args.count == 2 else { throw ScenarioError(message: "'expect-scene' needs a scene id and a state") }
             guard let state = SceneState(name: args[1]) else {
-                throw ScenarioError(message: "unknown scene state '\(args[1])' (\(SceneState.allCases.map(\.rawValue).joined(separator: ", ")))")
+                let states = SceneState.allCases.map(\.rawValue)
+                throw ScenarioError(message: "unknown scene state '\(args[1])'\(didYouMean(args[1], among: states)) (\(states.joined(separator: ", ")))")
             }
             return .expectScene(args[0], state)
         case "continue-activity", "update-activity":
@@ -190,7 +197,8 @@ package enum ScenarioParser {
         case "expect-state":
             guard args.count == 1 else { throw ScenarioError(message: "'expect-state' needs one state") }
             guard let state = ApplicationState(name: args[0]) else {
-                throw ScenarioError(message: "unknown state '\(args[0])' (not-running, inactive, active, background or suspended)")
+                let states = ApplicationState.allCases.map(\.rawValue)
+                throw ScenarioError(message: "unknown state '\(args[0])'\(didYouMean(args[0], among: states)) (not-running, inactive, active, background or suspended)")
             }
             return .expectState(state)
         default:
@@ -292,15 +300,7 @@ package enum ScenarioParser {
     }
 
     /// The first of `commands` closest to `verb`, if one is within an edit distance of 3.
-    private static func suggestion(for verb: String) -> String? {
-        let typed = Array(verb.utf8)
-        var best: (command: String, distance: Int)?
-        for command in commands {
-            guard let distance = editDistance(Array(command.utf8), typed, atMost: 3) else { continue }
-            if distance < (best?.distance ?? .max) { best = (command, distance) }
-        }
-        return best?.command
-    }
+    private static func suggestion(for verb: String) -> String? { closestWord(to: verb, among: commands) }
 }
 
 /// A scenario file error: `FILE:LINE: message`.

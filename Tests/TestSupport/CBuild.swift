@@ -24,9 +24,11 @@ public enum CBuild {
     /// The XDG_CACHE_HOME of the programs `run` starts: one temporary folder per test process.
     public static let testCacheFolder = NSTemporaryDirectory() + "lc-test-cache-\(getpid())"
 
-    /// Runs a program; returns its exit status and standard output (standard error appended after "--stderr--").
+    /// Runs a program; returns its exit status and standard output (standard error appended after
+    /// "--stderr--", or with `mergingStandardError` written into the same pipe, in the order written).
     @discardableResult
-    public static func run(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+    public static func run(_ program: String, mergingStandardError: Bool = false, _ arguments: [String],
+                           environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
@@ -37,10 +39,10 @@ public enum CBuild {
         process.environment = base.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
-        process.standardError = err
+        process.standardError = mergingStandardError ? out : err
         try process.run()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        let stderr = mergingStandardError ? Data() : err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         var text = String(decoding: stdout, as: UTF8.self)
         if !stderr.isEmpty { text += "--stderr--\n" + String(decoding: stderr, as: UTF8.self) }

@@ -31,3 +31,26 @@ package func editDistance(_ a: [UInt8], _ b: [UInt8], atMost limit: Int) -> Int?
     }
     return previous[b.count] <= limit ? previous[b.count] : nil
 }
+
+/// The candidate closest to `word` by `editDistance` (the first of equally close ones), if one is
+/// within `limit` and within half the word's length (at least 1), so that a word of one or two
+/// letters is not "corrected" into an unrelated one: the word of every "did you mean …?"
+/// (mistyped actions, subcommands, levels, states, option values).
+///
+/// [thread-safe] O(candidates × |word| × limit) at most, whatever `word`'s length (see `editDistance`).
+package func closestWord(to word: String, among candidates: some Sequence<String>, atMost limit: Int = 3) -> String? {
+    let typed = Array(word.utf8)
+    let limit = min(limit, max(1, typed.count / 2))
+    var best: (word: String, distance: Int)?
+    for candidate in candidates {
+        guard let distance = editDistance(Array(candidate.utf8), typed, atMost: min(limit, (best?.distance ?? limit + 1) - 1)) else { continue }
+        best = (candidate, distance)
+        if distance == 0 { break }
+    }
+    return best?.word
+}
+
+/// `" (did you mean 'WORD'?)"` for the closest of `candidates`, or "" when none is close.
+package func didYouMean(_ word: String, among candidates: some Sequence<String>) -> String {
+    closestWord(to: word, among: candidates).map { " (did you mean '\($0)'?)" } ?? ""
+}
