@@ -1,6 +1,7 @@
 import AppLifecycle
 import CLifecycleSystem
 @preconcurrency import Glibc
+import HostInput
 import LifecycleC
 import PluginHost
 
@@ -135,17 +136,11 @@ final class ValidationStep: @unchecked Sendable {
         case .line(let text):
             let command: HostCommand?
             do { command = try ScenarioParser.parse(line: text) } catch { return stuck("'\(text)': \(error.message)") }
-            switch command {
-            case .action(let action)?:
-                do { try handle.app.perform(action) } catch { return stuck("'\(text)': \(error.message)") }
-            case .post(let name, let info)?:
-                handle.app.center.post(name, userInfo: info.isEmpty ? nil : info)
-            case .wait(let duration)?:
+            if case .wait(let duration)? = command {
                 handle.loop.addTimer(after: duration) { [unowned self] in next() }
                 return
-            case .expectState?, .expectScene?, nil:
-                break
             }
+            if let failure = command?.perform(on: handle.app, fromScript: true) { return stuck("'\(text)': \(failure)") }
         case .awaitSuspended:
             let budgets = handle.app.configuration.budgets
             return awaitSuspended(until: lcs_monotonic_ns() + (budgets.backgroundTask + budgets.expirationWarning + .seconds(2)).nanosecondCount)
