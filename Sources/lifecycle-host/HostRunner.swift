@@ -59,6 +59,8 @@ struct RunOptions {
     var scanBudget = PluginScanner.defaultBudget
     /// How plugins are loaded (`--allow-unsafe-plugins`).
     var pluginLoading: PluginLoadOptions = []
+    /// `--metrics`, `--metrics-file`, `--metrics-interval`.
+    var metrics = MetricsSettings()
 }
 
 /// Runs one application: loads the plugins, launches, then takes commands from the script, the
@@ -76,6 +78,8 @@ final class HostRunner: @unchecked Sendable {
     private var sources: HostOSEvents?
     private var signalWatch: PendingSignalWatch?
     private var server: ControlServer?
+    /// Metrics and systemd notifications (`OperatorHooks`).
+    private var operators: OperatorHooks?
     private let timeline: TimelineRecorder?
     private var script: [ScenarioLine] = []
     private var scriptIndex = 0
@@ -117,6 +121,10 @@ final class HostRunner: @unchecked Sendable {
         }
 
         var configuration = options.configuration
+        // Before the application exists: the engine records into the metrics backend given here.
+        var problems: [String] = []
+        let operators = OperatorHooks(settings: options.metrics, configuration: &configuration) { problems.append($0) }
+        self.operators = operators
         // iOS kills the app outright; a callback that never returns cannot be unwound, so exit here.
         configuration.onWatchdogKill = { report in EmergencyExit.end(.watchdogKill(report)) }
         // SIGTERM or SIGINT was not honoured in time: the main thread is stuck; end from the watchdog.
@@ -140,6 +148,7 @@ final class HostRunner: @unchecked Sendable {
         defer { shutdown() }
         handle.swiftTraceHandler = { [unowned self] event in self.traced(event) }
         writer.writeHeader()
+        for problem in problems { hostLine("error", "systemd", detail: problem) }
 
         // Signals first: they are blocked in this thread, and threads started later inherit the mask.
         let sources = HostOSEvents(
@@ -165,6 +174,7 @@ final class HostRunner: @unchecked Sendable {
             }
         }
 
+        operators.started(handle) { [unowned self] kind, name, detail in hostLine(kind, name, detail: detail) }
         loadPlugins(handle)
 
         // A scenario whose first action starts the application itself is not pre-empted.
@@ -191,6 +201,7 @@ final class HostRunner: @unchecked Sendable {
     }
 
     private func shutdown() {
+        if let problem = operators?.finish() { hostLine("error", "metrics", detail: problem) }
         stdinSource?.cancel()
         server?.close()
         EmergencyExit.setSocketPath(nil)
@@ -268,6 +279,7 @@ final class HostRunner: @unchecked Sendable {
 
     private func refused(_ refusal: PluginRefusal) {
         refusedPlugins += 1
+        operators?.pluginRefused()
         hostLine("error", "plugin refused", detail: refusal.message)
         fputs("lifecycle-host: plugin refused: \(refusal.message)\n", stderr)
     }
@@ -302,6 +314,7 @@ final class HostRunner: @unchecked Sendable {
         if let failure, origin?.isScript != true {
             hostLine("error", command.description, detail: failure)
         }
+        operators?.performed(handle.app.state)
         finishIfDone()
         return failure
     }
@@ -331,6 +344,7 @@ final class HostRunner: @unchecked Sendable {
     private func endForSignal(_ command: HostCommand, origin: OSOrigin) {
         guard let handle else { return }
         handle.app.armTerminationDeadline(reason: origin.description)
+        operators?.stopping()
         endRequested = true
         if handle.app.state == .notRunning {
             hostLine("input", command.description, detail: "\(origin): the application is not running; the run ends")
@@ -394,6 +408,7 @@ final class HostRunner: @unchecked Sendable {
     /// A line of the host's own (not the engine's) in the trace.
     private func hostLine(_ kind: String, _ name: String, plugin: String? = nil, detail: String? = nil) {
         let state = handle?.app.state ?? .notRunning
+        operators?.hostLine(kind: kind)
         writer.write(TraceLine(kind: kind, name: name, state: state, plugin: plugin, detail: detail))
     }
 

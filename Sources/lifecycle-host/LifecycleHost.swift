@@ -186,6 +186,8 @@ struct Run: ParsableCommand {
 
     @OptionGroup var engine: EngineOptions
 
+    @OptionGroup var metrics: MetricsOptions
+
     /// The parsed values (the same type the fast path of `LifecycleHost.main` fills).
     var values: RunValues {
         RunValues(
@@ -194,7 +196,7 @@ struct Run: ParsableCommand {
             pressureWarning: pressureWarning, pressureCritical: pressureCritical, pressureDelay: pressureDelay,
             noClock: noClock, socket: socket,
             noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, rescan: rescan,
-            scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, engine: engine.values)
+            scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, engine: engine.values, metrics: metrics.values)
     }
 
     func run() throws {
