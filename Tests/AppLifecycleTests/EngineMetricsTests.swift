@@ -97,12 +97,31 @@ final class EngineMetricsTests: XCTestCase {
         h.app.center.post(name)
         h.app.center.post(name)
         XCTAssertEqual(timed(), 2)
-        // A lifecycle delivery while a sample is armed leaves it armed when the sample's name is not delivered.
+        // A lifecycle delivery while a sample is armed: its dispatch (the general loop's anyway) takes the sample.
         try h.loop.run(for: EngineMetrics.sampleInterval + .milliseconds(50))
         XCTAssertTrue(h.app.metrics?.sampleArmed == true)
-        try h.perform(.memoryWarning(.warning))  // its observers are timed; the sample is taken by that dispatch
+        try h.perform(.memoryWarning(.warning))
         XCTAssertNil(h.app.center.observerWillRun)
         XCTAssertEqual(h.app.metrics?.sampleArmed, false)
+        try h.loop.run(for: EngineMetrics.sampleInterval + .milliseconds(50))
+        XCTAssertTrue(h.app.metrics?.sampleArmed == true, "sampling goes on")
+    }
+
+    func testALifecycleDeliveryWithoutObserversLeavesTheSampleArmed() throws {
+        let metrics = TestMetrics()
+        let h = try Harness({ $0.metricsFactory = metrics }, delegates: [], observe: false)
+        try h.launch()
+        try h.loop.run(for: EngineMetrics.sampleInterval + .milliseconds(50))
+        XCTAssertTrue(h.app.metrics?.sampleArmed == true)
+        try h.perform(.memoryWarning(.warning))  // nobody observes it: no dispatch ran
+        XCTAssertTrue(h.app.metrics?.sampleArmed == true)
+        XCTAssertNotNil(h.app.center.observerWillRun, "the sample's hook is back after the delivery")
+        let name = try NotificationName("com.example.later")
+        h.app.center.observe(name, owner: "com.example.late") { _ in }
+        h.app.center.post(name)
+        XCTAssertEqual(metrics.timers(label: "lifecycle_callback_duration_seconds", dimensions: [("plugin", "com.example.late"), ("kind", "observer")])
+            .first?.values.count, 1)
+        XCTAssertNil(h.app.center.observerWillRun)
     }
 
     func testWatchdogReportsAndKillsAreCountedByBudget() throws {
