@@ -88,7 +88,7 @@ let package = Package(
         .executableTarget(
             name: "lifecycle-bench",
             dependencies: ["AppLifecycle", "LifecycleC", "PluginHost", "CLifecycle", "CLifecycleABI", "CLifecycleSystem", "CFFI", "CBenchAnchors",
-                           "CBenchPeers"],
+                           "CBenchPeers", .product(name: "CoreMetrics", package: "swift-metrics")],
             path: "Benchmarks/lifecycle-bench"
         ),
         // The public header as a module for plugins written in Swift (header only).
