@@ -230,6 +230,43 @@ final class MetricsHostTests: XCTestCase {
         XCTAssertEqual(leftovers, [], "no temporary file left behind")
     }
 
+    func testAPortInUseIsAnErrorLineAndTheRunGoesOn() throws {
+        let (first, port) = try startHost()
+        defer { first.signal(SIGKILL) }
+        let second = try RunningProcess(HostEndToEndTests.host, ["run", "--interactive", "--trace", "json", "--no-socket", "--no-signals",
+                                                                 "--no-pressure", "--no-clock", "--metrics", "127.0.0.1:\(port)"])
+        defer { second.signal(SIGKILL) }
+        let error = try XCTUnwrap(second.waitForLine { Self.json($0)["kind"] as? String == "error" })
+        XCTAssertEqual(Self.json(error)["name"] as? String, "metrics")
+        XCTAssertEqual(Self.json(error)["detail"] as? String, "cannot listen on 127.0.0.1:\(port): bind: Address already in use (errno 98)")
+        XCTAssertNotNil(second.waitForLine { Self.json($0)["name"] as? String == "didBecomeActive" })
+        second.send("quit")
+        XCTAssertEqual(second.wait(), 0)
+    }
+
+    func testAnIsolatedPluginsCrashAndRestartsAreCounted() throws {
+        let folder = try CBuild.temporaryFolder("metrics-isolated")
+        let file = folder + "/host.prom"
+        let crasher = try IsolationFixtures.build(
+            IsolationFixtures.observer(id: "com.example.segv", name: "didEnterBackground", body: "*(volatile int *)0 = 42;"), named: "segv")
+        let process = try RunningProcess(HostEndToEndTests.host, ["run", "--interactive", "--trace", "json", "--no-socket", "--no-signals",
+                                                                  "--no-pressure", "--no-clock", "--metrics-file", file, "--plugin", crasher,
+                                                                  "--isolate", "--restart", "on-failure:1"])
+        defer { process.signal(SIGKILL) }
+        XCTAssertNotNil(process.waitForLine { Self.json($0)["name"] as? String == "didBecomeActive" })
+        process.send("home")
+        XCTAssertNotNil(process.waitForLine { Self.json($0)["kind"] as? String == "plugin-restarted" })
+        process.send("foreground")
+        process.send("home")
+        XCTAssertNotNil(process.waitForLine { ($0.contains("gave up after 1 restart")) })
+        process.send("quit")
+        XCTAssertEqual(process.wait(), 7)
+        let exposition = try Exposition(try String(contentsOfFile: file, encoding: .utf8))
+        XCTAssertEqual(exposition["lifecycle_plugin_failures_total{plugin=\"com.example.segv\",cause=\"signal\"}"], 2)
+        XCTAssertEqual(exposition["lifecycle_plugin_restarts_total{plugin=\"com.example.segv\"}"], 1)
+        XCTAssertEqual(exposition["lifecycle_events_total{kind=\"plugin-failed\"}"], 2)
+    }
+
     func testAWatchdogKillIsInTheMetricsFile() throws {
         let folder = try CBuild.temporaryFolder("metrics-kill")
         let file = folder + "/host.prom"
