@@ -58,10 +58,13 @@ let package = Package(
         ),
         // The exported lc_* functions: a thin @c face over LifecycleC and PluginHost.
         .target(name: "CLifecycle", dependencies: ["LifecycleC", "PluginHost", "CLifecycleABI"]),
+        // What the host is told as text: scenario lines and files, control-socket requests, their
+        // framing. Parses and dispatches to an Application; no IO. The fuzz targets drive it too.
+        .target(name: "HostInput", dependencies: ["AppLifecycle"]),
         .executableTarget(
             name: "lifecycle-host",
             dependencies: [
-                "AppLifecycle", "LifecycleOSEvents", "LifecycleC", "PluginHost", "CLifecycleABI", "CLifecycleSystem",
+                "AppLifecycle", "HostInput", "LifecycleOSEvents", "LifecycleC", "PluginHost", "CLifecycleABI", "CLifecycleSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "CoreMetrics", package: "swift-metrics"),
@@ -119,8 +122,13 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "HostTests",
-            dependencies: ["lifecycle-host", "lifecycle-manual", "AppLifecycle", "LifecycleOSEvents", "LifecycleC", "PluginHost", "TestSupport"]
+            dependencies: ["lifecycle-host", "lifecycle-manual", "AppLifecycle", "HostInput", "LifecycleOSEvents", "LifecycleC", "PluginHost",
+                           "TestSupport"]
         ),
+        // The fuzz targets' entry points (Fuzz/README.md): plain functions of bytes, which the libFuzzer
+        // executables below and FuzzRegressionTests (every file of Fuzz/regressions/) call alike.
+        .target(name: "FuzzEntries", dependencies: ["HostInput", "AppLifecycle", "LifecycleRunLoop"], path: "Fuzz/Entries"),
+        .testTarget(name: "FuzzRegressionTests", dependencies: ["FuzzEntries"]),
         // The C layer through the C ABI: dictionaries, statuses, structs, interned names.
         .testTarget(
             name: "LifecycleCTests",
@@ -139,3 +147,14 @@ let package = Package(
     // libsigc++ 3 (the CBenchPeers peer) needs C++17.
     cxxLanguageStandard: .cxx17
 )
+
+// The libFuzzer executables, only when LIFECYCLE_FUZZ=1: they have no `main` of their own (libFuzzer's
+// is linked by `--sanitize=fuzzer`), so an ordinary build could not link them. Fuzz/run builds them.
+if Context.environment["LIFECYCLE_FUZZ"] == "1" {
+    for name in ["scenario", "control", "archive"] {
+        package.targets.append(.executableTarget(
+            name: "fuzz-\(name)", dependencies: ["FuzzEntries"], path: "Fuzz/Targets/\(name)",
+            swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+        package.products.append(.executable(name: "fuzz-\(name)", targets: ["fuzz-\(name)"]))
+    }
+}

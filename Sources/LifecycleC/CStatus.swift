@@ -33,6 +33,15 @@ package func lcFail(_ status: lc_status, _ message: String) -> lc_status {
     return status
 }
 
+/// Forgets the calling thread's last error message: `lcLastErrorMessage()` is "" until the next
+/// failure on this thread (the loader clears it before a plugin's `init`, to tell what failed in
+/// it). [thread-safe]
+package func lcClearLastError() {
+    let previous = pthread_getspecific(lastErrorKey)
+    pthread_setspecific(lastErrorKey, nil)
+    free(previous)
+}
+
 /// `lcFail` for the header's `LC_ERR_*` constants, which Swift imports as `Int`. [thread-safe]
 @discardableResult
 package func lcFail(_ status: Int, _ message: String) -> lc_status {

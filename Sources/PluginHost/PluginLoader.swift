@@ -88,18 +88,32 @@ extension AppHandle {
         let plugin = LoadedPlugin(opened, owner: self, hostTable: hostTable)
         var state: UnsafeMutableRawPointer?
         plugin.inInit = true
+        lcClearLastError()
         let status = opened.initialise(plugin.hostTable, plugin.opaque, &state)
         plugin.inInit = false
         guard status == LC_OK else {
             plugin.removeRegistrations(in: self)
             plugin.isActive = false
             pluginSet.retire(plugin)
-            let why = plugin.initError ?? "the plugin set no message"
+            let why = Self.initFailure(pluginMessage: plugin.initError, hostMessage: String(cString: lcLastErrorMessage()))
             throw PluginRefusal(path: opened.path, reason: "init failed with \(String(cString: lcStatusName(status))): \(why)",
                                 status: lc_status(LC_ERR_PLUGIN_REFUSED))
         }
         plugin.state = state
         return plugin
+    }
+
+    /// Why an init failed, in words: the plugin's own message (`set_error`), and the last error a
+    /// host call gave it during init (`hostMessage`, "" for none), which a plugin that returns a
+    /// failed call's status without a message of its own would otherwise lose — e.g. the "did you
+    /// mean" of `observe` with a misspelled notification name.
+    static func initFailure(pluginMessage: String?, hostMessage: String) -> String {
+        switch (pluginMessage, hostMessage.isEmpty) {
+        case (nil, true): return "the plugin set no message"
+        case (nil, false): return "\(hostMessage) (the last error a host call gave it in init; the plugin set no message)"
+        case (let own?, true): return own
+        case (let own?, false): return own == hostMessage ? own : "\(own); the last error a host call gave it in init: \(hostMessage)"
+        }
     }
 
     /// Loads every `*.so` of a folder (absolute path), in name order; a refusal does not stop the others. [loop-thread]

@@ -1,5 +1,6 @@
 // The control socket client: sends one request to a running host and reads its reply.
 import AppLifecycle
+import HostInput
 import CLifecycleSystem
 @preconcurrency import Glibc
 
@@ -17,7 +18,7 @@ enum ControlClient {
     /// - Throws: `ControlSocketError`: "no lifecycle-host is listening on PATH" when the file is missing
     ///   or nothing accepts on it; permission denied; a server run by another user (not root), checked
     ///   with `SO_PEERCRED` before the request is sent; no response within the timeout; the connection
-    ///   closed before a response; a malformed request.
+    ///   closed before a response; a response over `ControlFraming.maxResponseLength` bytes; a malformed request.
     static func request(path: String, line: String, timeout: Duration = .seconds(5)) throws(ControlSocketError) -> String {
         guard !line.utf8.contains(10), !line.utf8.contains(13) else {
             throw ControlSocketError("a control request is one line: it cannot contain a line break")
@@ -67,7 +68,7 @@ enum ControlClient {
             }
         }
 
-        var response: [UInt8] = []
+        var reader = ControlFraming.ResponseReader()
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
             let remaining = deadline.nanoseconds > MonotonicInstant.now.nanoseconds
@@ -92,11 +93,12 @@ enum ControlClient {
             if count == 0 {
                 throw ControlSocketError("the lifecycle-host on \(path) closed the connection without a response")
             }
-            if let newline = chunk[0..<count].firstIndex(of: 10) {
-                response.append(contentsOf: chunk[0..<newline])
-                return String(decoding: response, as: UTF8.self)
+            switch reader.append(chunk[0..<count]) {
+            case .line(let response): return response
+            case .tooLong:
+                throw ControlSocketError("the response from the lifecycle-host on \(path) is longer than \(ControlFraming.maxResponseLength) bytes")
+            case .needMore: continue
             }
-            response.append(contentsOf: chunk[0..<count])
         }
     }
 

@@ -1,5 +1,6 @@
 // The control socket's request protocol: reading lines, answering them, sending the replies.
 import AppLifecycle
+import HostInput
 import CLifecycleSystem
 @preconcurrency import Glibc
 
@@ -49,50 +50,25 @@ extension ControlServer {
     }
 
     /// Answers each complete line of the input in order (and, at the end of the stream, the last
-    /// unterminated one); enforces the length limit.
+    /// unterminated one); enforces the length limit. The framing is `ControlFraming`'s.
     private func answerLines(_ connection: Connection, atEnd: Bool) {
-        var start = 0
-        let input = connection.input
-        while connection.isReading, !closeRequested {
-            guard let newline = input[start...].firstIndex(of: 10) else { break }
-            guard newline - start <= Self.maxRequestLength else {
-                tooLong(connection)
-                return
+        let end = ControlFraming.drain(connection.input, atEnd: atEnd, while: { !closeRequested }) { frame in
+            let response = ControlFraming.response(to: frame) { text in
+                isHandling = true
+                defer { isHandling = false }
+                return handler(text)
             }
-            answer(connection, input[start..<newline])
-            start = newline + 1
+            if let response { connection.output.append(contentsOf: response) }
         }
-        guard connection.isReading, !closeRequested else { return }
-        let rest = input.count - start
-        if rest > Self.maxRequestLength {
-            tooLong(connection)
-            return
+        switch end {
+        case .waiting(let consumed): connection.input.removeFirst(consumed)
+        case .tooLong: tooLong(connection)
+        case .stopped: break
         }
-        if atEnd, rest > 0 {
-            answer(connection, input[start...])
-            start = input.count
-        }
-        connection.input.removeFirst(start)
-    }
-
-    private func answer(_ connection: Connection, _ raw: ArraySlice<UInt8>) {
-        var line = raw
-        if line.last == 13 { line = line.dropLast() }
-        if line.allSatisfy({ $0 == 32 || $0 == 9 }) { return }
-        let response: String
-        if let text = String(validating: line, as: UTF8.self) {
-            isHandling = true
-            response = handler(text)
-            isHandling = false
-        } else {
-            response = "error: request is not UTF-8"
-        }
-        connection.output.append(contentsOf: response.utf8.map { $0 == 10 || $0 == 13 ? 32 : $0 })
-        connection.output.append(10)
     }
 
     private func tooLong(_ connection: Connection) {
-        connection.output.append(contentsOf: "error: request too long\n".utf8)
+        connection.output.append(contentsOf: ControlFraming.responseBytes(ControlFraming.tooLongResponse))
         connection.input.removeAll()
         connection.stopReading()
         Self.discardInput(connection.fd)

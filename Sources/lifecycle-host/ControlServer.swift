@@ -1,5 +1,6 @@
 // The control socket server: listening, accepting peers (credential check), shutting down.
 import AppLifecycle
+import HostInput
 import CLifecycleSystem
 @preconcurrency import Glibc
 
@@ -45,7 +46,7 @@ import CLifecycleSystem
 ///   server weakly: keep a reference for as long as it should serve; releasing it closes it.
 final class ControlServer {
     /// The longest request, in bytes before its line feed.
-    static let maxRequestLength = 65536
+    static let maxRequestLength = ControlFraming.maxRequestLength
 
     /// The socket file.
     let path: String

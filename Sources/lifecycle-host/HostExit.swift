@@ -21,6 +21,12 @@ enum HostExit {
     static let pluginExit: Int32 = 6
     /// The run ended, but an isolated plugin's process failed on the way (the trace's `plugin-failed`).
     static let isolatedPluginFailed: Int32 = 7
+    /// The scenario ended with the application still running (no `--interactive` to take over): the
+    /// host said so, on standard error and in the trace, and terminated it.
+    static let scenarioLeftRunning: Int32 = 8
+    /// A bad command line (`EX_USAGE`, as ArgumentParser exits for the errors it finds): an unknown
+    /// command or option, a value that does not parse or is out of range, a missing argument.
+    static let usage: Int32 = 64
 
     /// Whether `event` is the watchdog killing the application, which makes the run end with
     /// `watchdogKill`. Read from the event's typed payload, never from its words.

@@ -1,14 +1,5 @@
-// Small helpers of the host: trimming, absolute paths, reading and writing whole files.
+// Small helpers of the host: absolute paths, reading and writing whole files.
 @preconcurrency import Glibc
-
-extension String {
-    func trimmingWhitespace() -> String {
-        var s = Substring(self)
-        while let first = s.first, first.isWhitespace { s.removeFirst() }
-        while let last = s.last, last.isWhitespace { s.removeLast() }
-        return String(s)
-    }
-}
 
 /// An absolute path for `path` (relative to the working directory).
 func absolute(_ path: String) -> String {
@@ -59,4 +50,42 @@ func writeFile(_ path: String, _ text: String) -> Bool {
         offset += n
     }
     return true
+}
+
+/// A failure that is not the command line's (a file or folder the host could not make or read): the
+/// command says it on standard error and exits `HostExit.failure`, not the usage status.
+struct HostFailure: Error {
+    let message: String
+    init(_ message: String) { self.message = message }
+}
+
+/// Makes a new folder `${TMPDIR:-/tmp}/PREFIXxxxxxx` (mode 0700, `mkdtemp`) and returns its path.
+func makeTemporaryFolder(prefix: String) throws(HostFailure) -> String {
+    let base = getenv("TMPDIR").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/tmp"
+    var template = Array((base + "/" + prefix + "XXXXXX").utf8CString)
+    guard template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) != nil else {
+        throw HostFailure("cannot make a temporary folder in \(base): \(String(cString: strerror(errno)))")
+    }
+    return template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+}
+
+/// Removes `path` and everything under it (symbolic links are removed, never followed). Best
+/// effort: what cannot be removed stays. Recursive, for the shallow folders the host makes.
+func removeTree(_ path: String) {
+    var info = stat()
+    guard lstat(path, &info) == 0 else { return }
+    guard info.st_mode & S_IFMT == S_IFDIR else {
+        unlink(path)
+        return
+    }
+    var names: [String] = []
+    if let dir = opendir(path) {
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            if name != ".", name != ".." { names.append(name) }
+        }
+        closedir(dir)
+    }
+    for name in names { removeTree(path + "/" + name) }
+    rmdir(path)
 }

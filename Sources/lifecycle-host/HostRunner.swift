@@ -1,39 +1,10 @@
 import AppLifecycle
+import HostInput
 @preconcurrency import Glibc
 import Logging
 import LifecycleC
 import LifecycleOSEvents
 import PluginHost
-
-/// Where a command came from. The host decides from the case (a scenario line may `wait`, its
-/// actions need no `input` line); `description` gives the words of the trace's `input` lines.
-enum CommandOrigin: Equatable, CustomStringConvertible {
-    /// A scenario line, at `FILE:LINE`.
-    case script(location: String)
-    /// A line typed at the prompt.
-    case stdin
-    /// The end of standard input, which terminates a running application.
-    case stdinClosed
-    /// A `send` request on the control socket.
-    case socket
-    /// An OS event (rendered `signal SIGTSTP`, `psi warning`, `clock`).
-    case os(OSOrigin)
-
-    var description: String {
-        switch self {
-        case .script(let location): return "script \(location)"
-        case .stdin: return "stdin"
-        case .stdinClosed: return "stdin closed"
-        case .socket: return "socket"
-        case .os(let origin): return origin.description
-        }
-    }
-
-    var isScript: Bool {
-        if case .script = self { return true }
-        return false
-    }
-}
 
 /// What `lifecycle-host run` was asked to do.
 struct RunOptions {
@@ -46,6 +17,8 @@ struct RunOptions {
     var launchOptions = UserInfo()
     var backgroundLaunch = false
     var trace: TraceWriter.Format = .text
+    /// `--trace-output FILE`; nil: standard output (see `TraceOutput`).
+    var traceOutput: String?
     var configuration = Configuration()
     /// Signals, memory pressure, clock steps.
     var osEvents = HostOSEvents.Options()
@@ -73,7 +46,7 @@ struct RunOptions {
 final class HostRunner: @unchecked Sendable {
     // @unchecked: used on the main thread only (the loop's); closures handed to the loop run there too.
     private var options: RunOptions
-    private let writer: TraceWriter
+    private var writer: TraceWriter
     private var handle: AppHandle?
     private var sources: HostOSEvents?
     private var signalWatch: PendingSignalWatch?
@@ -84,9 +57,10 @@ final class HostRunner: @unchecked Sendable {
     private var script: [ScenarioLine] = []
     private var scriptIndex = 0
     private var scriptRunning = false
-    private var stdinLines = LineReader()
-    private var stdinSource: LoopSource?
-    private var stdinOpen = false
+    /// The prompt's input (`--interactive`), from when it starts: after the scenario, if there is one.
+    private var prompt: PromptInput?
+    /// The scenario ended with the application running, and the host terminated it (`scenarioLeftRunning`).
+    private var scenarioLeftRunning = false
     private var refusedPlugins = 0
     private var failedPlugins = 0
     private var exitCode: Int32?
@@ -118,6 +92,15 @@ final class HostRunner: @unchecked Sendable {
         } catch {
             fputs("\(error.description)\n", stderr)
             return HostExit.scriptError
+        }
+
+        // Before any plugin is loaded (or any process started): with the JSON trace on standard output,
+        // everything else written there goes to standard error.
+        switch TraceOutput.open(options.traceOutput, format: options.trace) {
+        case .success(let fd): writer = TraceWriter(format: options.trace, fd: fd)
+        case .failure(let failure):
+            fputs("lifecycle-host: \(failure.message)\n", stderr)
+            return HostExit.failure
         }
 
         var configuration = options.configuration
@@ -182,14 +165,15 @@ final class HostRunner: @unchecked Sendable {
             guard case .action(let action)? = script.first?.command else { return false }
             return ["launch", "launch background", "open-url", "fetch", "remote-notification", "continue-activity"].contains(action.name)
         }()
+        // The scenario is under way before the host's own launch: a launch that finds no input open
+        // would end the run as a scenario that left the application running (none of its lines run).
+        scriptRunning = !script.isEmpty
         if !scriptLaunches {
             perform(.action(.launch(options: options.launchOptions, inBackground: options.backgroundLaunch)), origin: nil)
         }
-        if !script.isEmpty {
-            scriptRunning = true
-            handle.loop.perform { [unowned self] in self.runScript() }
-        }
-        if options.interactive { startPrompt(handle) }
+        if !script.isEmpty { handle.loop.perform { [unowned self] in self.runScript() } }
+        // The scenario first, then the prompt: their lines never interleave.
+        if options.interactive, script.isEmpty { startPrompt(handle) }
         finishIfDone()
         while exitCode == nil {
             do { try handle.loop.run() } catch {
@@ -202,7 +186,7 @@ final class HostRunner: @unchecked Sendable {
 
     private func shutdown() {
         if let problem = operators?.finish() { hostLine("error", "metrics", detail: problem) }
-        stdinSource?.cancel()
+        prompt?.close()
         server?.close()
         EmergencyExit.setSocketPath(nil)
         signalWatch?.stop()
@@ -232,7 +216,9 @@ final class HostRunner: @unchecked Sendable {
     // MARK: Plugins
 
     private func loadPlugins(_ handle: AppHandle) {
-        for path in options.plugins { load(absolute(path), in: handle) }
+        for path in options.plugins.map(absolute) {
+            if let refusal = folderRefusal(path, instead: "use --plugin-dir \(path) to load the plugins in it") { refused(refusal) } else { load(path, in: handle) }
+        }
         guard !options.pluginFolders.isEmpty else { return }
         var scanner = PluginScanner(rescan: options.rescan, budget: options.scanBudget, options: options.pluginLoading)
         for folder in options.pluginFolders {
@@ -272,6 +258,10 @@ final class HostRunner: @unchecked Sendable {
                 }
             }
             hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)\(plugin.isIsolated ? " (isolated)" : "")")
+            for need in PluginNeed.unmet(by: options.configuration, for: plugin.implementedMethods) {
+                hostLine("warning", need.name, plugin: plugin.id, detail: need.offSentence(plugin: plugin.id))
+                fputs("lifecycle-host: \(need.offSentence(plugin: plugin.id))\n", stderr)
+            }
         } catch {
             refused(error)
         }
@@ -296,20 +286,8 @@ final class HostRunner: @unchecked Sendable {
             if case .action = command, origin.isScript { fromScriptAction = true }
             if !fromScriptAction { hostLine("input", command.description, detail: origin.description) }
         }
-        var failure: String?
-        switch command {
-        case .action(let action):
-            do { try handle.app.perform(action) } catch { failure = error.message }
-        case .post(let name, let info):
+        let failure = command.perform(on: handle.app, fromScript: origin?.isScript == true) { name, info in
             hostLine("post", name.rawValue, detail: info.isEmpty ? nil : info.description)
-            handle.app.center.post(name, userInfo: info.isEmpty ? nil : info)
-        case .wait:
-            if origin?.isScript != true { failure = "'wait' is for scenario files" }
-        case .expectState(let expected):
-            if handle.app.state != expected { failure = "expected state \(expected), found \(handle.app.state)" }
-        case .expectScene(let id, let expected):
-            let found = handle.app.scene(id: id)?.state ?? .unattached
-            if found != expected { failure = "expected scene \(id) \(expected), found \(found)" }
         }
         if let failure, origin?.isScript != true {
             hostLine("error", command.description, detail: failure)
@@ -358,6 +336,7 @@ final class HostRunner: @unchecked Sendable {
         guard let handle, exitCode == nil else { return }
         guard scriptIndex < script.count else {
             scriptRunning = false
+            if options.interactive { startPrompt(handle) }
             finishIfDone()
             return
         }
@@ -377,13 +356,29 @@ final class HostRunner: @unchecked Sendable {
         }
     }
 
-    /// Ends the run once the application has stopped and no more input is expected.
+    /// Ends the run once the application has stopped and no more input is expected. A scenario that
+    /// ends with the application running (and no prompt to follow) does not leave the host running
+    /// without a word: the host says so and terminates the application (`scenarioLeftRunning`).
     private func finishIfDone() {
         guard let handle, exitCode == nil else { return }
         if killed { return finish(HostExit.watchdogKill) }
-        guard handle.app.state == .notRunning, endRequested || (!scriptRunning && !(options.interactive && stdinOpen)) else { return }
-        finish(refusedPlugins > 0 ? HostExit.pluginRefused : failedPlugins > 0 ? HostExit.isolatedPluginFailed : HostExit.ok)
+        let inputOpen = scriptRunning || prompt?.isOpen == true
+        if handle.app.state != .notRunning {
+            if !inputOpen, !endRequested, !options.interactive, !scenarioLeftRunning, let file = scenarioName {
+                scenarioLeftRunning = true
+                fputs("lifecycle-host: \(file) ended with the application \(handle.app.state): the host terminates it "
+                      + "(end the scenario with 'terminate' to end the run cleanly; exit status \(HostExit.scenarioLeftRunning))\n", stderr)
+                perform(.action(.terminate), origin: .scriptEnded(file: file))
+            }
+            return
+        }
+        guard endRequested || !inputOpen else { return }
+        finish(refusedPlugins > 0 ? HostExit.pluginRefused : failedPlugins > 0 ? HostExit.isolatedPluginFailed
+               : scenarioLeftRunning ? HostExit.scenarioLeftRunning : HostExit.ok)
     }
+
+    /// The scenario's name as errors give it (its path, or the demo's `demo.scenario`); nil without one.
+    private var scenarioName: String? { options.script ?? options.scriptText?.name }
 
     private func finish(_ code: Int32) {
         guard exitCode == nil else { return }
@@ -415,43 +410,22 @@ final class HostRunner: @unchecked Sendable {
     // MARK: The prompt
 
     private func startPrompt(_ handle: AppHandle) {
-        let flags = fcntl(STDIN_FILENO, F_GETFL)
-        _ = fcntl(STDIN_FILENO, F_SETFL, flags | O_NONBLOCK)
+        guard prompt == nil else { return }
         do {
-            stdinSource = try handle.loop.addReader(fd: STDIN_FILENO) { [unowned self] in self.readStdin() }
-            stdinOpen = true
-            prompt()
+            prompt = try PromptInput(loop: handle.loop) { [unowned self] event in self.typed(event) }
         } catch {
             hostLine("error", "stdin", detail: error.message)
         }
     }
 
-    private func prompt() {
-        if isatty(STDIN_FILENO) == 1 {
-            fputs("lifecycle> ", stderr)
-            fflush(stderr)
-        }
-    }
-
-    private func readStdin() {
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        let n = chunk.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
-        if n < 0 {
-            if errno == EAGAIN || errno == EINTR { return }
-        }
-        if n <= 0 {
-            endOfInput()
-            return
-        }
-        for line in stdinLines.append(chunk[0..<n]) {
-            switch line {
-            case .text(let text): handleTyped(text)
-            case .tooLong:
-                let message = "line too long (at most \(LineReader.maxLineBytes) bytes); ignored"
-                hostLine("error", "stdin", detail: message)
-                fputs("error: \(message)\n", stderr)
-            }
-            if !stdinOpen { return }
+    private func typed(_ event: PromptInput.Event) {
+        switch event {
+        case .line(let line): handleTyped(line)
+        case .tooLong:
+            let message = "line too long (at most \(LineReader.maxLineBytes) bytes); ignored"
+            hostLine("error", "stdin", detail: message)
+            fputs("error: \(message)\n", stderr)
+        case .closed: endOfInput(typedQuit: false)
         }
     }
 
@@ -459,9 +433,10 @@ final class HostRunner: @unchecked Sendable {
         let trimmed = line.trimmingWhitespace()
         switch trimmed {
         case "": break
-        case "help": fputs(ScenarioParser.help + "\n  help | quit\n", stderr)
+        // `wait` is for scenario files: the prompt refuses it, so its help does not list it.
+        case "help": fputs(ScenarioParser.help(omitting: ["wait"]) + "\n  help | quit\n", stderr)
         case "quit", "exit":
-            endOfInput()
+            endOfInput(typedQuit: true)
             return
         default:
             do {
@@ -473,15 +448,15 @@ final class HostRunner: @unchecked Sendable {
                 fputs("error: \(error.message)\n", stderr)
             }
         }
-        if stdinOpen, exitCode == nil { prompt() }
+        if exitCode == nil { prompt?.showPrompt() }
     }
 
-    /// End of input (EOF or `quit`): terminate a running application, then finish.
-    private func endOfInput() {
-        stdinOpen = false
-        stdinSource?.cancel()
-        stdinSource = nil
+    /// End of input (EOF, or `quit` typed): terminate a running application, then finish. At the end
+    /// of input (not a `quit`) the host says so on standard error, as the trace's `input` line does.
+    private func endOfInput(typedQuit: Bool) {
+        prompt?.close()
         if let handle, handle.app.state != .notRunning {
+            if !typedQuit { fputs("lifecycle-host: standard input closed with the application \(handle.app.state): the host terminates it\n", stderr) }
             perform(.action(.terminate), origin: .stdinClosed)
         }
         finishIfDone()
@@ -491,20 +466,8 @@ final class HostRunner: @unchecked Sendable {
 
     /// One request line → one response line. Protocol: docs/host.md.
     private func answer(_ request: String) -> String {
-        let words = request.trimmingWhitespace()
-        if words == "status" { return status() }
-        if words == "help" { return "ok requests: status | send ACTION [ARGS...] | help" }
-        if words.hasPrefix("send ") || words == "send" {
-            let line = String(words.dropFirst(4)).trimmingWhitespace()
-            do {
-                guard let command = try ScenarioParser.parse(line: line) else { return "error: 'send' needs an action" }
-                if let failure = perform(command, origin: .socket) { return "error: \(failure)" }
-                return "ok \(handle?.app.state.rawValue ?? "not-running")"
-            } catch {
-                return "error: \(error.message)"
-            }
-        }
-        return "error: unknown request '\(words)' (status, send ACTION, help)"
+        ControlRequest(line: request).response(status: status, perform: { perform($0, origin: .socket) },
+                                               state: { handle?.app.state ?? .notRunning })
     }
 
     /// The state of the host as one JSON object.

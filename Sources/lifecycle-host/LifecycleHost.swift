@@ -1,4 +1,5 @@
 import AppLifecycle
+import HostInput
 import ArgumentParser
 @preconcurrency import Glibc
 import LifecycleC
@@ -12,7 +13,8 @@ struct LifecycleHost: ParsableCommand {
         abstract: "Runs the iOS application life cycle with observer plugins.",
         discussion: "Exit status of 'run': 0 clean end, 1 failure, 2 scenario error, 3 a plugin refused, 4 watchdog kill, "
             + "5 a termination (SIGTERM, SIGINT) not done within the terminate budget, 6 a plugin called exit(), "
-            + "7 an isolated plugin failed.",
+            + "7 an isolated plugin failed, 8 the scenario ended with the application running (the host terminated it). "
+            + "Every command: 64 a bad command line.",
         subcommands: [Run.self, Demo.self, Check.self, Send.self, Status.self])
 }
 
@@ -20,6 +22,11 @@ struct LifecycleHost: ParsableCommand {
 struct EngineOptions: ParsableArguments {
     @Option(name: .customLong("trace"), help: "Trace format: text or json.")
     var trace: String = EngineValues().trace
+
+    @Option(name: .customLong("trace-output"), help: ArgumentHelp(
+        "Write the trace to FILE (created or truncated) instead of standard output; '-': standard output. With the JSON trace on "
+            + "standard output, plugins' own standard output goes to standard error.", valueName: "FILE"))
+    var traceOutput: String?
 
     @Option(name: .customLong("budget"), help: ArgumentHelp("A time budget (repeatable): seconds, or with a unit (250ms, 2s, 1m); at most 9223372036 s.",
                                                          discussion: "NAME: launch, did-enter-background, will-terminate, completion, background-task, expiration-warning, "
@@ -47,7 +54,7 @@ struct EngineOptions: ParsableArguments {
     var scenes = false
 
     var values: EngineValues {
-        EngineValues(trace: trace, budgets: budgets, archive: archive, watchdog: watchdog, backgroundModes: backgroundModes,
+        EngineValues(trace: trace, traceOutput: traceOutput, budgets: budgets, archive: archive, watchdog: watchdog, backgroundModes: backgroundModes,
                      exitsOnSuspend: exitsOnSuspend, timeline: timeline, scenes: scenes)
     }
 
@@ -58,6 +65,8 @@ struct EngineOptions: ParsableArguments {
 /// ArgumentParser. The defaults here are the options' defaults.
 struct EngineValues: Equatable {
     var trace = "text"
+    /// `--trace-output`: a file, or nil or "-" for standard output.
+    var traceOutput: String?
     var budgets: [String] = []
     var archive: String?
     var watchdog = "terminate"
@@ -66,19 +75,26 @@ struct EngineValues: Equatable {
     var timeline: String?
     var scenes = false
 
+    /// The names `--budget NAME=…` takes (each also has a camel-case spelling).
+    static let budgetNames = ["launch", "did-enter-background", "will-terminate", "completion", "background-task", "expiration-warning", "hang",
+                              "terminate"]
+
     func apply(to options: inout RunOptions) throws {
         guard let format = TraceWriter.Format(rawValue: trace) else {
-            throw ValidationError("--trace must be text or json, not '\(trace)'")
+            throw ValidationError("--trace must be text or json, not '\(trace)'\(didYouMean(trace, among: ["text", "json"]))")
         }
         options.trace = format
+        if let traceOutput, traceOutput.isEmpty { throw ValidationError("--trace-output needs a file name, or '-' for standard output") }
+        options.traceOutput = traceOutput == "-" ? nil : traceOutput
         var configuration = Configuration()
         guard let policy = Configuration.WatchdogPolicy(name: watchdog) else {
-            throw ValidationError("--watchdog must be terminate or report, not '\(watchdog)'")
+            throw ValidationError("--watchdog must be terminate or report, not '\(watchdog)'\(didYouMean(watchdog, among: ["terminate", "report"]))")
         }
         configuration.watchdogPolicy = policy
         for name in backgroundModes {
             guard let mode = Configuration.BackgroundModes(name: name) else {
-                throw ValidationError("unknown background mode '\(name)' (\(Configuration.BackgroundModes.allNames.joined(separator: ", ")))")
+                let names = Configuration.BackgroundModes.allNames
+                throw ValidationError("unknown background mode '\(name)'\(didYouMean(name, among: names)) (\(names.joined(separator: ", ")))")
             }
             configuration.backgroundModes.insert(mode)
         }
@@ -103,8 +119,7 @@ struct EngineValues: Equatable {
             case "hang": configuration.budgets.hang = duration
             case "terminate": configuration.budgets.terminate = duration
             default:
-                throw ValidationError("unknown budget '\(parts[0])' (launch, did-enter-background, will-terminate, completion, background-task, "
-                                      + "expiration-warning, hang, terminate)")
+                throw ValidationError("unknown budget '\(parts[0])'\(didYouMean(parts[0], among: Self.budgetNames)) (\(Self.budgetNames.joined(separator: ", ")))")
             }
         }
         options.configuration = configuration
@@ -199,63 +214,12 @@ struct Run: ParsableCommand {
             scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, engine: engine.values, metrics: metrics.values)
     }
 
+    /// Checked here, not in `run()`: ArgumentParser then shows `run`'s usage under the error.
+    func validate() throws { _ = try values.options() }
+
     func run() throws {
         let code = HostRunner(options: try values.options()).run()
         if code != 0 { throw ExitCode(code) }
-    }
-}
-
-struct Demo: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "The bundled example plugins through every sequence of the life cycle, trace on screen.")
-
-    @OptionGroup var engine: EngineOptions
-
-    func run() throws {
-        var options = RunOptions()
-        try engine.apply(to: &options)
-        // The demo needs fetch and remote notifications, and a place for StateKeeper's archive.
-        options.configuration.backgroundModes.formUnion([.fetch, .remoteNotification])
-        if options.configuration.archiveDirectory == nil {
-            options.configuration.archiveDirectory = "/tmp/lifecycle-host-demo-\(getuid())"
-        }
-        let folder = examplePluginFolder()
-        options.plugins = ["Echo", "StateKeeper", "Greeter", "CacheTrimmer"].map { "\(folder)/lib\($0).so" }
-        try buildMissingPlugins(options.plugins, folder: folder)
-        options.scriptText = ("demo.scenario", DemoScenario.text)
-        options.socket = false
-        options.osEvents.pressure = false
-        options.osEvents.clock = false
-        let code = HostRunner(options: options).run()
-        if code != 0 { throw ExitCode(code) }
-    }
-}
-
-/// `swift run lifecycle-host demo` builds only the executable; the example plugins are separate
-/// products. When they are missing and the demo runs from the package (as `swift run` does), build
-/// them with `swift build` in the same configuration; elsewhere, say what to do.
-private func buildMissingPlugins(_ paths: [String], folder: String) throws {
-    guard paths.contains(where: { access($0, R_OK) != 0 }) else { return }
-    guard access("Package.swift", R_OK) == 0, access("Plugins/Echo/echo.c", R_OK) == 0 else {
-        throw ValidationError("the example plugins are not built next to this executable (\(folder)); run 'swift build' in the AppLifecycle package first")
-    }
-    let configuration = folder.hasSuffix("/release") ? "release" : "debug"
-    fputs("lifecycle-host demo: building the example plugins (swift build -c \(configuration))…\n", stderr)
-    let arguments = ["swift", "build", "-c", configuration]
-    var pid = pid_t()
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO)  // keep stdout for the trace
-    var argv = arguments.map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    guard posix_spawnp(&pid, "swift", &actions, nil, &argv, environ) == 0 else {
-        throw ValidationError("could not run 'swift build'; run it in the AppLifecycle package, then the demo")
-    }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-    guard status == 0, paths.allSatisfy({ access($0, R_OK) == 0 }) else {
-        throw ValidationError("'swift build' did not produce the example plugins in \(folder)")
     }
 }
 
@@ -276,6 +240,8 @@ struct Check: ParsableCommand {
     @Flag(name: .customLong("allow-unsafe-plugins"), help: UnsafePlugins.help)
     var allowUnsafePlugins = false
 
+    func validate() throws { _ = try scanBudget(scanBudgetText) }
+
     func run() throws {
         let loading: PluginLoadOptions = allowUnsafePlugins ? .allowUnsafePermissions : []
         var scanner = PluginScanner(rescan: rescan, budget: try scanBudget(scanBudgetText), options: loading)
@@ -283,7 +249,10 @@ struct Check: ParsableCommand {
         // A plugin whose init exits or never returns is reported as `run` reports it (statuses 6 and 4).
         var configuration = Configuration()
         configuration.onWatchdogKill = { report in EmergencyExit.end(.watchdogKill(report)) }
-        do { handle = try AppHandle(configuration: configuration) } catch { throw ValidationError("\(error)") }
+        do { handle = try AppHandle(configuration: configuration) } catch {
+            fputs("lifecycle-host: \(error.message)\n", stderr)
+            throw ExitCode(HostExit.failure)
+        }
         EmergencyExit.setApplication(handle.app)
         EmergencyExit.arm()
         defer {
@@ -296,6 +265,7 @@ struct Check: ParsableCommand {
         for path in plugins {
             do throws(PluginRefusal) {
                 let path = absolute(path)
+                if let refusal = folderRefusal(path, instead: "give the plugin files in it (check \(path)/*.so)") { throw refusal }
                 // Scanned first, in a process of its own: a plugin that crashes there is not loaded here.
                 if let refusal = scanner.check(path) { throw refusal }
                 let plugin = try handle.app.runMarked("init", owner: path) { () throws(PluginRefusal) in
@@ -313,6 +283,8 @@ struct Check: ParsableCommand {
                 // ABI 1.2: the scene delegate methods, only for a plugin that has some.
                 let sceneMethods = plugin.implementedSceneMethods.map(\.selector)
                 if !sceneMethods.isEmpty { print("  scenes:      \(sceneMethods.joined(separator: ", "))") }
+                // What `run` leaves off unless asked: state preservation, background fetch.
+                for need in PluginNeed.needs(of: plugin.implementedMethods) { print("  needs:       \(need.option) for \(need.featureAndMethods)") }
                 handle.app.runMarked("deinit", owner: plugin.id) { handle.unload(plugin) }
             } catch {
                 refused += 1
@@ -328,101 +300,6 @@ struct Check: ParsableCommand {
 enum UnsafePlugins {
     static let help = ArgumentHelp(
         "Load plugin files that are group- or world-writable, owned by another user, or in such a folder.")
-}
-
-struct SocketOption: ParsableArguments {
-    static let help = "The control socket's path (default: $XDG_RUNTIME_DIR/lifecycle-host.sock, else ${TMPDIR:-/tmp}/lifecycle-host-UID/lifecycle-host.sock)."
-
-    @Option(name: .customLong("socket"), help: ArgumentHelp(SocketOption.help))
-    var socket: String?
-
-    var path: String { socket ?? ControlServer.defaultPath() }
-}
-
-struct Send: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Send an action to a running host, e.g. 'send memory-warning critical'.")
-
-    @OptionGroup var socket: SocketOption
-
-    @Argument(parsing: .captureForPassthrough, help: "The action and its arguments, as in a scenario file.")
-    var action: [String]
-
-    func run() throws {
-        // The action's words are captured as they come, options after it included: take `--socket`
-        // out of them (it was ignored there, and the action sent to the default socket).
-        let (words, given) = try Self.splitSocketOption(action)
-        guard !words.isEmpty else { throw ValidationError("send needs an action ('lifecycle-host send home')") }
-        if given != nil, socket.socket != nil { throw ValidationError("--socket given twice") }
-        let line = words.map(quoteWord).joined(separator: " ")
-        try request("send " + line, given ?? socket.path)
-    }
-
-    /// The action's words without `--socket PATH` / `--socket=PATH`, and that path. A `--` word ends
-    /// the options: every word after it belongs to the action (`send -- post com.example.x --socket`).
-    static func splitSocketOption(_ words: [String]) throws -> (action: [String], socket: String?) {
-        var action: [String] = []
-        var path: String?
-        var index = 0
-        while index < words.count {
-            let word = words[index]
-            index += 1
-            if word == "--" {
-                action += words[index...]
-                break
-            }
-            var value: String?
-            if word == "--socket" {
-                guard index < words.count else { throw ValidationError("--socket needs a path") }
-                value = words[index]
-                index += 1
-            } else if word.hasPrefix("--socket=") {
-                value = String(word.dropFirst("--socket=".count))
-            }
-            guard let value else {
-                action.append(word)
-                continue
-            }
-            guard path == nil else { throw ValidationError("--socket given twice") }
-            guard !value.isEmpty else { throw ValidationError("--socket needs a path") }
-            path = value
-        }
-        return (action, path)
-    }
-}
-
-struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Print a running host's state, plugins, queued notifications and background tasks (JSON).")
-
-    @OptionGroup var socket: SocketOption
-
-    func run() throws { try request("status", socket.path) }
-}
-
-/// A word as the scenario tokenizer reads it back: quoted when it holds white space or quotes.
-func quoteWord(_ word: String) -> String {
-    guard word.isEmpty || word.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "#" }) else { return word }
-    var out = "\""
-    for character in word {
-        if character == "\"" || character == "\\" { out.append("\\") }
-        out.append(character)
-    }
-    return out + "\""
-}
-
-/// Sends one request and prints the reply; a reply starting with "error" exits 1. A default path in
-/// the private folder is used only once the folder passes its checks (`SocketFolder.check`).
-private func request(_ line: String, _ path: String) throws {
-    do {
-        let location = ControlServer.defaultLocation()
-        if path == location.path { try location.folder?.check() }
-        let reply = try ControlClient.request(path: path, line: line)
-        print(reply)
-        if reply.hasPrefix("error") { throw ExitCode(1) }
-    } catch let error as ControlSocketError {
-        fputs("lifecycle-host: \(error.description)\n", stderr)
-        throw ExitCode(1)
-    }
 }
 
 /// The folder holding this executable (where SwiftPM also puts the example plugins).

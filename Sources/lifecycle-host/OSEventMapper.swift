@@ -1,5 +1,6 @@
 @preconcurrency import Glibc
 import AppLifecycle
+import HostInput
 import LifecycleOSEvents
 
 /// The host's policy for real OS events: the `LifecycleOSEvents` sources, their events mapped to

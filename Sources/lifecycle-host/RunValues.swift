@@ -1,4 +1,5 @@
 import AppLifecycle
+import HostInput
 import ArgumentParser
 @preconcurrency import Glibc
 import PluginHost
@@ -125,6 +126,7 @@ struct RunValues: Equatable {
                 case "--pressure-critical": values.pressureCritical = value
                 case "--pressure-delay": values.pressureDelay = value
                 case "--trace": values.engine.trace = value
+                case "--trace-output": values.engine.traceOutput = value
                 case "--watchdog": values.engine.watchdog = value
                 case "--restart": values.restart = value
                 case "--isolate-budget": values.isolateBudget = value
@@ -158,6 +160,7 @@ extension LifecycleHost {
             if code != 0 { Glibc.exit(code) }
             return
         }
+        if let unknown = Usage.unknownSubcommand(arguments) { exit(withError: ValidationError(unknown)) }
         main(IsolateOption.spelledForParser(arguments))
     }
 }

@@ -355,7 +355,7 @@ final class StateArchiveTests: XCTestCase {
     /// A child process saves archives A and B alternately (4 MiB each, so a save takes a while) and is
     /// killed with SIGKILL at a random moment; the archive must then load as exactly A or exactly B.
     func testKilledMidSaveLeavesACompleteArchive() throws {
-        let child = try childExecutable()
+        let child = try archiveWriterChild()
         let store = ArchiveStore(directory: folder)
         let archiveA = Self.writerFixture("A")
         let archiveB = Self.writerFixture("B")
@@ -479,41 +479,6 @@ final class StateArchiveTests: XCTestCase {
     }
 
     // MARK: - Helpers
-
-    private func childExecutable() throws -> String {
-        var candidates: [String] = []
-        if let exe = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe") {
-            candidates.append((exe as NSString).deletingLastPathComponent)
-        }
-        if let first = CommandLine.arguments.first {
-            let absolute = first.hasPrefix("/") ? first : FileManager.default.currentDirectoryPath + "/" + first
-            candidates.append((absolute as NSString).deletingLastPathComponent)
-        }
-        for folder in candidates {
-            let path = folder + "/archive-writer-child"
-            if FileManager.default.isExecutableFile(atPath: path) { return path }
-        }
-        throw XCTSkip("archive-writer-child is not built next to the test bundle (looked in \(candidates)); build it with `swift build`")
-    }
-
-    /// Reads `fd` until a line starting with `prefix` arrives; false on timeout or end of file.
-    private func waitForLine(starting prefix: String, from fd: Int32, seconds: Double) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        var text = ""
-        var buffer = [UInt8](repeating: 0, count: 256)
-        while Date() < deadline {
-            var poller = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&poller, 1, 100)
-            if ready < 0, errno == EINTR { continue }
-            if ready <= 0 { continue }
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            if count <= 0 { return false }
-            text += String(decoding: buffer[0..<count], as: UTF8.self)
-            if text.hasPrefix(prefix) || text.contains("\n" + prefix) { return true }
-        }
-        return false
-    }
 
     /// Asserts that `body` throws an `ApplicationError` with this code and exact message.
     private func assertError<T>(_ body: @autoclosure () throws -> T, _ code: ApplicationError.Code, _ message: String,

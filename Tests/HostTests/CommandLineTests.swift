@@ -19,12 +19,24 @@ final class CommandLineTests: XCTestCase {
             ["run", "--pressure-delay", "1.5"],
             ["run", "--pressure-delay", "soon"],
             ["run", "--pressure-delay", "1e300"],
+            ["run", "--trace-output", "t.json", "--trace", "json"],
         ]
         for line in lines {
             let fast = try XCTUnwrap(RunValues.parse(line), "\(line)")
+            // A line whose values do not validate is refused by both, with the same words.
+            if let refusal = refusal({ _ = try fast.options() }) {
+                XCTAssertEqual(refusal, self.refusal({ _ = try Run.parse(Array(line.dropFirst())) }), "\(line)")
+                continue
+            }
             let parsed = try Run.parse(Array(line.dropFirst())).values
             XCTAssertEqual(fast, parsed, "\(line)")
         }
+    }
+
+    /// The message of the error `body` throws (nil when it throws none), as the command line shows it.
+    private func refusal(_ body: () throws -> Void) -> String? {
+        do { try body() } catch { return Run.message(for: error) }
+        return nil
     }
 
     func testTheFastPathLeavesEverythingElseToArgumentParser() {

@@ -72,7 +72,7 @@ final class HostCommandTests: XCTestCase {
         let bad = try CBuild.sharedObject(CBuild.plugin(major: "2"), named: "bad", in: folder)
         let script = try writeScenario("launch\nterminate\n", in: folder)
         let result = try CBuild.run(host, ["run", "--trace", "json", "--no-socket", "--no-pressure", "--no-clock", "--script", script,
-                                           "--plugin", bad, "--plugin", recorder])
+                                           "--plugin", bad, "--plugin", recorder, "--background-mode", "fetch"])
         XCTAssertEqual(result.status, 3)
         XCTAssertTrue(result.output.contains("\"kind\":\"error\",\"name\":\"plugin refused\""), result.output)
         XCTAssertTrue(result.output.contains("\"kind\":\"delegate\",\"name\":\"applicationWillTerminate:\""), "the good plugin ran")
@@ -187,6 +187,7 @@ final class HostCommandTests: XCTestCase {
               description: Delegate functions only, called through libffi
               observes:    (nothing)
               delegates:   application:willFinishLaunchingWithOptions:, application:didFinishLaunchingWithOptions:, applicationDidEnterBackground:, applicationWillEnterForeground:, applicationWillTerminate:, application:openURL:sourceApplication:annotation:, application:performFetchWithCompletionHandler:, application:didReceiveRemoteNotification:fetchCompletionHandler:
+              needs:       --background-mode fetch for background fetch (application:performFetchWithCompletionHandler:)
 
             """)
         let folder = try CBuild.temporaryFolder("check")

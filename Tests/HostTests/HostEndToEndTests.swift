@@ -44,11 +44,24 @@ final class HostEndToEndTests: XCTestCase {
     }()
 
     /// Runs a scenario of docs/scenarios and returns the trace as `kind name state [plugin] (detail)` lines.
+    ///
+    /// The recorder implements background fetch: without `--background-mode fetch` the host says so, on
+    /// standard error (the only line there) and in a `warning` line right after the plugin's `loaded`
+    /// line (checked here, and left out of what is returned).
     func trace(_ scenario: String, _ extra: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws -> [String] {
         let result = try CBuild.run(Self.host, ["run", "--trace", "json", "--no-socket", "--no-pressure", "--no-clock",
                                                 "--script", "\(Self.scenarios)/\(scenario).scenario", "--plugin", Self.recorder] + extra)
         XCTAssertEqual(result.status, 0, result.output, file: file, line: line)
-        return try project(result.output, file: file, line: line)
+        let parts = result.output.components(separatedBy: "--stderr--\n")
+        var lines = try project(parts[0], file: file, line: line)
+        let fetchOn = extra.joined(separator: " ").contains("--background-mode fetch")
+        let sentence = "com.example.recorder implements background fetch (application:performFetchWithCompletionHandler:), which is off: "
+            + "run with --background-mode fetch to turn it on"
+        XCTAssertEqual(parts.count > 1 ? parts[1] : "", fetchOn ? "" : "lifecycle-host: \(sentence)\n", file: file, line: line)
+        if !fetchOn {
+            XCTAssertEqual(lines.count > 1 ? lines.remove(at: 1) : "", "warning fetch off not-running [rec] (\(sentence))", file: file, line: line)
+        }
+        return lines
     }
 
     /// Checks every line is a JSON object with t, seq (1, 2, …), kind, name, state; returns compact lines.

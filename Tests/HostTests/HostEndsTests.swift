@@ -97,7 +97,7 @@ final class HostEndsTests: XCTestCase {
                            ["input terminate", "action terminate", "notification willResignActive", "state inactive", "state background",
                             "notification didEnterBackground", "notification willTerminate", "state not-running"])
             XCTAssertFalse(kindAndName(trace).contains("action home"))
-            XCTAssertEqual(Array(process.output.filter { $0.hasPrefix("echo:") }.suffix(3)),
+            XCTAssertEqual(Array(process.standardError.split(separator: "\n").map(String.init).filter { $0.hasPrefix("echo:") }.suffix(3)),
                            ["echo: willResignActive", "echo: didEnterBackground", "echo: willTerminate"])
             XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "the socket file is removed")
         }
@@ -187,11 +187,14 @@ final class HostEndsTests: XCTestCase {
                            "com.example.again: 64 dispatches were already nested (the limit is 64); nothing was delivered")
         }
         // The didBecomeActive dispatch is one level, the 63 nested posts the others: the 64th is refused.
-        XCTAssertEqual(parts.count > 1 ? parts[1].split(separator: "\n").filter { !$0.contains("AppLifecycle") }.map(String.init) : [],
+        // (With the JSON trace on standard output, the plugins' own output is on standard error.)
+        let errorLines = parts.count > 1 ? parts[1].split(separator: "\n").map(String.init) : []
+        XCTAssertEqual(errorLines.filter { !$0.contains("AppLifecycle") && !$0.hasPrefix("echo:") },
                        ["refused at depth 63: -17", "outer post: 0", "refused at depth 63: -17", "outer post: 0"])
+        XCTAssertEqual(trace, lines, "every line of standard output is the trace's")
         // Echo beside it received every notification the engine delivered, in order.
         let delivered = trace.map { json($0) }.filter { $0["kind"] as? String == "notification" }.map { "echo: \($0["name"] ?? "")" }
-        XCTAssertEqual(lines.filter { $0.hasPrefix("echo:") }, delivered)
+        XCTAssertEqual(errorLines.filter { $0.hasPrefix("echo:") }, delivered)
         XCTAssertEqual(delivered, ["echo: didFinishLaunching", "echo: didBecomeActive", "echo: willResignActive", "echo: didEnterBackground",
                                    "echo: willEnterForeground", "echo: didBecomeActive", "echo: willResignActive", "echo: didEnterBackground",
                                    "echo: willTerminate"])

@@ -42,9 +42,11 @@ final class IsolationTests: XCTestCase {
         }
         let result = try CBuild.run(Self.host, arguments, environment: environment)
         var run = Run(status: result.status, output: result.output)
+        // With the JSON trace on standard output, the plugins' own lines are on standard error.
+        var onStandardError = false
         for line in result.output.split(separator: "\n", omittingEmptySubsequences: false) {
-            if line == "--stderr--" { break }
-            guard line.hasPrefix("{"), let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
+            if line == "--stderr--" { onStandardError = true }
+            guard !onStandardError, line.hasPrefix("{"), let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
                 if let colon = line.firstIndex(of: ":") { run.printed[String(line[..<colon]), default: []].append(String(line)) }
                 continue
             }

@@ -136,7 +136,8 @@ final class MetricsHostTests: XCTestCase {
             kinds[kind, default: 0] += 1
             if kind == "delegate", object["plugin"] as? String == "com.example.recorder" { delegateCalls += 1 }
         }
-        XCTAssertEqual(Set(kinds.keys), ["metrics", "plugin", "action", "state", "delegate", "notification", "input"])
+        // `warning`: the recorder implements fetch, and --background-mode fetch is not given.
+        XCTAssertEqual(Set(kinds.keys), ["metrics", "plugin", "warning", "action", "state", "delegate", "notification", "input"])
         for (kind, count) in kinds { XCTAssertEqual(exposition["lifecycle_events_total{kind=\"\(kind)\"}"], count, kind) }
 
         // Each delegate call of the recorder is one value of its histogram; buckets add up.

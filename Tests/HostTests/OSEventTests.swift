@@ -1,5 +1,6 @@
 @preconcurrency import Glibc
 import AppLifecycle
+import HostInput
 import CLifecycleSystem
 import LifecycleOSEvents
 import XCTest

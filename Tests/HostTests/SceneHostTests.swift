@@ -1,4 +1,5 @@
 import AppLifecycle
+import HostInput
 import Foundation
 import TestSupport
 import XCTest
@@ -78,7 +79,7 @@ final class SceneHostTests: XCTestCase {
         let timeline = folder + "/scenes.svg"
         let result = try CBuild.run(host, ["run", "--scenes", "--trace", "json", "--no-socket", "--no-pressure", "--no-clock",
                                            "--script", HostEndToEndTests.scenarios + "/scenes.scenario", "--plugin", recorder,
-                                           "--timeline", timeline])
+                                           "--timeline", timeline, "--background-mode", "fetch"])
         XCTAssertEqual(result.status, 0, result.output)
         let lines = try project(result.output.split(separator: "\n").map(String.init))
         // The launch: the recorder (an application delegate) gets the launch methods, the scene its

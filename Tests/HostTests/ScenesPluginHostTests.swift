@@ -10,7 +10,9 @@ final class ScenesPluginHostTests: XCTestCase {
     let host = CBuild.products + "/lifecycle-host"
 
     func testTheScenesPluginUnderTheTwoSceneScenario() throws {
-        let result = try CBuild.run(host, ["run", "--scenes", "--trace", "json", "--no-socket", "--no-pressure", "--no-clock",
+        // Standard error into the same pipe, so that the plugin's lines (on standard error under the
+        // JSON trace) come where they happen.
+        let result = try CBuild.run(host, mergingStandardError: true, ["run", "--scenes", "--trace", "json", "--no-socket", "--no-pressure", "--no-clock",
                                            "--script", HostEndToEndTests.scenarios + "/scenes.scenario",
                                            "--plugin", CBuild.products + "/libScenes.so"])
         XCTAssertEqual(result.status, 0, result.output)

@@ -4,6 +4,7 @@ import CLifecycleABI
 import Foundation
 import Glibc
 import Synchronization
+import TestSupport
 import XCTest
 
 /// The loop-thread side of the flood test: what the C observer saw. Plain memory, touched by the
@@ -120,7 +121,11 @@ final class QueueBoundABITests: XCTestCase {
         ])
         XCTAssertEqual(log.pointee.delivered, accepted.withLock { $0 }, "every accepted post was delivered, no refused one")
         XCTAssertEqual(log.pointee.outOfOrder, 0, "in each thread's order")
-        XCTAssertLessThan(peak - baseline, 2 * bound, "the resident set stays within the documented bound (with allocator slack)")
+        if CBuild.underThreadSanitizer {
+            print("QueueBoundABITests: the resident-set bound is not checked under ThreadSanitizer (its shadow memory counts in it)")
+        } else {
+            XCTAssertLessThan(peak - baseline, 2 * bound, "the resident set stays within the documented bound (with allocator slack)")
+        }
         XCTAssertEqual(String(cString: lc_status_name(lc_status(LC_ERR_QUEUE_FULL))), "LC_ERR_QUEUE_FULL")
     }
 }

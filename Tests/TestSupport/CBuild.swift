@@ -24,9 +24,11 @@ public enum CBuild {
     /// The XDG_CACHE_HOME of the programs `run` starts: one temporary folder per test process.
     public static let testCacheFolder = NSTemporaryDirectory() + "lc-test-cache-\(getpid())"
 
-    /// Runs a program; returns its exit status and standard output (standard error appended after "--stderr--").
+    /// Runs a program; returns its exit status and standard output (standard error appended after
+    /// "--stderr--", or with `mergingStandardError` written into the same pipe, in the order written).
     @discardableResult
-    public static func run(_ program: String, _ arguments: [String], environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
+    public static func run(_ program: String, mergingStandardError: Bool = false, _ arguments: [String],
+                           environment: [String: String] = [:]) throws -> (status: Int32, output: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: program)
         process.arguments = arguments
@@ -37,10 +39,10 @@ public enum CBuild {
         process.environment = base.merging(environment) { $1 }
         let out = Pipe(), err = Pipe()
         process.standardOutput = out
-        process.standardError = err
+        process.standardError = mergingStandardError ? out : err
         try process.run()
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        let stderr = mergingStandardError ? Data() : err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         var text = String(decoding: stdout, as: UTF8.self)
         if !stderr.isEmpty { text += "--stderr--\n" + String(decoding: stderr, as: UTF8.self) }
@@ -64,6 +66,26 @@ public enum CBuild {
         return output
     }
 
+    /// Whether this test process runs under ThreadSanitizer (built with `--sanitize=thread`): its
+    /// runtime is linked in. Memory figures mean little there (TSan's shadow memory counts in the
+    /// resident set, about three times what the program touches).
+    public static let underThreadSanitizer = dlsym(nil, "__tsan_init") != nil
+
+    /// The compiler (and its first flags) for a program linked with the built liblifecycle.so: `cc`;
+    /// but when this test process runs under ThreadSanitizer (`swift build --sanitize=thread`, as
+    /// `.ci/run` does), the library calls the TSan runtime, which a program gets only by being linked
+    /// with `-fsanitize=thread`: then the toolchain's own clang (the `clang` beside `swiftc` on PATH,
+    /// whose runtime is the one Swift links, with its libdispatch interceptors: hence the toolchain's
+    /// libdispatch and BlocksRuntime too), so that the program runs under TSan as well.
+    public static let linkedProgramCompiler: (path: String, flags: [String]) = {
+        guard underThreadSanitizer else { return ("/usr/bin/cc", []) }
+        let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
+        let bin = folders.first { FileManager.default.isExecutableFile(atPath: $0 + "/swiftc") && FileManager.default.isExecutableFile(atPath: $0 + "/clang") }
+            ?? "/usr/bin"
+        let runtime = URL(fileURLWithPath: bin).deletingLastPathComponent().appendingPathComponent("lib/swift/linux").path
+        return (bin + "/clang", ["-fsanitize=thread", "-L", runtime, "-Wl,-rpath,\(runtime)", "-ldispatch", "-lBlocksRuntime"])
+    }()
+
     /// Compiles the C program `fixture` (a path below the repository root) against include/lifecycle.h,
     /// linked with the built liblifecycle.so (`extra`: more compiler arguments), and runs it if it
     /// compiled. Returns both results; `run` is nil when the compile failed.
@@ -71,8 +93,9 @@ public enum CBuild {
         throws -> (compile: (status: Int32, output: String), run: (status: Int32, output: String)?)
     {
         let program = folder + "/" + URL(fileURLWithPath: fixture).deletingPathExtension().lastPathComponent
-        let compile = try run("/usr/bin/cc", ["-Wall", "-Werror", root + "/" + fixture, "-I", root + "/include", "-L", products,
-                                              "-llifecycle", "-Wl,-rpath,\(products)"] + extra + ["-o", program])
+        let compiler = linkedProgramCompiler
+        let compile = try run(compiler.path, compiler.flags + ["-Wall", "-Werror", root + "/" + fixture, "-I", root + "/include", "-L", products,
+                                                               "-llifecycle", "-Wl,-rpath,\(products)"] + extra + ["-o", program])
         guard compile.status == 0 else { return (compile, nil) }
         return (compile, try run(program, []))
     }

@@ -29,7 +29,7 @@
 package enum ArchiveFormat {
     static let magic: [UInt8] = Array("LCAR".utf8)
     static let version: UInt16 = 1
-    static let headerSize = 20
+    package static let headerSize = 20
     static let maxDepth = 64
 
     enum Tag: UInt8 {
@@ -46,19 +46,24 @@ package enum ArchiveFormat {
     ///
     /// Values nested deeper than `maxDepth` are encoded but will not decode; `ArchiveStore.save`
     /// refuses them first (see `nestsTooDeep`).
-    static func encode(_ values: UserInfo) -> [UInt8] {
-        var out: [UInt8] = []
+    package static func encode(_ values: UserInfo) -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: headerSize)  // the header, written by `seal`
         out.reserveCapacity(headerSize + encodedSize(values))
-        out.append(contentsOf: magic)
-        appendLE(version, to: &out)
-        appendLE(UInt16(0), to: &out)
-        appendLE(UInt64(0), to: &out)  // payload length, patched below
-        appendLE(UInt32(0), to: &out)  // checksum, patched below
         appendEntries(values, to: &out)
-        let checksum = out.withUnsafeBufferPointer { crc32(buffer: UnsafeBufferPointer(rebasing: $0[headerSize...])) }
-        storeLE(UInt64(out.count - headerSize), at: 8, in: &out)
-        storeLE(checksum, at: 16, in: &out)
+        seal(&out)
         return out
+    }
+
+    /// Writes the header into the first `headerSize` bytes of `archive` (which must be there) for the
+    /// payload after them: magic, version, payload length and checksum.
+    package static func seal(_ archive: inout [UInt8]) {
+        precondition(archive.count >= headerSize, "an archive starts with its \(headerSize)-byte header")
+        let checksum = archive.withUnsafeBufferPointer { crc32(buffer: UnsafeBufferPointer(rebasing: $0[headerSize...])) }
+        for (offset, byte) in magic.enumerated() { archive[offset] = byte }
+        storeLE(version, at: 4, in: &archive)
+        storeLE(UInt16(0), at: 6, in: &archive)
+        storeLE(UInt64(archive.count - headerSize), at: 8, in: &archive)
+        storeLE(checksum, at: 16, in: &archive)
     }
 
     /// Decodes a complete archive.
@@ -66,7 +71,7 @@ package enum ArchiveFormat {
     /// - Throws: `.archiveCorrupt` with the reason alone (no file name): `empty file`,
     ///   `not an archive (bad magic)`, `truncated: …`, `unsupported version …`, `malformed header: …`,
     ///   `trailing bytes: …`, `checksum mismatch`, or `malformed payload: …` saying what and at which byte.
-    static func decode(_ bytes: [UInt8]) throws(ApplicationError) -> UserInfo {
+    package static func decode(_ bytes: [UInt8]) throws(ApplicationError) -> UserInfo {
         try checkHeader(Array(bytes.prefix(headerSize)), fileSize: UInt64(bytes.count))
         let stored = loadLE(UInt32.self, bytes, at: 16)
         let computed = bytes.withUnsafeBufferPointer { crc32(buffer: UnsafeBufferPointer(rebasing: $0[headerSize...])) }
@@ -82,7 +87,7 @@ package enum ArchiveFormat {
     /// - Throws: `.archiveCorrupt` with the reason alone, as `decode` does (`empty file`,
     ///   `not an archive (bad magic)`, `truncated: …`, `unsupported version …`, `malformed header: …`,
     ///   `trailing bytes: …`).
-    static func checkHeader(_ header: [UInt8], fileSize: UInt64) throws(ApplicationError) {
+    package static func checkHeader(_ header: [UInt8], fileSize: UInt64) throws(ApplicationError) {
         func corrupt(_ why: String) -> ApplicationError { ApplicationError(.archiveCorrupt, why) }
         guard fileSize > 0, !header.isEmpty else { throw corrupt("empty file") }
         let magicCount = min(header.count, magic.count)

@@ -446,25 +446,10 @@ final class NameRegistry: @unchecked Sendable {
         var best: (String, Int)?
         for entry in StandardName.table {
             for candidate in [entry.name, entry.alias] {
-                let distance = editDistance(lowered, Array(candidate.lowercased().utf8))
-                if distance <= 3, distance < (best?.1 ?? .max) { best = (entry.name, distance) }
+                guard let distance = editDistance(lowered, Array(candidate.lowercased().utf8), atMost: 3) else { continue }
+                if distance < (best?.1 ?? .max) { best = (entry.name, distance) }
             }
         }
         return best?.0
-    }
-
-    static func editDistance(_ a: [UInt8], _ b: [UInt8]) -> Int {
-        if a.isEmpty { return b.count }
-        if b.isEmpty { return a.count }
-        var previous = Array(0...b.count)
-        var current = [Int](repeating: 0, count: b.count + 1)
-        for i in 1...a.count {
-            current[0] = i
-            for j in 1...b.count {
-                current[j] = Swift.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            swap(&previous, &current)
-        }
-        return previous[b.count]
     }
 }

@@ -1,5 +1,6 @@
 import AppLifecycle
 import CoreMetrics
+import HostInput
 @preconcurrency import Glibc
 import Synchronization
 

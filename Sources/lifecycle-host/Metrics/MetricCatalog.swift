@@ -14,7 +14,7 @@ enum MetricCatalog {
     static let uptime = "lifecycle_uptime_seconds"
 
     static let help: [String: String] = [
-        LifecycleMetric.events: "Trace lines by kind: the engine's events and the host's own lines (plugin, input, post, socket, error, metrics).",
+        LifecycleMetric.events: "Trace lines by kind: the engine's events and the host's own lines (plugin, input, post, socket, error, warning, metrics).",
         LifecycleMetric.watchdogReports: "Watchdog overrun reports by budget (launch, didEnterBackground, willTerminate, completionHandler, backgroundTask, hang, terminate).",
         LifecycleMetric.watchdogKills: "Applications killed by the watchdog under policy terminate, by budget; the process exits right after (see --metrics-file).",
         LifecycleMetric.callbackDuration: "Duration of one callback into a plugin, by plugin and kind (observer, delegate, other); observers of posted notifications are sampled.",

@@ -1,19 +1,21 @@
 import AppLifecycle
 
 /// What is wrong with one scenario line (without the FILE:LINE prefix).
-struct ScenarioError: Error, Sendable, CustomStringConvertible {
-    let message: String
-    var description: String { message }
+package struct ScenarioError: Error, Sendable, CustomStringConvertible {
+    package let message: String
+    package var description: String { message }
+
+    package init(message: String) { self.message = message }
 }
 
 /// One parsed line of a scenario file, with where it came from.
-struct ScenarioLine: Sendable {
-    let file: String
-    let line: Int
-    let text: String
-    let command: HostCommand
+package struct ScenarioLine: Sendable {
+    package let file: String
+    package let line: Int
+    package let text: String
+    package let command: HostCommand
     /// `FILE:LINE`, the prefix of every error about this line.
-    var location: String { "\(file):\(line)" }
+    package var location: String { "\(file):\(line)" }
 }
 
 /// Parses scenario lines: one action a line, `#` starts a comment.
@@ -30,21 +32,21 @@ struct ScenarioLine: Sendable {
 /// VALUEs are typed: `true`/`false` → bool, `12` → integer, `1.5` → double, anything else (or
 /// anything in double quotes) → string. DURATIONs: `250ms`, `2s`, `1.5s`, `100us`, `1m`, at most
 /// `Seconds.maximum` (9223372036 s).
-enum ScenarioParser {
+package enum ScenarioParser {
     /// The largest scenario file read, in bytes (16 MiB): checked before it is read.
-    static let maxFileBytes = 16 << 20
+    package static let maxFileBytes = 16 << 20
 
-    static let commands = [
+    package static let commands = [
         "launch", "home", "foreground", "interrupt", "dismiss", "accept", "lock", "unlock", "memory-warning",
         "time-change", "open-url", "fetch", "remote-notification", "post", "wait", "expect-state", "terminate", "purge",
         "scene", "expect-scene", "continue-activity", "update-activity",
     ]
 
     /// The verbs of `scene VERB ID`.
-    static let sceneVerbs = ["connect", "activate", "deactivate", "background", "foreground", "disconnect", "discard"]
+    package static let sceneVerbs = ["connect", "activate", "deactivate", "background", "foreground", "disconnect", "discard"]
 
     /// One line each, as `help` prints them.
-    static let help = """
+    package static let help = """
         launch [background] [KEY=VALUE...]   launch (into the background), with launch options
         home                                 Home button: willResignActive, didEnterBackground
         foreground                           return to the app
@@ -69,12 +71,18 @@ enum ScenarioParser {
         launch … scene=ID, open-url … scene=ID                                      target one scene (--scenes)
         """
 
+    /// `help` without the lines of `verbs` (a line's first word is its verb): the prompt and `send`
+    /// refuse `wait`, so their help does not list it.
+    package static func help(omitting verbs: Set<String>) -> String {
+        help.split(separator: "\n").filter { !verbs.contains(String($0.drop { $0 == " " }.prefix { $0 != " " })) }.joined(separator: "\n")
+    }
+
     /// Parses a whole file's text; the first bad line throws with `FILE:LINE: message`.
     ///
     /// Lines end with LF or CR LF (a file saved on Windows): the CR is not part of the line. (Split on
     /// bytes: in a Swift `String` CR LF is one `Character`, so splitting on the character "\n" would
     /// find no line break at all in a CR LF file.)
-    static func parse(text: String, file: String) throws(ScenarioFileError) -> [ScenarioLine] {
+    package static func parse(text: String, file: String) throws(ScenarioFileError) -> [ScenarioLine] {
         var lines: [ScenarioLine] = []
         for (index, raw) in text.utf8.split(separator: 10, omittingEmptySubsequences: false).enumerated() {
             let text = String(decoding: raw.last == 13 ? raw.dropLast() : raw, as: UTF8.self)
@@ -90,7 +98,7 @@ enum ScenarioParser {
     }
 
     /// Parses one line; nil for a blank or comment line.
-    static func parse(line: String) throws(ScenarioError) -> HostCommand? {
+    package static func parse(line: String) throws(ScenarioError) -> HostCommand? {
         let words = try tokenize(line)
         guard let verb = words.first else { return nil }
         let args = Array(words.dropFirst())
@@ -120,7 +128,7 @@ enum ScenarioParser {
         case "memory-warning":
             guard args.count <= 1 else { throw ScenarioError(message: "'memory-warning' takes at most one level") }
             guard let level = args.isEmpty ? .warning : MemoryWarningLevel(rawValue: args[0]) else {
-                throw ScenarioError(message: "unknown memory-warning level '\(args[0])' (normal, warning or critical)")
+                throw ScenarioError(message: "unknown memory-warning level '\(args[0])'\(didYouMean(args[0], among: MemoryWarningLevel.allCases.map(\.rawValue))) (normal, warning or critical)")
             }
             return .action(.memoryWarning(level))
         case "open-url":
@@ -137,7 +145,7 @@ enum ScenarioParser {
                 throw ScenarioError(message: "'scene' needs a verb and a scene id: scene \(sceneVerbs.joined(separator: "|")) ID")
             }
             guard sceneVerbs.contains(sceneVerb) else {
-                throw ScenarioError(message: "unknown scene verb '\(sceneVerb)' (\(sceneVerbs.joined(separator: ", ")))")
+                throw ScenarioError(message: "unknown scene verb '\(sceneVerb)'\(didYouMean(sceneVerb, among: sceneVerbs)) (\(sceneVerbs.joined(separator: ", ")))")
             }
             guard args.count >= 2 else { throw ScenarioError(message: "'scene \(sceneVerb)' needs a scene id") }
             let id = args[1]
@@ -159,7 +167,8 @@ enum ScenarioParser {
         case "expect-scene":
             guard args.count == 2 else { throw ScenarioError(message: "'expect-scene' needs a scene id and a state") }
             guard let state = SceneState(name: args[1]) else {
-                throw ScenarioError(message: "unknown scene state '\(args[1])' (\(SceneState.allCases.map(\.rawValue).joined(separator: ", ")))")
+                let states = SceneState.allCases.map(\.rawValue)
+                throw ScenarioError(message: "unknown scene state '\(args[1])'\(didYouMean(args[1], among: states)) (\(states.joined(separator: ", ")))")
             }
             return .expectScene(args[0], state)
         case "continue-activity", "update-activity":
@@ -188,20 +197,19 @@ enum ScenarioParser {
         case "expect-state":
             guard args.count == 1 else { throw ScenarioError(message: "'expect-state' needs one state") }
             guard let state = ApplicationState(name: args[0]) else {
-                throw ScenarioError(message: "unknown state '\(args[0])' (not-running, inactive, active, background or suspended)")
+                let states = ApplicationState.allCases.map(\.rawValue)
+                throw ScenarioError(message: "unknown state '\(args[0])'\(didYouMean(args[0], among: states)) (not-running, inactive, active, background or suspended)")
             }
             return .expectState(state)
         default:
             var message = "unknown action '\(verb)'"
-            if let close = commands.min(by: { distance($0, verb) < distance($1, verb) }), distance(close, verb) <= 3 {
-                message += " (did you mean '\(close)'?)"
-            }
+            if let close = suggestion(for: verb) { message += " (did you mean '\(close)'?)" }
             throw ScenarioError(message: message + "; 'help' lists the actions")
         }
     }
 
     /// Splits on white space; double quotes group (with \" and \\ escapes); `#` outside quotes ends the line.
-    static func tokenize(_ line: String) throws(ScenarioError) -> [String] {
+    package static func tokenize(_ line: String) throws(ScenarioError) -> [String] {
         var words: [String] = []
         var current = ""
         var inWord = false
@@ -239,8 +247,21 @@ enum ScenarioParser {
         return words
     }
 
+    /// A word as `tokenize` reads it back: quoted (with `\"` and `\\` escaped) when it is empty or
+    /// holds white space, a quote or a `#`; as it is otherwise. `tokenize` of the quoted words joined
+    /// by spaces gives the words again (`lifecycle-host send` builds its request line so).
+    package static func quote(_ word: String) -> String {
+        guard word.isEmpty || word.contains(where: { $0.isWhitespace || $0 == "\"" || $0 == "#" }) else { return word }
+        var out = "\""
+        for character in word {
+            if character == "\"" || character == "\\" { out.append("\\") }
+            out.append(character)
+        }
+        return out + "\""
+    }
+
     /// `KEY=VALUE` words as a typed dictionary.
-    static func keyValues(_ words: [String], _ verb: String) throws(ScenarioError) -> UserInfo {
+    package static func keyValues(_ words: [String], _ verb: String) throws(ScenarioError) -> UserInfo {
         var info = UserInfo()
         for word in words {
             guard let equals = word.firstIndex(of: "="), equals != word.startIndex else {
@@ -253,7 +274,7 @@ enum ScenarioParser {
     }
 
     /// Removes `key` from `info` and returns it as a string (any typed value, as written); nil when absent.
-    static func take(_ key: String, from info: inout UserInfo, _ verb: String) throws(ScenarioError) -> String? {
+    package static func take(_ key: String, from info: inout UserInfo, _ verb: String) throws(ScenarioError) -> String? {
         guard let value = info[key] else { return nil }
         info[key] = nil
         let text = value.stringValue ?? value.description
@@ -261,7 +282,7 @@ enum ScenarioParser {
         return text
     }
 
-    static func value(_ text: String) -> UserInfoValue {
+    package static func value(_ text: String) -> UserInfoValue {
         if text == "true" { return .bool(true) }
         if text == "false" { return .bool(false) }
         if let integer = Int64(text) { return .int(integer) }
@@ -270,7 +291,7 @@ enum ScenarioParser {
     }
 
     /// A `wait` duration: checked by `Seconds.parse` (at most `Seconds.maximum`) before it is converted.
-    static func duration(_ text: String) throws(ScenarioError) -> Duration {
+    package static func duration(_ text: String) throws(ScenarioError) -> Duration {
         do {
             return try Seconds.parse(text)
         } catch {
@@ -278,24 +299,13 @@ enum ScenarioParser {
         }
     }
 
-    private static func distance(_ a: String, _ b: String) -> Int {
-        let a = Array(a.utf8), b = Array(b.utf8)
-        if a.isEmpty || b.isEmpty { return max(a.count, b.count) }
-        var previous = Array(0...b.count)
-        for i in 1...a.count {
-            var current = [i] + [Int](repeating: 0, count: b.count)
-            for j in 1...b.count {
-                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
-            }
-            previous = current
-        }
-        return previous[b.count]
-    }
+    /// The first of `commands` closest to `verb`, if one is within an edit distance of 3.
+    private static func suggestion(for verb: String) -> String? { closestWord(to: verb, among: commands) }
 }
 
 /// A scenario file error: `FILE:LINE: message`.
-struct ScenarioFileError: Error, Sendable, CustomStringConvertible {
-    let location: String
-    let message: String
-    var description: String { "\(location): \(message)" }
+package struct ScenarioFileError: Error, Sendable, CustomStringConvertible {
+    package let location: String
+    package let message: String
+    package var description: String { "\(location): \(message)" }
 }

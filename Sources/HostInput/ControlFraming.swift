@@ -1,0 +1,143 @@
+// The control socket's framing, without the socket: request lines out of a connection's bytes, a
+// response as the bytes sent, and a response read back by the client.
+
+/// How the control socket cuts a connection's bytes into requests and sends its responses
+/// (docs/host.md, "The control socket", Protocol). `ControlServer` and `ControlClient` frame with it;
+/// it does no IO.
+package enum ControlFraming {
+    /// The longest request, in bytes before its line feed.
+    package static let maxRequestLength = 65536
+    /// The longest response the client reads, in bytes before its line feed (16 MiB: a `status` of a
+    /// thousand plugins is well under 1 MiB).
+    package static let maxResponseLength = 16 << 20
+    /// The response to a request that is not valid UTF-8 (the connection stays open).
+    package static let notUTF8Response = "error: request is not UTF-8"
+    /// The response to a request over `maxRequestLength` (the server then closes the connection).
+    package static let tooLongResponse = "error: request too long"
+
+    /// One complete line of a connection's input.
+    package enum Frame: Equatable, Sendable {
+        /// A request for the handler: the line without its line feed and without a CR before it.
+        case request(String)
+        /// Empty, or only spaces and tabs: ignored, no response.
+        case blank
+        /// Not valid UTF-8: answered with `notUTF8Response`.
+        case notUTF8
+    }
+
+    /// What `scan` found at a position of the input.
+    package enum Scan: Equatable, Sendable {
+        /// A line, and the index where the input after it begins.
+        case frame(Frame, next: Int)
+        /// The line there is longer than `maxRequestLength`: answer `tooLongResponse` and stop reading.
+        case tooLong
+        /// No complete line yet: keep `input[start...]` and wait for more bytes.
+        case needMore
+    }
+
+    /// The line at `input[start...]`.
+    ///
+    /// A line ends with a line feed; at the end of the stream (`atEnd`, the client shut down its
+    /// writing side) the bytes after the last line feed are a line too. A line over `maxRequestLength`
+    /// is `.tooLong` as soon as that many bytes are there without a line feed.
+    ///
+    /// [thread-safe] Looks at each byte of the line once, and at most `maxRequestLength + 1` bytes.
+    package static func scan(_ input: [UInt8], from start: Int, atEnd: Bool) -> Scan {
+        guard start >= 0, start <= input.count else { return .needMore }
+        let window = input[start..<min(input.count, start + maxRequestLength + 1)]
+        if let newline = window.firstIndex(of: 10) {
+            return .frame(frame(input[start..<newline]), next: newline + 1)
+        }
+        if window.count > maxRequestLength { return .tooLong }
+        if atEnd, start < input.count { return .frame(frame(input[start...]), next: input.count) }
+        return .needMore
+    }
+
+    /// How `drain` stopped.
+    package enum DrainEnd: Equatable, Sendable {
+        /// Every complete line was answered; the bytes from `consumed` on are a partial line to keep.
+        case waiting(consumed: Int)
+        /// `proceed()` turned false (the server is closing); nothing more is answered.
+        case stopped
+        /// A line was over `maxRequestLength`: answer `tooLongResponse` and stop reading.
+        case tooLong
+    }
+
+    /// Answers the lines of `input` in order, as `scan` finds them, while `proceed()` holds.
+    ///
+    /// [thread-safe] `answer` gets each frame (blank ones too) before the next is looked for.
+    package static func drain(_ input: [UInt8], atEnd: Bool, while proceed: () -> Bool,
+                              answer: (Frame) -> Void) -> DrainEnd {
+        var start = 0
+        while proceed() {
+            switch scan(input, from: start, atEnd: atEnd) {
+            case .needMore: return .waiting(consumed: start)
+            case .tooLong: return .tooLong
+            case .frame(let frame, let next):
+                answer(frame)
+                start = next
+            }
+        }
+        return .stopped
+    }
+
+    /// The bytes that answer `frame`: nil for a blank line; the handler's response to a request.
+    package static func response(to frame: Frame, handler: (String) -> String) -> [UInt8]? {
+        switch frame {
+        case .blank: return nil
+        case .notUTF8: return responseBytes(notUTF8Response)
+        case .request(let text): return responseBytes(handler(text))
+        }
+    }
+
+    /// A line's bytes (without its line feed) as a frame: a CR before the line feed is dropped.
+    private static func frame(_ raw: ArraySlice<UInt8>) -> Frame {
+        var line = raw
+        if line.last == 13 { line = line.dropLast() }
+        if line.allSatisfy({ $0 == 32 || $0 == 9 }) { return .blank }
+        guard let text = String(validating: line, as: UTF8.self) else { return .notUTF8 }
+        return .request(text)
+    }
+
+    /// The bytes sent for `response`: its UTF-8 with every CR and LF made a space, then a line feed,
+    /// so that one response is always exactly one line.
+    package static func responseBytes(_ response: String) -> [UInt8] {
+        var bytes = response.utf8.map { $0 == 10 || $0 == 13 ? 32 : $0 }
+        bytes.append(10)
+        return bytes
+    }
+
+    /// The client's side: bytes of the server's stream in, the first response line out.
+    ///
+    /// Keeps at most `maxResponseLength` bytes; the bytes after the first line feed are not looked at.
+    /// Invalid UTF-8 in a response is read as U+FFFD (the client prints it).
+    package struct ResponseReader: Sendable {
+        private var pending: [UInt8] = []
+
+        /// What the bytes read so far make.
+        package enum Progress: Equatable, Sendable {
+            /// The response line (without its line feed).
+            case line(String)
+            /// Over `maxResponseLength` bytes without a line feed.
+            case tooLong
+            /// No line feed yet.
+            case needMore
+        }
+
+        package init() {}
+
+        /// Adds the next bytes of the stream. After `.line` or `.tooLong`, stop feeding.
+        ///
+        /// [thread-safe for a value used on one thread] O(count of `bytes`).
+        package mutating func append(_ bytes: ArraySlice<UInt8>) -> Progress {
+            if let newline = bytes.firstIndex(of: 10) {
+                guard pending.count + (newline - bytes.startIndex) <= maxResponseLength else { return .tooLong }
+                pending.append(contentsOf: bytes[..<newline])
+                return .line(String(decoding: pending, as: UTF8.self))
+            }
+            guard pending.count + bytes.count <= maxResponseLength else { return .tooLong }
+            pending.append(contentsOf: bytes)
+            return .needMore
+        }
+    }
+}

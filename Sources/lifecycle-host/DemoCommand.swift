@@ -1,0 +1,76 @@
+import ArgumentParser
+@preconcurrency import Glibc
+
+// `lifecycle-host demo`: the example plugins through the built-in scenario.
+
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The bundled example plugins through every sequence of the life cycle, trace on screen.")
+
+    @OptionGroup var engine: EngineOptions
+
+    func validate() throws {
+        var options = RunOptions()
+        try engine.apply(to: &options)
+    }
+
+    func run() throws {
+        var options = RunOptions()
+        try engine.apply(to: &options)
+        // The demo needs fetch and remote notifications, and a place for StateKeeper's archive: a
+        // fresh folder of its own unless --archive names one, so that every demo starts from nothing
+        // (a folder shared by every run made a fresh checkout's first demo restore another's state).
+        options.configuration.backgroundModes.formUnion([.fetch, .remoteNotification])
+        var scratch: String?
+        defer { if let scratch { removeTree(scratch) } }
+        let folder = examplePluginFolder()
+        options.plugins = ["Echo", "StateKeeper", "Greeter", "CacheTrimmer"].map { "\(folder)/lib\($0).so" }
+        do {
+            try buildMissingPlugins(options.plugins, folder: folder)
+            if options.configuration.archiveDirectory == nil {
+                let folder = try makeTemporaryFolder(prefix: "lifecycle-host-demo-")
+                scratch = folder
+                options.configuration.archiveDirectory = folder
+                // StateKeeper's protected file too (else /tmp/statekeeper-protected.txt), unless named.
+                if getenv("LC_STATEKEEPER_FILE") == nil { setenv("LC_STATEKEEPER_FILE", folder + "/protected.txt", 1) }
+            }
+        } catch {
+            fputs("lifecycle-host demo: \(error.message)\n", stderr)
+            throw ExitCode(HostExit.failure)
+        }
+        options.scriptText = ("demo.scenario", DemoScenario.text)
+        options.socket = false
+        options.osEvents.pressure = false
+        options.osEvents.clock = false
+        let code = HostRunner(options: options).run()
+        if code != 0 { throw ExitCode(code) }
+    }
+}
+
+/// `swift run lifecycle-host demo` builds only the executable; the example plugins are separate
+/// products. When they are missing and the demo runs from the package (as `swift run` does), build
+/// them with `swift build` in the same configuration; elsewhere, say what to do.
+private func buildMissingPlugins(_ paths: [String], folder: String) throws(HostFailure) {
+    guard paths.contains(where: { access($0, R_OK) != 0 }) else { return }
+    guard access("Package.swift", R_OK) == 0, access("Plugins/Echo/echo.c", R_OK) == 0 else {
+        throw HostFailure("the example plugins are not built next to this executable (\(folder)); run 'swift build' in the AppLifecycle package first")
+    }
+    let configuration = folder.hasSuffix("/release") ? "release" : "debug"
+    fputs("lifecycle-host demo: building the example plugins (swift build -c \(configuration))…\n", stderr)
+    let arguments = ["swift", "build", "-c", configuration]
+    var pid = pid_t()
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO)  // keep stdout for the trace
+    var argv = arguments.map { strdup($0) } + [nil]
+    defer { for pointer in argv { free(pointer) } }
+    guard posix_spawnp(&pid, "swift", &actions, nil, &argv, environ) == 0 else {
+        throw HostFailure("could not run 'swift build'; run it in the AppLifecycle package, then the demo")
+    }
+    var status: Int32 = 0
+    while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+    guard status == 0, paths.allSatisfy({ access($0, R_OK) == 0 }) else {
+        throw HostFailure("'swift build' did not produce the example plugins in \(folder)")
+    }
+}
