@@ -21,6 +21,9 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // The metrics API (CoreMetrics): the engine records through it; the host bootstraps its own
+        // Prometheus backend only when asked (--metrics, --metrics-file).
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         // `swift package generate-documentation --target AppLifecycle`: the DocC reference (no code of it is linked).
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -36,7 +39,8 @@ let package = Package(
         // The engine: states, sequences, notification center, watchdog, archive. No C ABI type.
         .target(
             name: "AppLifecycle",
-            dependencies: ["LifecycleRunLoop", "CLifecycleSystem", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["LifecycleRunLoop", "CLifecycleSystem", .product(name: "Logging", package: "swift-log"),
+                           .product(name: "CoreMetrics", package: "swift-metrics")]
         ),
         // libffi, found in the multiarch include folder.
         .systemLibrary(name: "CFFI", path: "Sources/CFFI"),
@@ -63,6 +67,7 @@ let package = Package(
                 "AppLifecycle", "HostInput", "LifecycleOSEvents", "LifecycleC", "PluginHost", "CLifecycleABI", "CLifecycleSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
         // Benchmarks (not tests): ours beside the anchors, in one run. `swift run -c release lifecycle-bench`.
@@ -86,7 +91,7 @@ let package = Package(
         .executableTarget(
             name: "lifecycle-bench",
             dependencies: ["AppLifecycle", "LifecycleC", "PluginHost", "CLifecycle", "CLifecycleABI", "CLifecycleSystem", "CFFI", "CBenchAnchors",
-                           "CBenchPeers"],
+                           "CBenchPeers", .product(name: "CoreMetrics", package: "swift-metrics")],
             path: "Benchmarks/lifecycle-bench"
         ),
         // The public header as a module for plugins written in Swift (header only).
@@ -111,7 +116,7 @@ let package = Package(
         .testTarget(name: "LifecycleOSEventsTests", dependencies: ["LifecycleOSEvents", "CLifecycleSystem"]),
         .testTarget(
             name: "AppLifecycleTests",
-            dependencies: ["AppLifecycle", "archive-writer-child"]
+            dependencies: ["AppLifecycle", "archive-writer-child", .product(name: "MetricsTestKit", package: "swift-metrics")]
         ),
         // Builds C with cc and runs programs, for the test targets.
         .target(name: "TestSupport", path: "Tests/TestSupport"),

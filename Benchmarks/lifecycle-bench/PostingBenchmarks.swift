@@ -3,6 +3,7 @@ import CBenchAnchors
 import CBenchPeers
 import CLifecycleABI
 import CLifecycleSystem
+import CoreMetrics
 import Foundation
 import LifecycleC
 
@@ -18,6 +19,7 @@ import LifecycleC
 // The counts alone, and the profile parts kept for callgrind_annotate:
 //
 //   LC_BENCH_CALLGRIND=report LC_BENCH_CALLGRIND_KEEP=/tmp/cg .build/release/lifecycle-bench --filter posting
+//   LC_BENCH_METRICS=1 LC_BENCH_CALLGRIND=report …   the same counts with a metrics backend bootstrapped
 //   callgrind_annotate --inclusive=yes /tmp/cg/callgrind.out.5     # part 2i+3 is configuration i
 
 enum PostingBenchmarks {
@@ -27,6 +29,9 @@ enum PostingBenchmarks {
     static func run(_ settings: Settings) -> [Row] {
         switch ProcessInfo.processInfo.environment[Callgrind.environmentKey] {
         case "1"?:
+            // LC_BENCH_METRICS=1: a metrics backend is bootstrapped (one that keeps nothing, but is not
+            // swift-metrics' no-op), so every application of the run holds the engine's metrics.
+            if ProcessInfo.processInfo.environment["LC_BENCH_METRICS"] == "1" { MetricsSystem.bootstrap(MultiplexMetricsHandler(factories: [])) }
             Callgrind.workload()
             return []
         case "report"?:

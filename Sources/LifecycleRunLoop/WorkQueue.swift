@@ -69,6 +69,12 @@ struct WorkQueue {
     private var queued = 0
     /// Bumped by every take: a thread's tally of an older epoch no longer counts.
     private var epoch: UInt64 = 1
+    /// The most messages one take found (the deepest the queue has been), for `MainRunLoop.queueFigures`.
+    private(set) var largestTake = 0
+    /// Messages refused by `admit` since the queue was made.
+    private(set) var refused: UInt64 = 0
+    /// Messages in the queue now (appended since the last take).
+    var waiting: Int { queued }
 
     /// Whether the calling thread (not the loop's: it is never asked) may append one more message to
     /// the queue at `key` (its address: tallies of other queues do not count here); if so, counts it.
@@ -80,14 +86,21 @@ struct WorkQueue {
     /// only; every other thread by `maxPerProducer`. O(1), a few loads, no table.
     @inline(__always)
     mutating func admit(key: UnsafeRawPointer) -> Bool {
-        guard queued < Self.maxQueued else { return false }
+        guard queued < Self.maxQueued else { return refuse() }
         let tally = lcs_producer_tally_self()!
         if tally.pointee.queue != key || tally.pointee.epoch != epoch {
             tally.pointee = lcs_producer_tally(queue: key, epoch: epoch, count: 0)
         }
-        guard tally.pointee.count < Self.maxPerProducer else { return false }
+        guard tally.pointee.count < Self.maxPerProducer else { return refuse() }
         tally.pointee.count &+= 1
         return true
+    }
+
+    /// Counts a refusal (out of line: the path of a refused post only).
+    @inline(never)
+    private mutating func refuse() -> Bool {
+        refused &+= 1
+        return false
     }
 
     /// Appends `item`; returns whether the caller must wake the loop (the first append since a take
@@ -141,6 +154,7 @@ struct WorkQueue {
         let taken = head
         head = nil
         tail = nil
+        if queued > largestTake { largestTake = queued }
         queued = 0
         epoch &+= 1
         if taken == nil { loopWaiting = true }

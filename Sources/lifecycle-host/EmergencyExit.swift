@@ -6,10 +6,11 @@ import Synchronization
 /// kill, a hang, an overdue termination) or from inside someone else's `exit()` — and how it notices
 /// such an `exit()`. One per process.
 ///
-/// Every such end does the same four things, in order: writes its last trace line (rendered from a
-/// typed `HostEvent`), says it on standard error, flushes standard output and error (only if their
-/// locks are free: the stuck thread may hold one), removes the control socket's file, then `_exit`s
-/// with the event's status — no `atexit` handler, no destructor, nothing that could block.
+/// Every such end does the same things, in order: writes its last trace line (rendered from a
+/// typed `HostEvent`), writes the metrics file when there is one (`setLastWrite`), says it on
+/// standard error, flushes standard output and error (only if their locks are free: the stuck thread
+/// may hold one), removes the control socket's file, then `_exit`s with the event's status — no
+/// `atexit` handler, no destructor, nothing that could block.
 ///
 /// **Exit interception.** `arm()` (at the start of `run`) registers an `on_exit` handler once; until
 /// `disarm()` (when `run` returns), an `exit()` from anywhere — a plugin's `init`, an observer, a
@@ -26,6 +27,8 @@ enum EmergencyExit {
         var state: ApplicationState = .notRunning
         var armed = false
         var registered = false
+        /// Run before `_exit`: the metrics file's last write (`--metrics-file`).
+        var lastWrite: (@Sendable () -> Void)?
     }
 
     private static let shared = Mutex(State())
@@ -35,6 +38,9 @@ enum EmergencyExit {
 
     /// The socket file to remove (nil: none). [thread-safe]
     static func setSocketPath(_ path: String?) { shared.withLock { $0.socketPath = path } }
+
+    /// What to write last, after the trace line, before `_exit` (nil: nothing). [thread-safe]
+    static func setLastWrite(_ body: (@Sendable () -> Void)?) { shared.withLock { $0.lastWrite = body } }
 
     /// The application whose running callbacks an `exit` event names. [thread-safe]
     static func setApplication(_ application: Application?) { shared.withLock { $0.application = application } }
@@ -57,11 +63,12 @@ enum EmergencyExit {
 
     /// Ends the process now with `event`'s status, its line last in the trace. [thread-safe] Never returns.
     static func end(_ event: HostEvent) -> Never {
-        let (writer, socketPath, state) = shared.withLock { s in
+        let (writer, socketPath, state, lastWrite) = shared.withLock { s in
             s.armed = false  // our own end from here: not an exit to intercept
-            return (s.writer, s.socketPath, s.state)
+            return (s.writer, s.socketPath, s.state, s.lastWrite)
         }
         writer?.write(event.traceLine(state: state))
+        lastWrite?()
         fputs("lifecycle-host: \(event.message)\n", stderr)
         flushIfFree(stdout)
         flushIfFree(stderr)

@@ -32,6 +32,8 @@ struct RunOptions {
     var scanBudget = PluginScanner.defaultBudget
     /// How plugins are loaded (`--allow-unsafe-plugins`).
     var pluginLoading: PluginLoadOptions = []
+    /// `--metrics`, `--metrics-file`, `--metrics-interval`.
+    var metrics = MetricsSettings()
 }
 
 /// Runs one application: loads the plugins, launches, then takes commands from the script, the
@@ -49,6 +51,8 @@ final class HostRunner: @unchecked Sendable {
     private var sources: HostOSEvents?
     private var signalWatch: PendingSignalWatch?
     private var server: ControlServer?
+    /// Metrics and systemd notifications (`OperatorHooks`).
+    private var operators: OperatorHooks?
     private let timeline: TimelineRecorder?
     private var script: [ScenarioLine] = []
     private var scriptIndex = 0
@@ -100,6 +104,10 @@ final class HostRunner: @unchecked Sendable {
         }
 
         var configuration = options.configuration
+        // Before the application exists: the engine records into the metrics backend given here.
+        var problems: [String] = []
+        let operators = OperatorHooks(settings: options.metrics, configuration: &configuration) { problems.append($0) }
+        self.operators = operators
         // iOS kills the app outright; a callback that never returns cannot be unwound, so exit here.
         configuration.onWatchdogKill = { report in EmergencyExit.end(.watchdogKill(report)) }
         // SIGTERM or SIGINT was not honoured in time: the main thread is stuck; end from the watchdog.
@@ -123,6 +131,7 @@ final class HostRunner: @unchecked Sendable {
         defer { shutdown() }
         handle.swiftTraceHandler = { [unowned self] event in self.traced(event) }
         writer.writeHeader()
+        for problem in problems { hostLine("error", "systemd", detail: problem) }
 
         // Signals first: they are blocked in this thread, and threads started later inherit the mask.
         let sources = HostOSEvents(
@@ -148,6 +157,7 @@ final class HostRunner: @unchecked Sendable {
             }
         }
 
+        operators.started(handle) { [unowned self] kind, name, detail in hostLine(kind, name, detail: detail) }
         loadPlugins(handle)
 
         // A scenario whose first action starts the application itself is not pre-empted.
@@ -155,13 +165,13 @@ final class HostRunner: @unchecked Sendable {
             guard case .action(let action)? = script.first?.command else { return false }
             return ["launch", "launch background", "open-url", "fetch", "remote-notification", "continue-activity"].contains(action.name)
         }()
+        // The scenario is under way before the host's own launch: a launch that finds no input open
+        // would end the run as a scenario that left the application running (none of its lines run).
+        scriptRunning = !script.isEmpty
         if !scriptLaunches {
             perform(.action(.launch(options: options.launchOptions, inBackground: options.backgroundLaunch)), origin: nil)
         }
-        if !script.isEmpty {
-            scriptRunning = true
-            handle.loop.perform { [unowned self] in self.runScript() }
-        }
+        if !script.isEmpty { handle.loop.perform { [unowned self] in self.runScript() } }
         // The scenario first, then the prompt: their lines never interleave.
         if options.interactive, script.isEmpty { startPrompt(handle) }
         finishIfDone()
@@ -175,6 +185,7 @@ final class HostRunner: @unchecked Sendable {
     }
 
     private func shutdown() {
+        if let problem = operators?.finish() { hostLine("error", "metrics", detail: problem) }
         prompt?.close()
         server?.close()
         EmergencyExit.setSocketPath(nil)
@@ -258,6 +269,7 @@ final class HostRunner: @unchecked Sendable {
 
     private func refused(_ refusal: PluginRefusal) {
         refusedPlugins += 1
+        operators?.pluginRefused()
         hostLine("error", "plugin refused", detail: refusal.message)
         fputs("lifecycle-host: plugin refused: \(refusal.message)\n", stderr)
     }
@@ -280,6 +292,7 @@ final class HostRunner: @unchecked Sendable {
         if let failure, origin?.isScript != true {
             hostLine("error", command.description, detail: failure)
         }
+        operators?.performed(handle.app.state)
         finishIfDone()
         return failure
     }
@@ -309,6 +322,7 @@ final class HostRunner: @unchecked Sendable {
     private func endForSignal(_ command: HostCommand, origin: OSOrigin) {
         guard let handle else { return }
         handle.app.armTerminationDeadline(reason: origin.description)
+        operators?.stopping()
         endRequested = true
         if handle.app.state == .notRunning {
             hostLine("input", command.description, detail: "\(origin): the application is not running; the run ends")
@@ -389,6 +403,7 @@ final class HostRunner: @unchecked Sendable {
     /// A line of the host's own (not the engine's) in the trace.
     private func hostLine(_ kind: String, _ name: String, plugin: String? = nil, detail: String? = nil) {
         let state = handle?.app.state ?? .notRunning
+        operators?.hostLine(kind: kind)
         writer.write(TraceLine(kind: kind, name: name, state: state, plugin: plugin, detail: detail))
     }
 

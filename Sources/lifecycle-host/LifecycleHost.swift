@@ -201,6 +201,8 @@ struct Run: ParsableCommand {
 
     @OptionGroup var engine: EngineOptions
 
+    @OptionGroup var metrics: MetricsOptions
+
     /// The parsed values (the same type the fast path of `LifecycleHost.main` fills).
     var values: RunValues {
         RunValues(
@@ -209,7 +211,7 @@ struct Run: ParsableCommand {
             pressureWarning: pressureWarning, pressureCritical: pressureCritical, pressureDelay: pressureDelay,
             noClock: noClock, socket: socket,
             noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, rescan: rescan,
-            scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, engine: engine.values)
+            scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, engine: engine.values, metrics: metrics.values)
     }
 
     /// Checked here, not in `run()`: ArgumentParser then shows `run`'s usage under the error.

@@ -36,6 +36,7 @@ struct RunValues: Equatable {
     var scanBudget: String?
     var allowUnsafePlugins = false
     var engine = EngineValues()
+    var metrics = MetricsValues()
 
     /// The run's options; throws `ValidationError` as `Run` reports it.
     func options() throws -> RunOptions {
@@ -68,6 +69,7 @@ struct RunValues: Equatable {
         options.rescan = rescan
         options.scanBudget = try lifecycle_host.scanBudget(scanBudget)
         options.pluginLoading = allowUnsafePlugins ? .allowUnsafePermissions : []
+        options.metrics = try metrics.settings()
         return options
     }
 
@@ -129,6 +131,9 @@ struct RunValues: Equatable {
                 case "--restart": values.restart = value
                 case "--isolate-budget": values.isolateBudget = value
                 case "--scan-budget": values.scanBudget = value
+                case "--metrics": values.metrics.address = value
+                case "--metrics-file": values.metrics.file = value
+                case "--metrics-interval": values.metrics.interval = value
                 default: return nil
                 }
                 switch name {

@@ -66,9 +66,13 @@ extension Application {
                 watchdog.setCurrent(event: event, observer: owner)
                 return true
             }
+        } else if metrics != nil {
+            // The general loop, so that the center times each observer of the lifecycle notification.
+            center.observerWillRun = EngineMetrics.sampleHook
         }
         center.dispatch(name, sender: sender, userInfo: userInfo)
-        center.observerWillRun = nil
+        // A sample armed before this delivery stays armed (or was taken by it: see `EngineMetrics`).
+        center.observerWillRun = metrics?.idleHook
         try checkKilled()
     }
 
@@ -124,8 +128,18 @@ extension Application {
     /// Numbers the event and, when someone listens, hands it over with its words rendered.
     func trace(_ payload: TraceEvent.Payload) {
         sequenceNumber += 1
-        guard let handler = traceHandler else { return }
+        guard traceHandler != nil || metrics != nil else { return }
         let time = traceOrigin.map { MonotonicInstant.now.duration(since: $0) } ?? .zero
-        handler(TraceEvent(seq: sequenceNumber, time: time, payload: payload, state: state))
+        let event = TraceEvent(seq: sequenceNumber, time: time, payload: payload, state: state)
+        metrics?.traced(event)
+        traceHandler?(event)
+    }
+
+    /// Sets the metrics' gauges from what they measure now: the cross-thread queue's figures
+    /// (`MainRunLoop.queueFigures`), the open background tasks, the state (see `LifecycleMetric`).
+    /// Counters and timers are recorded as things happen; gauges are read, so call this before an
+    /// export. Does nothing without a metrics backend. [loop-thread]
+    public func updateMetricGauges() {
+        metrics?.updateGauges(self)
     }
 }

@@ -137,6 +137,8 @@ public final class Application: @unchecked Sendable {
     var traceOrigin: MonotonicInstant?
     var sequenceNumber: UInt64 = 0
     let killSwitch: KillSwitch
+    /// The metrics hook: nil without a metrics backend (see `EngineMetrics`).
+    let metrics: EngineMetrics?
     let watchdog: Watchdog
     let archiveStore: ArchiveStore?
 
@@ -145,7 +147,9 @@ public final class Application: @unchecked Sendable {
         self.configuration = configuration
         self.loop = loop
         center = AppNotificationCenter(loop: loop)
-        let killSwitch = KillSwitch(configuration, loop: loop)
+        metrics = EngineMetrics.make(configuration, center: center, loop: loop)
+        center.state.pointee.metrics = metrics
+        let killSwitch = KillSwitch(configuration, loop: loop, metrics: metrics)
         self.killSwitch = killSwitch
         watchdog = Watchdog(configuration: configuration, probe: center.probe,
                             onOverrun: { report in
@@ -159,6 +163,8 @@ public final class Application: @unchecked Sendable {
     }
 
     deinit {
+        metrics?.stop()
+        center.state.pointee.metrics = nil
         cancelBackgroundTimers()
         for request in requests { request.end() }
         watchdog.shutdown()

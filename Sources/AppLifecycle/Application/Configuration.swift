@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 
 /// How an application is set up: budgets, watchdog policy, background behaviour, archive folder, logger.
@@ -118,6 +119,11 @@ public struct Configuration: Sendable {
     /// `.termination`), whatever the loop thread is doing. A host exits here; without it the overdue
     /// termination is only logged.
     public var onTerminationOverdue: (@Sendable (WatchdogReport) -> Void)?
+    /// Where the application records its metrics (`LifecycleMetric`), through swift-metrics' API.
+    /// Nil (the default): `MetricsSystem.factory`, as the program bootstrapped it. When that is
+    /// swift-metrics' no-op (nothing bootstrapped), the application records nothing and holds no
+    /// metrics at all: no counter, no timer, no clock read, nothing added to any path.
+    public var metricsFactory: (any MetricsFactory)?
 
     public init() {}
 }
@@ -141,7 +147,7 @@ public struct WatchdogReport: Sendable, CustomStringConvertible {
     public let subject: Subject
 
     /// The budgets the watchdog keeps (see `Configuration.Budgets`).
-    public enum Budget: String, Hashable, Sendable {
+    public enum Budget: String, Hashable, Sendable, CaseIterable {
         case launch, didEnterBackground, willTerminate, completionHandler, backgroundTask
         /// One callback outside the budgeted phases (`Budgets.hang`).
         case hang

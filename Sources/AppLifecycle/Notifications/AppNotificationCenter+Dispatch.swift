@@ -1,3 +1,4 @@
+import CLifecycleSystem
 import Synchronization
 
 /// Calling observers: the dispatch loops, the callback probe's marks and the nesting limit.
@@ -85,6 +86,15 @@ extension AppNotificationCenter {
             if counted { state.pointee.markedDepth -= 1 }
             marks.done()
         }
+        if state.pointee.metrics == nil { return try body() }
+        return try timed(bits, owner: owner, body)
+    }
+
+    /// `body`, timed for the application's metrics: two clock reads around it.
+    @inline(never)
+    private func timed<R, E: Error>(_ bits: UInt64, owner: UInt32, _ body: () throws(E) -> R) throws(E) -> R {
+        let start = lcs_monotonic_ns()
+        defer { state.pointee.metrics?.callbackEnded(bits, owner: owner, since: start) }
         return try body()
     }
 
@@ -217,13 +227,23 @@ extension AppNotificationCenter {
         withUnsafePointer(to: &record) { record in
             var i = 0
             if state.pointee.observerWillRun != nil, let observerWillRun = state.pointee.observerWillRun {
+                // Hooked: a lifecycle notification, or a sampled post; with metrics, each observer timed.
+                let metrics = state.pointee.metrics
                 while i < end {
                     let entry = list.pointee[i]  // reloaded each time: a callback may grow the array
                     if entry.token != 0, entry.sender == 0 || entry.sender == sender {
                         guard observerWillRun(state.pointee.owners[Int(entry.owner)]) else { break }
+                        let start = metrics == nil ? 0 : lcs_monotonic_ns()
                         Self.call(entry, record, notification, marks)
+                        metrics?.callbackEnded(CallbackProbe.bits(.observer, subject: name.id), owner: entry.owner, since: start)
                     }
                     i += 1
+                }
+                if let metrics, metrics.sampleArmed, state.pointee.dispatchDepth == 1 {
+                    // The sampled dispatch is over: posts take the fast path again until the next sample.
+                    metrics.sampleArmed = false
+                    state.pointee.observerWillRun = nil
+                    metrics.scheduleSample()
                 }
             } else {
                 Self.callAll(list, end, sender, filtered: filtered, record, notification, marks)

@@ -155,6 +155,11 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// names it. [loop-thread]
     package func ownerID(_ owner: String) -> UInt32 { owner.isEmpty ? 0 : internOwner(owner) }
 
+    /// The owner at index `owner` ("" for 0 or an index never issued). [loop-thread]
+    func ownerName(_ owner: UInt32) -> String {
+        Int(owner) < state.pointee.owners.count ? state.pointee.owners[Int(owner)] : ""
+    }
+
     /// The list of name id `id`, if it was ever observed.
     @inline(__always)
     func list(_ id: UInt32) -> UnsafeMutablePointer<ObserverList>? {

@@ -55,6 +55,9 @@ struct CenterState {
     var observerWillRun: ((_ owner: String) -> Bool)?
     var nestingLimitHandler: ((NotificationName, Int, String) -> Void)?
     var rawUserInfoBridge: ((UserInfo) -> AnyObject)?
+    /// The application's metrics, when it has a backend: marked callbacks and the observers of the
+    /// general loop's hooked dispatches are timed (see `EngineMetrics`). Read by cold paths only.
+    var metrics: EngineMetrics?
     /// This center's address on the loop: posts from other threads travel there as messages, so
     /// centers sharing a loop never see each other's posts. Set once in init, then only read (from
     /// any thread).

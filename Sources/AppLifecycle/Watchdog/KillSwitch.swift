@@ -16,10 +16,12 @@ final class KillSwitch: @unchecked Sendable {
     private let onReport: (@Sendable (WatchdogReport) -> Void)?
     private let onKill: (@Sendable (WatchdogReport) -> Void)?
     private let onTerminationOverdue: (@Sendable (WatchdogReport) -> Void)?
+    private let metrics: EngineMetrics?
     /// [loop-thread]
     weak var application: Application?
 
-    init(_ configuration: Configuration, loop: MainRunLoop) {
+    init(_ configuration: Configuration, loop: MainRunLoop, metrics: EngineMetrics?) {
+        self.metrics = metrics
         policy = configuration.watchdogPolicy
         logger = configuration.logger
         self.loop = loop
@@ -30,6 +32,7 @@ final class KillSwitch: @unchecked Sendable {
 
     func overrun(_ report: WatchdogReport) {
         logger.warning("watchdog: \(report.description)")
+        metrics?.watchdog(report, killed: policy == .terminate)
         onReport?(report)
         if policy == .terminate {
             killed.store(true, ordering: .relaxed)
@@ -58,6 +61,7 @@ final class KillSwitch: @unchecked Sendable {
     /// A termination that did not end in time (watchdog thread).
     func terminationOverdue(_ report: WatchdogReport) {
         logger.warning("watchdog: \(report.description)")
+        metrics?.watchdog(report, killed: false)
         onTerminationOverdue?(report)
     }
 }

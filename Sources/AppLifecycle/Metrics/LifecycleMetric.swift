@@ -1,0 +1,33 @@
+/// The names of the metrics the engine records through swift-metrics (`CoreMetrics`), as a backend
+/// receives them in `label`; their dimensions are listed with each. docs/host.md, Metrics, gives
+/// their types and units as the host exports them (Prometheus).
+///
+/// Recorded only when the application has a metrics backend (`Configuration.metricsFactory`, or
+/// swift-metrics' `MetricsSystem` bootstrapped with anything but its no-op): see `EngineMetrics`.
+public enum LifecycleMetric {
+    /// Counter: engine events by `kind` (the trace's kinds: `delegate`, `notification`, `state`, …).
+    public static let events = "lifecycle_events_total"
+    /// Counter: watchdog overrun reports by `budget` (`launch`, …, `hang`, `terminate`).
+    public static let watchdogReports = "lifecycle_watchdog_reports_total"
+    /// Counter: applications killed by the watchdog (policy terminate) by `budget`.
+    public static let watchdogKills = "lifecycle_watchdog_kills_total"
+    /// Timer: how long one callback into a plugin took, by `plugin` (the owner: a plugin id, a
+    /// plugin's path during its `init`, empty for the host's own) and `kind` (`observer`, `delegate`,
+    /// `other`: init, timers, posted work, expiration handlers).
+    public static let callbackDuration = "lifecycle_callback_duration_seconds"
+    /// Counter: isolated plugins' processes that failed, by `plugin` and `cause` (`signal`, `exit`,
+    /// `overran`, `protocol-violation`, `start-failed`).
+    public static let pluginFailures = "lifecycle_plugin_failures_total"
+    /// Counter: isolated plugins started again after a failure, by `plugin`.
+    public static let pluginRestarts = "lifecycle_plugin_restarts_total"
+    /// Gauge: messages posted from other threads waiting for the loop (`MainRunLoop.queueFigures`).
+    public static let queueWaiting = "lifecycle_queue_messages_waiting"
+    /// Gauge: the most messages one loop turn took from the cross-thread queue.
+    public static let queueDepthMax = "lifecycle_queue_depth_max"
+    /// Counter: posts from other threads refused at the queue's bound (`LC_ERR_QUEUE_FULL`).
+    public static let queueRefused = "lifecycle_queue_refused_total"
+    /// Gauge: background tasks open now.
+    public static let backgroundTasks = "lifecycle_background_tasks_open"
+    /// Gauge: 1 for the application's state now, 0 for the others, by `state`.
+    public static let state = "lifecycle_application_state"
+}

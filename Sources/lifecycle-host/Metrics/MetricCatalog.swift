@@ -1,0 +1,33 @@
+import AppLifecycle
+
+/// Every metric the host exports, with its `# HELP` text: the engine's (`LifecycleMetric`) and the
+/// host's own. docs/host.md, Metrics, lists the same names with their types, labels and units; a test
+/// keeps the two in step.
+enum MetricCatalog {
+    /// Counter: responses of the metrics port, by `code` (`200`, `400`, `404`, `405`, `431`, `503`).
+    static let httpResponses = "lifecycle_metrics_http_responses_total"
+    /// Counter: plugins refused at load, by nothing (the trace says which and why).
+    static let pluginsRefused = "lifecycle_plugins_refused_total"
+    /// Gauge: plugins loaded now (isolated ones included).
+    static let pluginsLoaded = "lifecycle_plugins_loaded"
+    /// Gauge: seconds since the host started.
+    static let uptime = "lifecycle_uptime_seconds"
+
+    static let help: [String: String] = [
+        LifecycleMetric.events: "Trace lines by kind: the engine's events and the host's own lines (plugin, input, post, socket, error, warning, metrics).",
+        LifecycleMetric.watchdogReports: "Watchdog overrun reports by budget (launch, didEnterBackground, willTerminate, completionHandler, backgroundTask, hang, terminate).",
+        LifecycleMetric.watchdogKills: "Applications killed by the watchdog under policy terminate, by budget; the process exits right after (see --metrics-file).",
+        LifecycleMetric.callbackDuration: "Duration of one callback into a plugin, by plugin and kind (observer, delegate, other); observers of posted notifications are sampled.",
+        LifecycleMetric.pluginFailures: "Isolated plugins' processes that failed, by plugin and cause (signal, exit, overran, protocol-violation, start-failed).",
+        LifecycleMetric.pluginRestarts: "Isolated plugins started again after a failure, by plugin.",
+        LifecycleMetric.queueWaiting: "Messages posted from other threads that the main run loop has not taken yet.",
+        LifecycleMetric.queueDepthMax: "The most messages one turn of the main run loop took from its cross-thread queue since the start.",
+        LifecycleMetric.queueRefused: "Posts from other threads refused at the queue's bound (LC_ERR_QUEUE_FULL).",
+        LifecycleMetric.backgroundTasks: "Background tasks open now.",
+        LifecycleMetric.state: "1 for the application's state now, 0 for the others, by state.",
+        httpResponses: "Responses of the metrics port by status code.",
+        pluginsRefused: "Plugins refused when loaded.",
+        pluginsLoaded: "Plugins loaded now, isolated ones included.",
+        uptime: "Seconds since the host started.",
+    ]
+}
