@@ -89,7 +89,11 @@ final class HostInputTests: XCTestCase {
 
     /// `lifecycle-host send WORDS…` quotes each word so that the host's tokenizer reads the same words.
     func testQuotedWordsReadBackAsTheyWere() throws {
-        let words = ["post", "com.example.x", "title=two words", "", "say=\"hi\"", "path=C:\\dir", "tag=#1", "é", "a\tb"]
+        let words = ["post", "com.example.x", "title=two words", "", "say=\"hi\"", "path=C:\\dir", "tag=#1", "é", "a\tb",
+                     // Combining marks first: after the opening quote or the space they are still separate
+                     // (the tokenizer reads scalars; as characters `"` + U+031E is one, and no quote).
+                     "\u{031E}#", "\u{301}a b", "\u{301}x"]
         XCTAssertEqual(try ScenarioParser.tokenize(words.map(ScenarioParser.quote).joined(separator: " ")), words)
+        XCTAssertEqual(try ScenarioParser.tokenize("k=\"\u{301}v\" \u{301}w"), ["k=\u{301}v", "\u{301}w"])
     }
 }
