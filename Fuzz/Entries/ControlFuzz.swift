@@ -23,6 +23,7 @@ enum ControlFuzz {
 
         // The server's side, as ControlServer reads a connection: partial lines kept between reads.
         var input: [UInt8] = []
+        var scanned = 0  // bytes of `input` known to hold no line feed, as ControlServer keeps them
         var responses: [[UInt8]] = []
         var offset = 0
         reading: while true {
@@ -30,7 +31,7 @@ enum ControlFuzz {
             input.append(contentsOf: stream[offset..<end])
             offset = end
             let atEnd = offset == stream.count
-            let drained = ControlFraming.drain(input, atEnd: atEnd, while: { true }) { frame in
+            let drained = ControlFraming.drain(input, known: scanned, atEnd: atEnd, while: { true }) { frame in
                 let response = ControlFraming.response(to: frame) { line in
                     ControlRequest(line: line).response(
                         status: { "{\"state\":\"\(app.state.rawValue)\"}" },
@@ -42,6 +43,7 @@ enum ControlFuzz {
             switch drained {
             case .waiting(let consumed):
                 input.removeFirst(consumed)
+                scanned = input.count
                 outcome.check(input.count <= ControlFraming.maxRequestLength, "\(input.count) bytes kept for a partial line")
                 if atEnd {
                     outcome.check(input.isEmpty, "the end of the stream left \(input.count) bytes unanswered")

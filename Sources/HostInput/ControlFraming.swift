@@ -39,23 +39,27 @@ package enum ControlFraming {
     ///
     /// A line ends with a line feed; at the end of the stream (`atEnd`, the client shut down its
     /// writing side) the bytes after the last line feed are a line too. A line over `maxRequestLength`
-    /// is `.tooLong` as soon as that many bytes are there without a line feed.
+    /// is `.tooLong` as soon as that many bytes are there without a line feed. `known`: how many bytes
+    /// from `start` on are already known to hold no line feed (looked at by an earlier call), so that
+    /// a line arriving a byte at a time costs each byte one look, not one per arrival.
     ///
-    /// [thread-safe] Looks at each byte of the line once, and at most `maxRequestLength + 1` bytes.
-    package static func scan(_ input: [UInt8], from start: Int, atEnd: Bool) -> Scan {
+    /// [thread-safe] Looks at most at `maxRequestLength + 1 - known` bytes.
+    package static func scan(_ input: [UInt8], from start: Int, known: Int = 0, atEnd: Bool) -> Scan {
         guard start >= 0, start <= input.count else { return .needMore }
-        let window = input[start..<min(input.count, start + maxRequestLength + 1)]
-        if let newline = window.firstIndex(of: 10) {
+        let end = min(input.count, start + maxRequestLength + 1)
+        let searched = min(end, start + max(0, known))
+        if let newline = input[searched..<end].firstIndex(of: 10) {
             return .frame(frame(input[start..<newline]), next: newline + 1)
         }
-        if window.count > maxRequestLength { return .tooLong }
+        if end - start > maxRequestLength { return .tooLong }
         if atEnd, start < input.count { return .frame(frame(input[start...]), next: input.count) }
         return .needMore
     }
 
     /// How `drain` stopped.
     package enum DrainEnd: Equatable, Sendable {
-        /// Every complete line was answered; the bytes from `consumed` on are a partial line to keep.
+        /// Every complete line was answered; the bytes from `consumed` on are a partial line to keep
+        /// (none of them a line feed: pass their count as the next drain's `known`).
         case waiting(consumed: Int)
         /// `proceed()` turned false (the server is closing); nothing more is answered.
         case stopped
@@ -65,17 +69,21 @@ package enum ControlFraming {
 
     /// Answers the lines of `input` in order, as `scan` finds them, while `proceed()` holds.
     ///
-    /// [thread-safe] `answer` gets each frame (blank ones too) before the next is looked for.
-    package static func drain(_ input: [UInt8], atEnd: Bool, while proceed: () -> Bool,
+    /// [thread-safe] `answer` gets each frame (blank ones too) before the next is looked for. `known`:
+    /// how many bytes at the start of `input` are known to hold no line feed (the partial line an
+    /// earlier drain left, `.waiting`): each byte of a connection is looked at once in all.
+    package static func drain(_ input: [UInt8], known: Int = 0, atEnd: Bool, while proceed: () -> Bool,
                               answer: (Frame) -> Void) -> DrainEnd {
         var start = 0
+        var skip = known
         while proceed() {
-            switch scan(input, from: start, atEnd: atEnd) {
+            switch scan(input, from: start, known: skip, atEnd: atEnd) {
             case .needMore: return .waiting(consumed: start)
             case .tooLong: return .tooLong
             case .frame(let frame, let next):
                 answer(frame)
                 start = next
+                skip = 0
             }
         }
         return .stopped

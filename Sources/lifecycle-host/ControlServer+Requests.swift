@@ -52,7 +52,7 @@ extension ControlServer {
     /// Answers each complete line of the input in order (and, at the end of the stream, the last
     /// unterminated one); enforces the length limit. The framing is `ControlFraming`'s.
     private func answerLines(_ connection: Connection, atEnd: Bool) {
-        let end = ControlFraming.drain(connection.input, atEnd: atEnd, while: { !closeRequested }) { frame in
+        let end = ControlFraming.drain(connection.input, known: connection.scanned, atEnd: atEnd, while: { !closeRequested }) { frame in
             let response = ControlFraming.response(to: frame) { text in
                 isHandling = true
                 defer { isHandling = false }
@@ -61,7 +61,9 @@ extension ControlServer {
             if let response { connection.output.append(contentsOf: response) }
         }
         switch end {
-        case .waiting(let consumed): connection.input.removeFirst(consumed)
+        case .waiting(let consumed):
+            connection.input.removeFirst(consumed)
+            connection.scanned = connection.input.count
         case .tooLong: tooLong(connection)
         case .stopped: break
         }
@@ -70,6 +72,7 @@ extension ControlServer {
     private func tooLong(_ connection: Connection) {
         connection.output.append(contentsOf: ControlFraming.responseBytes(ControlFraming.tooLongResponse))
         connection.input.removeAll()
+        connection.scanned = 0
         connection.stopReading()
         Self.discardInput(connection.fd)
     }
@@ -133,6 +136,9 @@ final class Connection {
     let token: UInt64
     /// Bytes received and not yet answered (at most one partial line between events).
     var input: [UInt8] = []
+    /// How many bytes at the start of `input` are known to hold no line feed: the next search starts
+    /// after them (a line arriving a byte at a time is searched once, not once per byte).
+    var scanned = 0
     /// Response bytes not yet sent, from `sent` on.
     var output: [UInt8] = []
     var sent = 0
