@@ -47,6 +47,15 @@ final class Watchdog: @unchecked Sendable {
         var termination: Termination?
         var stopping = false
         var thread: pthread_t?
+        /// When the watchdog thread will wake by itself (set before it sleeps): a new deadline before it
+        /// needs the eventfd, a later one does not (the thread reads the deadlines again when it wakes).
+        var plannedWake: MonotonicInstant?
+
+        /// Whether the watchdog thread must be woken to see `deadline` in time.
+        func needsWake(for deadline: MonotonicInstant) -> Bool {
+            guard let plannedWake else { return true }
+            return deadline < plannedWake
+        }
     }
 
     private let state = Mutex(State())
@@ -73,6 +82,15 @@ final class Watchdog: @unchecked Sendable {
 
     deinit { close(wakeFD) }
 
+    /// How many times the watchdog thread was signalled (what `WatchdogWakeTests` counts). [thread-safe]
+    var wakeUps: Int { signals.load(ordering: .relaxed) }
+    private let signals = Atomic<Int>(0)
+
+    private func wakeThread() {
+        signals.add(1, ordering: .relaxed)
+        _ = lcs_eventfd_signal(wakeFD)
+    }
+
     /// Stops and joins the watchdog thread (which holds the watchdog until then). [loop-thread]
     func shutdown() {
         let thread = state.withLock { s -> pthread_t? in
@@ -80,17 +98,18 @@ final class Watchdog: @unchecked Sendable {
             defer { s.thread = nil }
             return s.thread
         }
-        _ = lcs_eventfd_signal(wakeFD)
+        wakeThread()
         if let thread { pthread_join(thread, nil) }
     }
 
     /// Opens a budgeted phase. [loop-thread]
     func begin(_ budgetKind: WatchdogReport.Budget, budget: Duration) {
         let now = MonotonicInstant.now
-        state.withLock { s in
+        let wake = state.withLock { s -> Bool in
             s.phase = Phase(budgetKind: budgetKind, budget: budget, started: now, deadline: now + budget)
+            return s.needsWake(for: now + budget)
         }
-        _ = lcs_eventfd_signal(wakeFD)
+        if wake { wakeThread() }
     }
 
     /// Names the callback now running inside the phase. [loop-thread]
@@ -125,14 +144,15 @@ final class Watchdog: @unchecked Sendable {
     /// Restarts the phase's clock if it is stopped (its deadline moves by the time it was stopped).
     private func resumePhase() {
         let now = MonotonicInstant.now
-        state.withLock { s in
-            guard var phase = s.phase, let since = phase.pausedAt else { return }
+        let wake = state.withLock { s -> Bool in
+            guard var phase = s.phase, let since = phase.pausedAt else { return false }
             phase.deadline = phase.deadline + now.duration(since: since)
             phase.started = phase.started + now.duration(since: since)
             phase.pausedAt = nil
             s.phase = phase
+            return s.needsWake(for: phase.deadline)
         }
-        _ = lcs_eventfd_signal(wakeFD)
+        if wake { wakeThread() }
     }
 
     /// Whether a phase is open. [loop-thread]
@@ -162,7 +182,7 @@ final class Watchdog: @unchecked Sendable {
             s.termination = Termination(reason: reason, requested: now, deadline: now + terminateBudget)
             return true
         }
-        if armed { _ = lcs_eventfd_signal(wakeFD) }
+        if armed { wakeThread() }
     }
 
     /// Whether a termination deadline is armed. [thread-safe]
@@ -191,13 +211,17 @@ final class Watchdog: @unchecked Sendable {
         var hang = HangSampler(budget: hangBudget)
         var nextSample = MonotonicInstant.now + hang.interval
         while true {
-            let (deadlines, stopping) = state.withLock { s in
-                ([s.phase.flatMap { $0.reported || $0.pausedAt != nil ? nil : $0.deadline }, s.termination.flatMap { $0.reported ? nil : $0.deadline }],
-                 s.stopping)
+            let now = MonotonicInstant.now
+            let (wake, stopping) = state.withLock { s in
+                let deadlines = [s.phase.flatMap { $0.reported || $0.pausedAt != nil ? nil : $0.deadline },
+                                 s.termination.flatMap { $0.reported ? nil : $0.deadline }]
+                let wake = deadlines.compactMap { $0 }.reduce(nextSample, min)
+                // Published under the lock that publishes deadlines: a deadline set after this read
+                // and before `wake` signals the eventfd, which `poll` then sees.
+                s.plannedWake = wake
+                return (wake, s.stopping)
             }
             if stopping { return }
-            let now = MonotonicInstant.now
-            let wake = deadlines.compactMap { $0 }.reduce(nextSample, min)
             let timeout = wake <= now ? 0 : Int32(clamping: (wake.nanoseconds - now.nanoseconds + 999_999) / 1_000_000)
             _ = poll(&pfd, 1, timeout)
             _ = lcs_eventfd_drain(wakeFD)

@@ -2,8 +2,10 @@ import CLifecycleSystem
 import Glibc
 
 /// One end of the socket pair between the host and an isolated plugin's process: frames out through
-/// a buffer, bytes in through a buffer cut into frames. The descriptor is non-blocking; the blocking
-/// waits poll it with a deadline.
+/// a buffer, bytes in through a buffer cut into frames. Every read and write is non-blocking
+/// (`MSG_DONTWAIT`) but the descriptor itself is left blocking, so that a wait for the other side is
+/// one blocking `recv` (`readWaiting`) instead of a `poll` and then a `recv`: one system call fewer a
+/// round trip.
 ///
 /// Not thread-safe: one owner thread (the host's loop thread; the runner's main thread, which
 /// serialises other threads' frames through its own lock).
@@ -17,11 +19,18 @@ final class FrameChannel {
     private var head = 0
     private var tail = 0
 
+    /// The receive timeout set on the descriptor (`SO_RCVTIMEO`), in nanoseconds; 0 while none is set.
+    private var receiveTimeout: UInt64 = 0
+
+    /// How long one blocking `recv` of `readWaiting` lasts at most: the deadline is looked at between
+    /// such slices, and the last stretch before it is waited for exactly (with `poll`).
+    static let waitSlice: UInt64 = 20_000_000
+
     init(fd: Int32) {
         self.fd = fd
         incoming = [UInt8](repeating: 0, count: 256 << 10)
         let flags = fcntl(fd, F_GETFL)
-        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        if flags >= 0, flags & O_NONBLOCK != 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
     }
 
     deinit { close(fd) }
@@ -36,7 +45,7 @@ final class FrameChannel {
     /// Writes what it can without blocking.
     func writeSome() -> WriteOutcome {
         while written < out.bytes.count {
-            let n = out.bytes.withUnsafeBytes { send(fd, $0.baseAddress! + written, $0.count - written, Int32(MSG_NOSIGNAL)) }
+            let n = out.bytes.withUnsafeBytes { send(fd, $0.baseAddress! + written, $0.count - written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             if n > 0 {
                 written += n
                 continue
@@ -59,7 +68,7 @@ final class FrameChannel {
         makeRoom()
         guard tail < incoming.count else { return .data }  // full: cut frames out first
         while true {
-            let n = incoming.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + tail, $0.count - tail, 0) }
+            let n = incoming.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + tail, $0.count - tail, Int32(MSG_DONTWAIT)) }
             if n > 0 {
                 tail += n
                 return .data
@@ -67,6 +76,44 @@ final class FrameChannel {
             if n == 0 { return .closed }
             if errno == EINTR { continue }
             if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
+            return .failed(errno)
+        }
+    }
+
+    /// Waits until bytes arrive, or the other side closes, or `deadline` (monotonic nanoseconds; nil:
+    /// for ever) passes, and reads what arrived. - Returns: nil when the deadline passed first.
+    ///
+    /// One blocking `recv` while more than `waitSlice` is left (its timeout, `SO_RCVTIMEO`, is set
+    /// once, to the slice: the deadline is looked at after each slice); the last stretch is a `poll`
+    /// with the exact time left, then a read. Blocks the calling thread.
+    func readWaiting(until deadline: UInt64?) -> ReadOutcome? {
+        makeRoom()
+        guard tail < incoming.count else { return .data }
+        while true {
+            var wanted: UInt64 = 0  // no timeout: for ever
+            if let deadline {
+                let now = lcs_monotonic_ns()
+                if now >= deadline { return nil }
+                if deadline - now <= Self.waitSlice {
+                    guard poll(Int16(POLLIN), until: deadline) != 0 else { return nil }
+                    return readSome()
+                }
+                wanted = Self.waitSlice
+            }
+            if receiveTimeout != wanted {
+                var time = timeval(tv_sec: Int(wanted / 1_000_000_000), tv_usec: Int(wanted % 1_000_000_000 / 1000))
+                guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
+                    return .failed(errno)
+                }
+                receiveTimeout = wanted
+            }
+            let n = incoming.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + tail, $0.count - tail, 0) }
+            if n > 0 {
+                tail += n
+                return .data
+            }
+            if n == 0 { return .closed }
+            if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { continue }  // a slice ended
             return .failed(errno)
         }
     }

@@ -198,8 +198,9 @@ extension IsolatedPlugin {
         return app.withBudgetClockStopped { waitStopped(until: done) }
     }
 
-    /// `wait`: what is read is run first; the socket is polled before it is read (one system call
-    /// fewer a round trip than reading until EAGAIN).
+    /// `wait`: what is read is run first; then one blocking read until the earliest deadline
+    /// (`FrameChannel.readWaiting`: a round trip costs the host a write and a read, as the C floor
+    /// does), or, while output is still waiting for room, a poll for both directions.
     private func waitStopped(until done: () -> Bool) -> Bool {
         flushNow()
         var count = 0
@@ -207,8 +208,18 @@ extension IsolatedPlugin {
             guard drain(count: &count) else { return done() }
             if done() { return true }
             guard let process, status != .failed else { return false }
-            let revents = process.channel.poll(Int16(POLLIN) | (process.channel.pendingOutput > 0 ? Int16(POLLOUT) : 0),
-                                               until: events.earliest?.deadline ?? lcs_monotonic_ns() + settings.callBudget.nanosecondCount)
+            let deadline = events.earliest?.deadline ?? lcs_monotonic_ns() + settings.callBudget.nanosecondCount
+            if process.channel.pendingOutput == 0 {
+                switch process.channel.readWaiting(until: deadline) {
+                case nil: checkDeadlines()
+                case .data?, .wouldBlock?: continue
+                case .closed?, .failed?:
+                    ended()
+                    return done()
+                }
+                continue
+            }
+            let revents = process.channel.poll(Int16(POLLIN | POLLOUT), until: deadline)
             if revents == 0 {
                 checkDeadlines()
                 continue

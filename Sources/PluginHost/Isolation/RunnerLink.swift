@@ -117,12 +117,12 @@ final class RunnerLink: @unchecked Sendable {
         do { return try channel.nextFrame(acceptFromHost: true) } catch { Self.fatal(error.message) }
     }
 
-    /// Reads what arrived, or waits until something does; the runner ends when the host is gone.
+    /// Waits until something arrives and reads it (one blocking read); the runner ends when the host
+    /// is gone.
     private func readOrWait() {
-        switch channel.readSome() {
-        case .data: return
-        case .wouldBlock: _ = channel.poll(Int16(POLLIN), until: nil)
-        case .closed, .failed: Glibc.exit(0)
+        switch channel.readWaiting(until: nil) {
+        case .data?, .wouldBlock?, nil: return
+        case .closed?, .failed?: Glibc.exit(0)
         }
     }
 
