@@ -130,7 +130,7 @@ final class HostCommandTests: XCTestCase {
         let status = process.wait()
         XCTAssertEqual(status, 0)
         let tail = jsonLines(Array(process.output.suffix(4))).map { "\($0["kind"] ?? "") \($0["name"] ?? "")" }
-        // SIGTERM terminates the active application through the background (seed 001).
+        // SIGTERM terminates the active application through the background (as iOS does).
         XCTAssertEqual(tail, ["notification didEnterBackground", "delegate applicationWillTerminate:", "notification willTerminate", "state not-running"])
     }
 

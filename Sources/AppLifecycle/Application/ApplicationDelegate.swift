@@ -81,7 +81,7 @@ public struct DelegateHandlers {
 
     public init() {}
 
-    /// The methods this table implements, in seed order.
+    /// The methods this table implements, in the order of this table's properties.
     public var implementedMethods: [DelegateMethod] {
         var methods: [DelegateMethod] = []
         func add(_ present: Bool, _ method: DelegateMethod) { if present { methods.append(method) } }

@@ -100,8 +100,8 @@ public struct Configuration: Sendable {
     /// `UIApplicationExitsOnSuspend`: leaving the foreground terminates the application (as on iOS).
     public var exitsOnSuspend = false
     public var backgroundModes: BackgroundModes = []
-    /// The scene manifest (`UIApplicationSceneManifest`): set, the application is scene-based (seed
-    /// 004) — scene delegates get the foreground and background callbacks, and a launch connects a
+    /// The scene manifest (`UIApplicationSceneManifest`): set, the application is scene-based (as iOS
+    /// 13 and later) — scene delegates get the foreground and background callbacks, and a launch connects a
     /// scene. Nil (the default): an application without scenes, exactly as before scenes existed.
     public var sceneManifest: SceneManifest?
     /// Where state-preservation archives live (one file per delegate id); nil turns preservation off.

@@ -131,8 +131,8 @@ public struct NotificationName: Hashable, Sendable, CustomStringConvertible {
     /// `UIScene.didEnterBackgroundNotification`: a scene moved to the background (sender: the scene).
     public static let sceneDidEnterBackground = NotificationName(id: 28)
 
-    /// The standard application and device names (ids 1...22), in id order: the names of seeds
-    /// 000–003. The scene names (`sceneNames`, ids 23...28) are predefined too, but not in this list.
+    /// The standard application and device names (ids 1...22), in id order: UIKit's application and
+    /// device notifications. The scene names (`sceneNames`, ids 23...28) are predefined too, but not in this list.
     public static var standard: [NotificationName] {
         (1...StandardName.applicationNames).map { NotificationName(id: UInt32($0)) }
     }
