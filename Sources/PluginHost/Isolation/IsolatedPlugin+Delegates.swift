@@ -68,7 +68,7 @@ extension IsolatedPlugin {
     /// A call whose answer the engine needs: sent at once, then waited for until its deadline. A
     /// plugin that failed meanwhile (or fails now) answers what an unimplemented method answers.
     private func ask(_ row: Int, _ arguments: DelegateArguments) -> (answer: Bool, archive: UserInfo?) {
-        let fallback = (answer: IsolatedCalls.defaultAnswer(row), archive: UserInfo?.none)
+        var fallback: (answer: Bool, archive: UserInfo?) { (IsolatedCalls.defaultAnswer(row), nil) }
         guard status == .running else { return fallback }
         let call = nextCall
         nextCall += 1

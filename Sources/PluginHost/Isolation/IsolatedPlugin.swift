@@ -38,17 +38,19 @@ final class IsolatedPlugin: @unchecked Sendable {
     unowned let application: AppHandle
     var handle: AppHandle? { application }
     let settings: IsolationSettings
-    var process: RunnerProcess?
-    var status: Status = .loading
+    // The state a round trip reads and writes is the loop thread's only: `@exclusivity(unchecked)`
+    // (see `FrameChannel`).
+    @exclusivity(unchecked) var process: RunnerProcess?
+    @exclusivity(unchecked) var status: Status = .loading
     /// The loop's watch of the socket (readable, and writable while output waits).
     var source: LoopSource?
     /// Armed for the earliest deadline of the unfinished frames.
     var deadlineTimer: LoopSource?
-    var deadlineArmed: UInt64 = 0
-    var flushScheduled = false
-    var events = EventLog()
+    @exclusivity(unchecked) var deadlineArmed: UInt64 = 0
+    @exclusivity(unchecked) var flushScheduled = false
+    @exclusivity(unchecked) var events = EventLog()
     /// Frames read while the host waited to write, run before anything read later.
-    var inbox = FrameQueue()
+    @exclusivity(unchecked) var inbox = FrameQueue()
 
     // What the process registered, by the ids it chose.
     var observers: [UInt64: IsolatedObserver] = [:]
@@ -63,9 +65,9 @@ final class IsolatedPlugin: @unchecked Sendable {
     var namesSent: Set<UInt32> = []
 
     // Waits.
-    var nextCall: UInt64 = 1
-    var waitingCall: UInt64 = 0
-    var callAnswer: (answer: Bool, archive: UserInfo?)?
+    @exclusivity(unchecked) var nextCall: UInt64 = 1
+    @exclusivity(unchecked) var waitingCall: UInt64 = 0
+    @exclusivity(unchecked) var callAnswer: (answer: Bool, archive: UserInfo?)?
     var waitingSync: UInt64 = 0
     var synced = false
     /// What the process said while loading (`described`, `loadFailed`, `initDone`).
