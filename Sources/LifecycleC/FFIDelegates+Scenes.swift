@@ -51,7 +51,7 @@ extension FFIDelegates {
 
     /// Connection options as the C functions see them: `urlContexts` and `userActivities` (each only
     /// when not empty), and `stateRestorationActivity` when this delegate saved one.
-    static func connectionDict(_ options: SceneConnectionOptions, restored: UserActivity?) -> UserInfo {
+    package static func connectionDict(_ options: SceneConnectionOptions, restored: UserActivity?) -> UserInfo {
         var dict = UserInfo()
         if !options.urlContexts.isEmpty { dict["urlContexts"] = .list(options.urlContexts.map(contextValue)) }
         if !options.userActivities.isEmpty { dict["userActivities"] = .list(options.userActivities.map { .dict($0.dictionary) }) }
@@ -59,8 +59,30 @@ extension FFIDelegates {
         return dict
     }
 
+    /// The options and restored activity of a dictionary `connectionDict` made (what crossed to another
+    /// process): its inverse. Entries of any other shape are skipped.
+    package static func connectionOptions(_ dict: UserInfo) -> (options: SceneConnectionOptions, restored: UserActivity?) {
+        var options = SceneConnectionOptions(urlContexts: urlContexts(dict))
+        if case .list(let activities)? = dict["userActivities"] {
+            options.userActivities = activities.compactMap { if case .dict(let d) = $0 { UserActivity(dictionary: d) } else { nil } }
+        }
+        var restored: UserActivity?
+        if case .dict(let activity)? = dict["stateRestorationActivity"] { restored = UserActivity(dictionary: activity) }
+        return (options, restored)
+    }
+
+    /// The URLs to open under `urlContexts` (`contextValue`'s inverse).
+    package static func urlContexts(_ dict: UserInfo) -> [OpenURLContext] {
+        guard case .list(let contexts)? = dict["urlContexts"] else { return [] }
+        return contexts.compactMap { value in
+            guard case .dict(let context) = value, case .string(let url)? = context["url"] else { return nil }
+            if case .dict(let options)? = context["options"] { return OpenURLContext(url: url, options: options) }
+            return OpenURLContext(url: url)
+        }
+    }
+
     /// One URL to open: `{"url": …, "options": {…}}`.
-    static func contextValue(_ context: OpenURLContext) -> UserInfoValue {
+    package static func contextValue(_ context: OpenURLContext) -> UserInfoValue {
         .dict(["url": .string(context.url), "options": .dict(context.options)])
     }
 }

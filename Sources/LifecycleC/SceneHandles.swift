@@ -75,6 +75,12 @@ package enum SceneHandles {
         return body(entry)
     }
 
+    /// The scene remembered at `address` if it is one of `owner`'s, else nil (any other sender). [loop-thread of `owner`]
+    package static func scene(at address: UInt, of owner: AppHandle) -> Scene? {
+        guard address != 0, let entry = table.withLock({ $0[address] }), entry.owner === owner else { return nil }
+        return entry.scene
+    }
+
     /// How many scene handles are remembered (tests). [thread-safe]
     package static var count: Int { table.withLock { $0.count } }
 }
@@ -83,6 +89,12 @@ extension AppHandle {
     /// Remembers the connected scene `id`, if any (called for every trace event about a scene).
     func rememberScene(_ id: String) {
         guard let scene = app.scene(id: id) else { return }
+        remember(scene)
+    }
+
+    /// Remembers `scene` as this application's (once): its handle is then checked and answered by
+    /// `SceneAccessors` until the application goes. [loop-thread]
+    package func remember(_ scene: Scene) {
         let key = ObjectIdentifier(scene)
         guard !rememberedScenes.contains(key) else { return }
         rememberedScenes.insert(key)
@@ -91,21 +103,36 @@ extension AppHandle {
 
     /// `lc_app_scene` and the host's `scene_find`: the connected scene `id`. [loop-thread] (the caller checks)
     package func findScene(_ id: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?, function: String) -> lc_status {
+        SceneHandles.find(id, out, function: function, connected: app.scenes) { remember($0) }
+    }
+}
+
+extension SceneHandles {
+    /// `scene_find`'s answer among `connected` (in connection order): the scene `id`'s handle (after
+    /// `found` ran with it), or the refusal naming the connected ones.
+    package static func find(_ id: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?, function: String,
+                             connected: [Scene], found: (Scene) -> Void) -> lc_status
+    {
         guard let id else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): id is NULL") }
         guard let out else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): out is NULL") }
         let name = String(cString: id)
-        guard let scene = app.scene(id: name) else {
-            let scenes = app.scenes
-            let list = scenes.isEmpty ? "none is connected" : "connected: " + scenes.map(\.id).joined(separator: ", ")
+        guard let scene = connected.first(where: { $0.id == name }) else {
+            let list = connected.isEmpty ? "none is connected" : "connected: " + connected.map(\.id).joined(separator: ", ")
             return lcFail(lc_status(LC_ERR_NOT_FOUND), "\(function): no scene '\(name)' is connected (\(list))")
         }
-        rememberScene(name)
+        found(scene)
         out.pointee = OpaquePointer(FFIDelegates.handle(scene))
         return lc_status(LC_OK)
     }
 }
 
 extension SceneState {
+    /// The state of a header's `LC_SCENE_STATE_*` value; nil out of range.
+    package init?(lcSceneState value: UInt32) {
+        guard value < UInt32(Self.allCases.count) else { return nil }
+        self = Self.allCases[Int(value)]
+    }
+
     /// The header's `LC_SCENE_STATE_*`.
     package var lcSceneState: lc_scene_state {
         switch self {

@@ -21,6 +21,8 @@ package final class LoadedPlugin: PluginIdentity {
     package var implementedMethods: [DelegateMethod] { implementedRows.methods }
     /// The rows of `FFIDelegates.functions` it implements.
     var implementedRows = FFIDelegates.Rows()
+    /// The scene delegate rows an isolated plugin's process reported (in-process: bound when registered).
+    var isolatedSceneRows = FFIDelegates.Rows()
     /// Whether it is loaded (false once unloaded or while its init failed).
     package internal(set) var isActive = true
 

@@ -29,9 +29,13 @@ extension PluginSet {
 
 extension LoadedPlugin {
     /// Binds the plugin's scene delegate functions: its 1.1 table's 1.2 fields, else its exported
-    /// `scene…` symbols (none for an isolated plugin: its image is in its own process). Returns
-    /// immediately; nothing is called. Nil when it exports none (no handler table is built).
+    /// `scene…` symbols; for an isolated plugin, handlers that cross to its process (the rows it
+    /// reported). Returns immediately; nothing is called. Nil when it has none (no handler table is built).
     func bindSceneDelegates() -> (handlers: SceneDelegateHandlers, rows: FFIDelegates.Rows)? {
+        if let isolation {
+            guard !isolatedSceneRows.isEmpty else { return nil }
+            return (isolation.makeSceneHandlers(isolatedSceneRows), isolatedSceneRows)
+        }
         if let table = delegateTable {
             return table.withUnsafeBufferPointer { FFIDelegates.bindScenes(addresses: $0, convention: .pluginTable(self)) }
         }

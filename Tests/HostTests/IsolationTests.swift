@@ -13,7 +13,8 @@ final class IsolationTests: XCTestCase {
     struct Run {
         struct Record: Equatable, CustomStringConvertible {
             let kind: String, name: String, state: String, plugin: String, detail: String
-            var description: String { "\(kind) \(name) \(state) [\(plugin)] (\(detail))" }
+            var scene = ""
+            var description: String { "\(kind) \(name) \(state) [\(plugin)] (\(detail))" + (scene.isEmpty ? "" : " {\(scene)}") }
         }
 
         var records: [Record] = []
@@ -52,7 +53,8 @@ final class IsolationTests: XCTestCase {
             }
             run.records.append(Run.Record(kind: object["kind"] as? String ?? "", name: object["name"] as? String ?? "",
                                           state: object["state"] as? String ?? "", plugin: object["plugin"] as? String ?? "",
-                                          detail: (object["detail"] as? String ?? "").replacingOccurrences(of: Self.scenarios + "/", with: "")))
+                                          detail: (object["detail"] as? String ?? "").replacingOccurrences(of: Self.scenarios + "/", with: ""),
+                                          scene: object["scene"] as? String ?? ""))
         }
         return run
     }

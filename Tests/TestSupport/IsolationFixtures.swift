@@ -79,6 +79,8 @@ public enum IsolationFixtures {
     }
 
     /// The descriptor of a fixture `id` whose init is `fixture_init`, and its entry point.
+    public static func descriptorSource(_ id: String) -> String { descriptor(id) }
+
     static func descriptor(_ id: String) -> String {
         """
         static const lc_plugin_descriptor_t descriptor = {

@@ -30,4 +30,15 @@ public final class Scene: @unchecked Sendable, CustomStringConvertible {
     public var sender: NotificationSender { NotificationSender(self) }
 
     public var description: String { "scene \(id) (\(state))" }
+
+    /// A scene standing for a scene of an application in another process (what an isolated plugin's
+    /// process hands its plugin): never connected to `application`, kept current with `mirror(state:)`.
+    /// [loop-thread]
+    package static func mirror(id: String, sessionID: String, configurationName: String, application: Application) -> Scene {
+        Scene(id: id, session: .mirror(sessionID, configurationName: configurationName),
+              requestedByUser: false, application: application)
+    }
+
+    /// Sets a mirrored scene's state (see `mirror(id:sessionID:configurationName:application:)`). [loop-thread]
+    package func mirror(state: SceneState) { self.state = state }
 }

@@ -20,6 +20,16 @@ public struct SceneSession: Sendable, Hashable, CustomStringConvertible {
         self.configurationName = configurationName
     }
 
+    /// A copy of a session of another process's application (an isolated plugin's process is handed
+    /// the sessions its host's application has).
+    package static func mirror(_ persistentIdentifier: String, configurationName: String?,
+                               stateRestorationActivity: UserActivity? = nil) -> SceneSession
+    {
+        var session = SceneSession(persistentIdentifier: persistentIdentifier, configurationName: configurationName)
+        session.stateRestorationActivity = stateRestorationActivity
+        return session
+    }
+
     public var description: String { "session \(persistentIdentifier)" }
 }
 

@@ -16,13 +16,16 @@ struct DelegateArguments {
     var annotation: UserInfo?
     /// The completion's key (fetch, remote notification with completion).
     var key: UInt64 = 0
+    /// The scene a scene delegate's call is about.
+    var scene: SceneSnapshot?
 
     func write(to out: inout FrameWriter) {
         out.dictionary(dict)
         out.dictionary(annotation)
-        out.u8((text == nil ? 0 : 1) | (secondText == nil ? 0 : 2))
+        out.u8((text == nil ? 0 : 1) | (secondText == nil ? 0 : 2) | (scene == nil ? 0 : 4))
         if let text { out.string(text) }
         if let secondText { out.string(secondText) }
+        scene?.write(to: &out)
         out.u64(key)
     }
 
@@ -33,6 +36,7 @@ struct DelegateArguments {
         let present = try reader.u8("argument flags")
         if present & 1 != 0 { arguments.text = try reader.string("text argument") }
         if present & 2 != 0 { arguments.secondText = try reader.string("second text argument") }
+        if present & 4 != 0 { arguments.scene = try SceneSnapshot.read(&reader) }
         arguments.key = try reader.u64("completion key")
         return arguments
     }
@@ -41,21 +45,15 @@ struct DelegateArguments {
 enum IsolatedCalls {
     /// Whether row `row`'s call waits for the plugin's answer: it returns a value or fills a writable
     /// archive. The others (notifications of the application delegate, completions' requests, read-only
-    /// archives) are sent without waiting, in order with the plugin's observers.
+    /// archives, the scene delegate's calls but `stateRestorationActivityForScene:`) are sent without
+    /// waiting, in order with the plugin's observers.
     static func waits(_ row: Int) -> Bool {
         switch FFIDelegates.functions[row].shape {
-        case .askWithDict, .openURL, .openURLWithOptions, .askArchive, .askWithString, .askActivity: return true
+        case .askWithDict, .openURL, .openURLWithOptions, .askArchive, .askWithString, .askActivity, .configuration,
+             .sceneRestoration:
+            return true
         case .archive(_, let writable): return writable
         default: return false
-        }
-    }
-
-    /// Whether an isolated plugin may offer row `row`. Not yet: the scene delegate's rows and the
-    /// application's scene-session rows (they carry scene handles and sessions of the host's process).
-    static func isSupported(_ row: Int) -> Bool {
-        switch FFIDelegates.functions[row].shape {
-        case .configuration, .discardSessions: return false
-        default: return !FFIDelegates.functions[row].shape.isScene
         }
     }
 

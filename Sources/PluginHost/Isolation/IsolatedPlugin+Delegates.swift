@@ -6,10 +6,10 @@ import LifecycleC
 // the others. Row by row of the C layer's one table, by the row's shape.
 
 extension IsolatedPlugin {
-    /// The handlers of the rows the plugin's process reported (supported rows only: see `IsolatedCalls`).
+    /// The handlers of the application delegate rows the plugin's process reported.
     func makeHandlers(_ rows: FFIDelegates.Rows) -> DelegateHandlers {
         var h = DelegateHandlers()
-        for row in FFIDelegates.functions.indices where rows.contains(row) && IsolatedCalls.isSupported(row) {
+        for row in FFIDelegates.functions.indices where rows.contains(row) {
             switch FFIDelegates.functions[row].shape {
             case .notify(let set):
                 set(&h) { [unowned self] _ in send(row, DelegateArguments()) }
@@ -50,6 +50,19 @@ extension IsolatedPlugin {
                 h.didFailToContinueUserActivity = { [unowned self] _, type, error in
                     send(row, DelegateArguments(text: type, secondText: error))
                 }
+            case .configuration:
+                h.configurationForConnecting = { [unowned self] _, session, options in
+                    let reply = ask(row, DelegateArguments(dict: FFIDelegates.connectionDict(options, restored: nil),
+                                                           text: session.persistentIdentifier))
+                    guard reply.answer, case .string(let name)? = reply.archive?["name"] else { return .default }
+                    return SceneConfiguration(name: name)
+                }
+            case .discardSessions:
+                h.didDiscardSceneSessions = { [unowned self] _, sessions in
+                    var dict = UserInfo()
+                    for session in sessions { dict[session.persistentIdentifier] = .string(session.configurationName ?? "") }
+                    send(row, DelegateArguments(dict: dict))
+                }
             default:
                 continue
             }
@@ -58,7 +71,7 @@ extension IsolatedPlugin {
     }
 
     /// A call that needs no answer: sent with the notifications, not waited for.
-    private func send(_ row: Int, _ arguments: DelegateArguments) {
+    func send(_ row: Int, _ arguments: DelegateArguments) {
         sendEvent(.delegate, .delegate(row)) { out in
             out.u8(UInt8(row))
             arguments.write(to: &out)
@@ -67,7 +80,7 @@ extension IsolatedPlugin {
 
     /// A call whose answer the engine needs: sent at once, then waited for until its deadline. A
     /// plugin that failed meanwhile (or fails now) answers what an unimplemented method answers.
-    private func ask(_ row: Int, _ arguments: DelegateArguments) -> (answer: Bool, archive: UserInfo?) {
+    func ask(_ row: Int, _ arguments: DelegateArguments) -> (answer: Bool, archive: UserInfo?) {
         var fallback: (answer: Bool, archive: UserInfo?) { (IsolatedCalls.defaultAnswer(row), nil) }
         guard status == .running else { return fallback }
         let call = nextCall

@@ -187,9 +187,17 @@ extension IsolatedPlugin {
     func forward(_ token: UInt64, _ record: NotificationRecord) {
         let info = record.userInfo.map { UserInfoBox.from(OpaquePointer($0)).value }
         let name = NotificationName(internedID: record.nameID)
+        let scene = handle.flatMap { SceneHandles.scene(at: UInt(bitPattern: record.sender), of: $0) }
         sendEvent(.notify, word: token, .notification(record.nameID)) { out in
             if let name { out.name(name, sent: &namesSent) } else { out.name(record.nameID, text: nil) }
             out.u64(UInt64(UInt(bitPattern: record.sender)))
+            // A scene's notification names the scene: the process hands its proxy as the sender.
+            if let scene, let app = handle?.app {
+                out.u8(1)
+                SceneSnapshot(scene, in: app).write(to: &out)
+            } else {
+                out.u8(0)
+            }
             out.dictionary(info)
         }
     }

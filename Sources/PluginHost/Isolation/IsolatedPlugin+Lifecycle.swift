@@ -95,13 +95,8 @@ extension IsolatedPlugin {
             return nil
         }
         let rows = FFIDelegates.Rows(reported: bits)
-        let unsupported = FFIDelegates.functions.indices.filter { rows.contains($0) && !IsolatedCalls.isSupported($0) }
-        if sceneBits != 0 || !unsupported.isEmpty {
-            let methods = FFIDelegates.Rows(reported: sceneBits).methods.map(\.selector) + unsupported.map { FFIDelegates.functions[$0].method.selector }
-            unload()
-            return refuse("isolated: it implements \(methods.joined(separator: ", ")), which an isolated plugin cannot offer yet (scenes stay in-process)")
-        }
         plugin.implementedRows = rows
+        plugin.isolatedSceneRows = FFIDelegates.Rows(reported: sceneBits)
         if !rows.isEmpty {
             do {
                 plugin.delegateToken = try handle.app.addDelegate(makeHandlers(rows), id: plugin.id)
@@ -273,6 +268,7 @@ extension AppHandle {
     /// Takes out a plugin whose process failed: its registrations removed, no deinit (its process is gone).
     func unloadFailed(_ plugin: LoadedPlugin) {
         guard pluginSet.remove(plugin) else { return }
+        pluginSet.removeSceneDelegate(plugin, in: self)
         plugin.removeRegistrations(in: self)
         plugin.isActive = false
         pluginSet.retire(plugin)

@@ -44,9 +44,11 @@ enum FrameKind: UInt16 {
     case proceed = 0x02
     /// Do not run init; exit. Payload: string reason.
     case refuse = 0x03
-    /// Call observer `word`. Payload: name, u64 sender, dictionary (u32 0xFFFFFFFF: none).
+    /// Call observer `word`. Payload: name, u64 sender, u8 1 when the sender is a scene (then the
+    /// scene: `SceneSnapshot`), dictionary (u32 0xFFFFFFFF: none).
     case notify = 0x04
-    /// Call a delegate function. word: the call id (0: no answer wanted). Payload: u8 row, arguments.
+    /// Call a delegate function. word: the call id (0: no answer wanted). Payload: u8 row, arguments
+    /// (`DelegateArguments`: a scene delegate's call names its scene, a `SceneSnapshot`).
     case delegate = 0x05
     /// Timer `word` fired (no payload).
     case timerFired = 0x06
@@ -83,7 +85,9 @@ enum FrameKind: UInt16 {
     case addTimer = 0x8A
     /// Cancel timer `word`.
     case cancelTimer = 0x8B
-    /// The answer to delegate call `word`. Payload: u8 answer, dictionary (a writable archive's values).
+    /// The answer to delegate call `word`. Payload: u8 answer, dictionary (a writable archive's values;
+    /// the activity `stateRestorationActivityForScene:` filled; `{"name": …}` the configuration
+    /// `configurationForConnectingSceneSession:` named, answer 0 for NULL).
     case result = 0x8C
     /// Completion `word` was called. Payload: u32 lc_fetch_result, u8 repeated.
     case completed = 0x8D

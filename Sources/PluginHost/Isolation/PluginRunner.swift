@@ -23,6 +23,8 @@ package final class PluginRunner: @unchecked Sendable {
     let link: RunnerLink
     let handle: AppHandle
     let registrations = RunnerRegistrations()
+    /// The proxies of the host's scenes this process has been told of.
+    let scenes: RunnerScenes
     private var plugin: LoadedPlugin?
     /// The plugin's delegate functions, by row (`RunnerDelegates.invokers`).
     private var invokers: [RunnerDelegates.Invoker?] = []
@@ -30,6 +32,7 @@ package final class PluginRunner: @unchecked Sendable {
     private init(link: RunnerLink, handle: AppHandle) {
         self.link = link
         self.handle = handle
+        scenes = RunnerScenes(handle: handle)
     }
 
     /// The runner's whole life, on the process's main thread. - Returns: the exit status (0).
@@ -91,9 +94,9 @@ package final class PluginRunner: @unchecked Sendable {
         }
         self.plugin = plugin
         let (handlers, rows) = plugin.bindDelegates()
-        invokers = RunnerDelegates.invokers(handlers, rows: rows, app: handle.app, link: link)
-        let sceneRows = plugin.bindSceneDelegates()?.rows ?? FFIDelegates.Rows()
-        initDone(lc_status(LC_OK), "", rows: rows.bits, sceneRows: sceneRows.bits)
+        let sceneBound = plugin.bindSceneDelegates()
+        invokers = RunnerDelegates.invokers(handlers, rows: rows, scenes: sceneBound, proxies: scenes, app: handle.app, link: link)
+        initDone(lc_status(LC_OK), "", rows: rows.bits, sceneRows: sceneBound?.rows.bits ?? 0)
 
         link.handler = { [unowned self] frame in run(&frame) }
         do {
@@ -132,9 +135,10 @@ package final class PluginRunner: @unchecked Sendable {
             switch frame.kind {
             case .notify:
                 let name = link.hostName(try frame.name())
-                let sender = try frame.u64("sender")
+                let hostSender = try frame.u64("sender")
+                let scene = try frame.u8("scene flag") != 0 ? try SceneSnapshot.read(&frame) : nil
                 let info = try frame.dictionary("userInfo")
-                notify(frame.word, name, sender, info)
+                notify(frame.word, name, scenes.localSender(hostSender, scene), info)
             case .delegate:
                 let row = Int(try frame.u8("row"))
                 let arguments = try DelegateArguments.read(&frame)
@@ -173,12 +177,12 @@ package final class PluginRunner: @unchecked Sendable {
     }
 
     /// Calls observer `token` (gone meanwhile: nothing) with a record laid out as `lc_notification_t`.
-    private func notify(_ token: UInt64, _ name: NotificationName, _ sender: UInt64, _ info: UserInfo?) {
+    private func notify(_ token: UInt64, _ name: NotificationName, _ sender: UInt, _ info: UserInfo?) {
         guard let observer = registrations.observers[token] else { return }
         let box = info.map { UserInfoBox($0) }
         withExtendedLifetime(box) {
             var record = lc_notification_t(struct_size: UInt32(MemoryLayout<lc_notification_t>.size), name_id: name.id,
-                                           name: name.cString, sender: UnsafeRawPointer(bitPattern: UInt(sender)),
+                                           name: name.cString, sender: UnsafeRawPointer(bitPattern: sender),
                                            user_info: box?.opaque)
             observer.fn(&record, observer.ctx)
         }

@@ -11,8 +11,14 @@ enum RunnerDelegates {
 
     /// The calls of the rows `h` implements, by row (nil: not implemented): chosen once, when the plugin
     /// is bound, so that a call is an index and a closure, not a search by selector.
-    static func invokers(_ h: DelegateHandlers, rows: FFIDelegates.Rows, app: Application, link: RunnerLink) -> [Invoker?] {
-        FFIDelegates.functions.indices.map { row in rows.contains(row) ? invoker(row, h, app: app, link: link) : nil }
+    static func invokers(_ h: DelegateHandlers, rows: FFIDelegates.Rows, scenes bound: (handlers: SceneDelegateHandlers, rows: FFIDelegates.Rows)?,
+                         proxies: RunnerScenes, app: Application, link: RunnerLink) -> [Invoker?]
+    {
+        FFIDelegates.functions.indices.map { row in
+            if rows.contains(row) { return invoker(row, h, app: app, link: link) }
+            if let bound, bound.rows.contains(row) { return sceneInvoker(row, bound.handlers, app: app, scenes: proxies) }
+            return nil
+        }
     }
 
     private static func invoker(_ row: Int, _ h: DelegateHandlers, app: Application, link: RunnerLink) -> Invoker? {
@@ -66,8 +72,10 @@ enum RunnerDelegates {
                 if let activity = UserActivity(dictionary: a.dict ?? UserInfo()) { f(app, activity) }
                 return (false, nil)
             } }
+        case .configurationForConnecting: return configurationInvoker(h, app: app)
+        case .didDiscardSceneSessions: return discardInvoker(h, app: app)
         default:
-            return nil  // scene rows: refused by the host before any call
+            return nil  // the scene delegate's rows: `sceneInvoker`
         }
     }
 

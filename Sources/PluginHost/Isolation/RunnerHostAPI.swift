@@ -136,11 +136,14 @@ enum RunnerHostAPI {
                 return tell(.cancelTimer, source)
             }
         }
-        table.scene_find = { _, _, _ in sceneUnavailable("scene_find") }
-        table.scene_get_id = { _, _, _ in sceneUnavailable("scene_get_id") }
-        table.scene_get_state = { _, _, _ in sceneUnavailable("scene_get_state") }
-        table.scene_get_session_id = { _, _, _ in sceneUnavailable("scene_get_session_id") }
-        table.scene_get_configuration_name = { _, _, _ in sceneUnavailable("scene_get_configuration_name") }
+        table.scene_find = { plugin, id, out in
+            HostCalls.withPlugin(plugin, "scene_find", mainThread: true) { _, _ in
+                guard let runner = PluginRunner.current else { return lcFail(lc_status(LC_ERR_INTERNAL), "scene_find: no runner") }
+                return runner.scenes.find(id, out, function: "scene_find")
+            }
+        }
+        // scene_get_*: the in-process table's. The proxies are scenes of this process's application,
+        // remembered as its scenes: the in-process accessors answer them with their checks and words.
     }
 
     private static func observe(_ name: NotificationName, _ sender: UnsafeRawPointer?, _ fn: lc_observer_fn?,
@@ -156,7 +159,7 @@ enum RunnerHostAPI {
         link.send { out in
             out.begin(.observe, word: token)
             link.name(name, into: &out)
-            out.u64(UInt64(UInt(bitPattern: sender)))
+            out.u64(runner.scenes.hostSender(sender))
             out.end()
         }
         out?.pointee = token
@@ -170,7 +173,7 @@ enum RunnerHostAPI {
         link.send { out in
             out.begin(.post)
             link.name(name, into: &out)
-            out.u64(UInt64(UInt(bitPattern: sender)))
+            out.u64(PluginRunner.current?.scenes.hostSender(sender) ?? UInt64(UInt(bitPattern: sender)))
             out.dictionary(info)
             out.end()
         }
@@ -185,9 +188,5 @@ enum RunnerHostAPI {
             out.end()
         }
         return lc_status(LC_OK)
-    }
-
-    private static func sceneUnavailable(_ function: String) -> lc_status {
-        lcFail(lc_status(LC_ERR_NOT_FOUND), "\(function): scenes are not available to an isolated plugin (see docs/host.md)")
     }
 }

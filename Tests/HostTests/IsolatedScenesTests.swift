@@ -1,0 +1,219 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// A scene-based application's plugin isolated (`run --scenes --isolate`): its scene delegate, its
+/// configuration and discard methods, its scene observers (with and without a sender filter) and the
+/// host's scene accessors behave as in-process — the same lines printed, the same trace.
+final class IsolatedScenesTests: XCTestCase {
+    /// A plugin that prints what it sees of every scene call: the scene's id, state, session id,
+    /// configuration name, and which handle (#n: the n-th distinct `lc_scene *` it met).
+    static let source = #"""
+    #include "lifecycle.h"
+    #include <stdio.h>
+    #include <string.h>
+    // The host program does not export it (liblifecycle.so does): the statuses are compared, the words when there.
+    #pragma weak lc_last_error_message
+    static const char *message(void) { return lc_last_error_message ? lc_last_error_message() : "-"; }
+    static const lc_host_api_t *host;
+    static lc_plugin *me;
+    static const lc_scene *handles[32];
+    static int handle_count;
+    static lc_observer_token filtered;
+    static int restorations;
+    static const char *state_name(lc_scene_state s) {
+        static const char *const names[] = {"unattached", "foreground-inactive", "foreground-active", "background", "suspended"};
+        return s < 5 ? names[s] : "unknown";
+    }
+    static int handle_number(const lc_scene *scene) {
+        for (int i = 0; i < handle_count; i++) if (handles[i] == scene) return i + 1;
+        if (handle_count < 32) handles[handle_count++] = scene;
+        return handle_count;
+    }
+    static void describe(const char *what, const lc_scene *scene) {
+        const char *id = "?", *session = "?", *config = "?";
+        lc_scene_state state = 99;
+        lc_status a = host->scene_get_id(me, scene, &id), b = host->scene_get_state(me, scene, &state);
+        lc_status c = host->scene_get_session_id(me, scene, &session), d = host->scene_get_configuration_name(me, scene, &config);
+        lc_scene *found = NULL;
+        lc_status f = host->scene_find(me, id, &found);
+        printf("scp: %s id=%s state=%s session=%s config=%s handle=#%d find=%d%s [%d %d %d %d]\n", what, id, state_name(state), session,
+               config, handle_number(scene), f, f == LC_OK ? (found == scene ? " same" : " other") : "", a, b, c, d);
+        if (f != LC_OK) printf("scp:   %s\n", message());
+        fflush(stdout);
+    }
+    static void dict_line(const char *what, const lc_dict *dict) {
+        printf("scp:   %s %s\n", what, dict ? host->dict->json(dict) : "NULL");
+        fflush(stdout);
+    }
+    static void on_note(const lc_notification_t *note, void *ctx) { describe(ctx ? "filtered" : note->name, note->sender); }
+    static const char *configuration(lc_plugin *p, void *s, const char *session_id, const lc_dict *options) {
+        (void)p, (void)s;
+        printf("scp: configuration for %s\n", session_id);
+        dict_line("options", options);
+        return strcmp(session_id, "side") == 0 ? "Side Configuration" : NULL;
+    }
+    static void discard(lc_plugin *p, void *s, const lc_dict *sessions) { (void)p, (void)s; dict_line("discarded", sessions); }
+    static void will_connect(lc_plugin *p, void *s, lc_scene *scene, const lc_dict *options) {
+        (void)p, (void)s;
+        describe("willConnect", scene);
+        dict_line("options", options);
+        const char *id = NULL;
+        host->scene_get_id(me, scene, &id);
+        if (strcmp(id, "side") == 0 && filtered == 0) {
+            // Only this connection of 'side': a reconnection is another scene.
+            host->observe_name(me, LC_NAME_SCENE_DID_ENTER_BACKGROUND, scene, on_note, (void *)1, &filtered);
+        }
+    }
+    #define NOTIFY(name) static void name(lc_plugin *p, void *s, lc_scene *scene) { (void)p, (void)s; describe(#name, scene); }
+    NOTIFY(did_disconnect) NOTIFY(did_become_active) NOTIFY(will_resign_active) NOTIFY(will_enter_foreground) NOTIFY(did_enter_background)
+    static void open_urls(lc_plugin *p, void *s, lc_scene *scene, const lc_dict *contexts) {
+        (void)p, (void)s;
+        describe("openURLContexts", scene);
+        dict_line("contexts", contexts);
+    }
+    static bool restoration(lc_plugin *p, void *s, lc_scene *scene, lc_dict *activity) {
+        (void)p, (void)s;
+        describe("stateRestorationActivity", scene);
+        char title[32];
+        snprintf(title, sizeof title, "save %d", ++restorations);
+        host->dict->set_string(activity, "activityType", "com.example.restore");
+        host->dict->set_string(activity, "title", title);
+        return true;
+    }
+    static void will_continue(lc_plugin *p, void *s, lc_scene *scene, const char *type) {
+        (void)p, (void)s;
+        describe("willContinue", scene);
+        printf("scp:   type %s\n", type);
+    }
+    static void continue_activity(lc_plugin *p, void *s, lc_scene *scene, const lc_dict *activity) {
+        (void)p, (void)s;
+        describe("continue", scene);
+        dict_line("activity", activity);
+    }
+    static void did_fail(lc_plugin *p, void *s, lc_scene *scene, const char *type, const char *error) {
+        (void)p, (void)s;
+        describe("didFail", scene);
+        printf("scp:   %s: %s\n", type, error);
+    }
+    static void did_update(lc_plugin *p, void *s, lc_scene *scene, const lc_dict *activity) {
+        (void)p, (void)s;
+        describe("didUpdate", scene);
+        dict_line("activity", activity);
+    }
+    static const lc_plugin_delegate_t delegate = {
+        .struct_size = sizeof(lc_plugin_delegate_t),
+        .configuration_for_connecting = configuration, .did_discard_scene_sessions = discard,
+        .scene_will_connect = will_connect, .scene_did_disconnect = did_disconnect, .scene_did_become_active = did_become_active,
+        .scene_will_resign_active = will_resign_active, .scene_will_enter_foreground = will_enter_foreground,
+        .scene_did_enter_background = did_enter_background, .scene_open_url_contexts = open_urls,
+        .scene_state_restoration_activity = restoration, .scene_will_continue_user_activity = will_continue,
+        .scene_continue_user_activity = continue_activity, .scene_did_fail_to_continue_user_activity = did_fail,
+        .scene_did_update_user_activity = did_update,
+    };
+    static lc_status fixture_init(const lc_host_api_t *api, lc_plugin *plugin, void **state) {
+        (void)state; host = api; me = plugin;
+        static int not_a_scene;
+        lc_scene_state st;
+        lc_status bad = host->scene_get_state(me, (const lc_scene *)&not_a_scene, &st);
+        printf("scp: foreign pointer %d %s\n", bad, message());
+        lc_status status = host->set_delegate(plugin, &delegate);
+        const lc_name names[] = {LC_NAME_SCENE_WILL_CONNECT, LC_NAME_SCENE_DID_DISCONNECT, LC_NAME_SCENE_DID_ACTIVATE,
+                                 LC_NAME_SCENE_WILL_DEACTIVATE, LC_NAME_SCENE_WILL_ENTER_FOREGROUND, LC_NAME_SCENE_DID_ENTER_BACKGROUND};
+        for (int i = 0; status == LC_OK && i < 6; i++) status = host->observe_name(plugin, names[i], NULL, on_note, NULL, NULL);
+        return status;
+    }
+    static const lc_plugin_descriptor_t descriptor = {
+        .struct_size = sizeof descriptor, .magic = LC_PLUGIN_MAGIC, .abi_major = LC_ABI_VERSION_MAJOR,
+        .abi_minor = LC_ABI_VERSION_MINOR, .id = "com.example.isolated.scenes", .version = "1.0", .description = "scene fixture",
+        .init = fixture_init,
+    };
+    LC_EXPORT const lc_plugin_descriptor_t *lc_plugin_entry(void) { return &descriptor; }
+    """#
+
+    static let scenario = """
+    launch
+    scene connect side
+    open-url app://doc/7 scene=side
+    continue-activity com.example.editing scene=main title=Draft doc=7
+    continue-activity com.example.broken scene=side error=gone
+    update-activity com.example.editing scene=main title=Draft2
+    home
+    foreground
+    scene background side
+    scene disconnect side
+    scene connect side
+    scene background side
+    scene discard side
+    scene connect side background
+    terminate
+    """
+
+    func testAnIsolatedScenePluginSeesWhatItSeesInProcess() throws {
+        let plugin = try IsolationFixtures.build(Self.source, named: "isolatedscenes")
+        // An archive each: the scenes' state restoration saves there.
+        func run(_ extra: [String]) throws -> IsolationTests.Run {
+            let archive = try CBuild.temporaryFolder("isolated-scenes-archive")
+            return try IsolationTests.run(["--scenes", "--archive", archive, "--plugin", plugin] + extra, script: Self.scenario)
+        }
+        let inProcess = try run([])
+        let isolated = try run(["--isolate"])
+        XCTAssertEqual(inProcess.status, 0, inProcess.output)
+        XCTAssertEqual(isolated.status, 0, isolated.output)
+        let lines = inProcess.printed["scp"] ?? []
+        XCTAssertEqual(isolated.printed["scp"] ?? [], lines)
+        XCTAssertEqual(isolated.trace, inProcess.trace)
+        XCTAssertTrue(isolated.failures().isEmpty, isolated.output)
+        XCTAssertTrue(isolated.records.contains { $0.kind == "plugin" && $0.detail.hasSuffix("(isolated)") }, isolated.output)
+        // What the lines must hold in both modes (so that equal lines are not equally empty).
+        for expected in [
+            "scp: foreign pointer -8 -",
+            "scp: configuration for side",
+            "scp: willConnect id=side state=unattached session=side config=Side Configuration handle=#2 find=0 same [0 0 0 0]",
+            "scp: filtered id=side state=background session=side config=Side Configuration handle=#2 find=0 same [0 0 0 0]",
+            "scp: did_disconnect id=side state=unattached session=side config=Side Configuration handle=#2 find=-8 [0 0 0 0]",
+        ] {
+            XCTAssertTrue(lines.contains(expected), "missing \(expected) in\n" + lines.joined(separator: "\n"))
+        }
+        // The reconnection is a third handle; the filter on the first 'side' no longer matches it.
+        XCTAssertTrue(lines.contains { $0.hasPrefix("scp: willConnect id=side") && $0.contains("handle=#3") }, lines.joined(separator: "\n"))
+        let filteredLines = lines.filter { $0.hasPrefix("scp: filtered") }
+        XCTAssertEqual(filteredLines.count, 2, lines.joined(separator: "\n"))
+        XCTAssertTrue(filteredLines.allSatisfy { $0.contains("handle=#2") }, lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains { $0.hasPrefix("scp: stateRestorationActivity id=side state=background") }, lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains(#"scp:   options {"stateRestorationActivity":{"activityType":"com.example.restore","title":"save 3","userInfo":{}}}"#),
+                      "the activity saved when 'side' last went to the background reaches its reconnection: " + lines.joined(separator: "\n"))
+        XCTAssertTrue(lines.contains { $0.hasPrefix("scp:   discarded") }, lines.joined(separator: "\n"))
+    }
+
+    /// A scene delegate function that never returns in an isolated plugin: killed at the isolated-call
+    /// budget and reported naming the call, like an application delegate's; the application goes on
+    /// without its scene delegate (the next scene's connection calls nothing of it).
+    func testAHangingSceneDelegateCallIsKilledAtItsBudgetAndReported() throws {
+        let hanger = try IsolationFixtures.build("""
+            #include "lifecycle.h"
+            static void hang(lc_plugin *p, void *s, lc_scene *scene) { (void)p, (void)s, (void)scene; for (;;) {} }
+            static const lc_plugin_delegate_t delegate = { .struct_size = sizeof(lc_plugin_delegate_t), .scene_did_become_active = hang };
+            static lc_status fixture_init(const lc_host_api_t *api, lc_plugin *plugin, void **state) {
+                (void)state; return api->set_delegate(plugin, &delegate);
+            }
+            \(IsolationFixtures.descriptorSource("com.example.scene.hang"))
+            """, named: "scenehang")
+        let started = Date()
+        let result = try IsolationTests.run(["--scenes", "--plugin", hanger, "--plugin", IsolationTests.example("Echo"),
+                                             "--isolate", "com.example.scene.hang", "--isolate-budget", "0.5"],
+                                            script: "launch\nscene connect side\nterminate\n")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 4)
+        XCTAssertEqual(result.status, 7, result.output)
+        let failure = try XCTUnwrap(result.failures().first, result.output)
+        XCTAssertEqual(result.failures().count, 1)
+        XCTAssertEqual(failure.name, "overran isolated-call budget")
+        XCTAssertEqual(failure.plugin, "com.example.scene.hang")
+        XCTAssertEqual(failure.detail, "did not return within its 0.500 s isolated-call budget: killed (SIGKILL); "
+                       + "while handling sceneDidBecomeActive:; not restarted (policy never)")
+        let delegateCalls = result.records.filter { $0.kind == "delegate" && $0.plugin == "com.example.scene.hang" }
+        XCTAssertEqual(delegateCalls.map(\.scene), ["main"], "after the kill, 'side' connects without the plugin's scene delegate")
+        XCTAssertEqual(result.printed["echo"], ["echo: didFinishLaunching", "echo: didBecomeActive", "echo: willResignActive",
+                                                "echo: didEnterBackground", "echo: willTerminate"])
+    }
+}
