@@ -66,10 +66,13 @@ enum IsolatedCalls {
 }
 
 extension FFIDelegates.Rows {
-    /// The rows of `bits`, as a process reported them (rows past the table are dropped).
-    init(reported bits: UInt64) {
+    /// The rows of `bits`, as a process reported them: those of the scene delegate (`scene`) or of the
+    /// application delegate; rows past the table or of the other kind are dropped.
+    init(reported bits: UInt64, scene: Bool) {
         self.init()
-        for row in FFIDelegates.functions.indices where bits & (1 << UInt64(row)) != 0 { insert(row) }
+        for row in FFIDelegates.functions.indices where bits & (1 << UInt64(row)) != 0 && FFIDelegates.functions[row].shape.isScene == scene {
+            insert(row)
+        }
     }
 
     func contains(_ row: Int) -> Bool { bits & (1 << UInt64(row)) != 0 }

@@ -94,9 +94,9 @@ extension IsolatedPlugin {
             status = .running
             return nil
         }
-        let rows = FFIDelegates.Rows(reported: bits)
+        let rows = FFIDelegates.Rows(reported: bits, scene: false)
         plugin.implementedRows = rows
-        plugin.isolatedSceneRows = FFIDelegates.Rows(reported: sceneBits)
+        plugin.isolatedSceneRows = FFIDelegates.Rows(reported: sceneBits, scene: true)
         if !rows.isEmpty {
             do {
                 plugin.delegateToken = try handle.app.addDelegate(makeHandlers(rows), id: plugin.id)

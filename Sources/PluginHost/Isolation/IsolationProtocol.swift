@@ -14,7 +14,9 @@ import AppLifecycle
 ///         u8 / u32 / u64 / f64 as such; a string as u32 length + UTF-8 bytes; a dictionary as u32
 ///         length + the archive format's entries (`ArchiveFormat.appendEntries(of:to:)`); a
 ///         notification name as u32 id, then (when bit 31 of the id is set) the name as a string —
-///         sent the first time an id crosses, after which the id alone names it.
+///         sent the first time an id crosses, after which the id alone names it; a scene
+///         (`SceneSnapshot`, host → runner) as u64 the scene's address in the host, string id, u8
+///         `LC_SCENE_STATE_*`, u8 connected, string session id, string configuration name.
 /// ```
 ///
 /// The host sends `hello` first (with the protocol version); a runner of another version answers
