@@ -66,7 +66,24 @@ final class IsolatedScenesTests: XCTestCase {
         }
     }
     #define NOTIFY(name) static void name(lc_plugin *p, void *s, lc_scene *scene) { (void)p, (void)s; describe(#name, scene); }
-    NOTIFY(did_disconnect) NOTIFY(did_become_active) NOTIFY(will_resign_active) NOTIFY(will_enter_foreground) NOTIFY(did_enter_background)
+    NOTIFY(did_disconnect) NOTIFY(will_resign_active) NOTIFY(will_enter_foreground) NOTIFY(did_enter_background)
+    // A post with a scene as its sender, and observers of it with and without that scene as their filter:
+    // printed under "ping:" with what does not depend on when a queued post is delivered.
+    static void on_ping(const lc_notification_t *note, void *ctx) {
+        const char *id = "?";
+        host->scene_get_id(me, note->sender, &id);
+        printf("ping: %s from %s handle=#%d\n", ctx ? "filtered" : "any", id, handle_number(note->sender));
+        fflush(stdout);
+    }
+    static void did_become_active(lc_plugin *p, void *s, lc_scene *scene) {
+        (void)p, (void)s;
+        describe("did_become_active", scene);
+        const char *id = NULL;
+        host->scene_get_id(me, scene, &id);
+        static lc_observer_token main_filter;
+        if (strcmp(id, "main") == 0 && main_filter == 0) host->observe(me, "com.example.ping", scene, on_ping, (void *)1, &main_filter);
+        host->post(me, "com.example.ping", scene, NULL);
+    }
     static void open_urls(lc_plugin *p, void *s, lc_scene *scene, const lc_dict *contexts) {
         (void)p, (void)s;
         describe("openURLContexts", scene);
@@ -121,6 +138,7 @@ final class IsolatedScenesTests: XCTestCase {
         const lc_name names[] = {LC_NAME_SCENE_WILL_CONNECT, LC_NAME_SCENE_DID_DISCONNECT, LC_NAME_SCENE_DID_ACTIVATE,
                                  LC_NAME_SCENE_WILL_DEACTIVATE, LC_NAME_SCENE_WILL_ENTER_FOREGROUND, LC_NAME_SCENE_DID_ENTER_BACKGROUND};
         for (int i = 0; status == LC_OK && i < 6; i++) status = host->observe_name(plugin, names[i], NULL, on_note, NULL, NULL);
+        if (status == LC_OK) status = host->observe(plugin, "com.example.ping", NULL, on_ping, NULL, NULL);
         return status;
     }
     static const lc_plugin_descriptor_t descriptor = {
@@ -164,6 +182,11 @@ final class IsolatedScenesTests: XCTestCase {
         XCTAssertEqual(isolated.printed["scp"] ?? [], lines)
         XCTAssertEqual(isolated.trace, inProcess.trace)
         XCTAssertTrue(isolated.failures().isEmpty, isolated.output)
+        let pings = inProcess.printed["ping"] ?? []
+        XCTAssertEqual(isolated.printed["ping"] ?? [], pings)
+        XCTAssertEqual(pings.filter { $0.hasPrefix("ping: filtered") }, ["ping: filtered from main handle=#1", "ping: filtered from main handle=#1"],
+                       "a post with a scene as sender reaches the observer filtered on that scene: " + pings.joined(separator: "\n"))
+        XCTAssertEqual(pings.filter { $0.hasPrefix("ping: any") }.count, 5, pings.joined(separator: "\n"))
         XCTAssertTrue(isolated.records.contains { $0.kind == "plugin" && $0.detail.hasSuffix("(isolated)") }, isolated.output)
         // What the lines must hold in both modes (so that equal lines are not equally empty).
         for expected in [
