@@ -239,4 +239,35 @@ final class IsolatedScenesTests: XCTestCase {
         XCTAssertEqual(result.printed["echo"], ["echo: didFinishLaunching", "echo: didBecomeActive", "echo: willResignActive",
                                                 "echo: didEnterBackground", "echo: willTerminate"])
     }
+
+    /// A process that answers `configurationForConnectingSceneSession` with no configuration name (a
+    /// crafted `result` frame: not what the runner sends for any C answer) broke the protocol: cut off,
+    /// the rule named; the scene connects with the default configuration.
+    func testAConfigurationAnswerWithoutANameCutsTheProcessOff() throws {
+        // result (0x8C) for call 1 (the first call that waits): answer 1, an empty dictionary.
+        let bytes = IsolationProtocolTests.frame(kind: 0x8C, word: 1, payload: [1] + IsolationProtocolTests.le32(0))
+        let liar = try IsolationFixtures.build("""
+            #include "lifecycle.h"
+            #include <stdlib.h>
+            #include <unistd.h>
+            static const char *configuration(lc_plugin *p, void *s, const char *session_id, const lc_dict *options) {
+                (void)p, (void)s, (void)session_id, (void)options;
+                static const unsigned char bytes[] = {\(bytes.map { String($0) }.joined(separator: ", "))};
+                if (write(3, bytes, sizeof bytes) != (ssize_t)sizeof bytes) abort();
+                pause();
+                return NULL;
+            }
+            static const lc_plugin_delegate_t delegate = { .struct_size = sizeof(lc_plugin_delegate_t), .configuration_for_connecting = configuration };
+            static lc_status fixture_init(const lc_host_api_t *api, lc_plugin *plugin, void **state) {
+                (void)state; return api->set_delegate(plugin, &delegate);
+            }
+            \(IsolationFixtures.descriptorSource("com.example.scene.liar"))
+            """, named: "sceneliar")
+        let result = try IsolationTests.run(["--scenes", "--plugin", liar, "--isolate"], script: "launch\nexpect-scene main foreground-active\nterminate\n")
+        XCTAssertEqual(result.status, 7, result.output)
+        let failure = try XCTUnwrap(result.failures().first, result.output)
+        XCTAssertEqual(failure.name, "protocol violation")
+        XCTAssertEqual(failure.detail, "cut off (SIGKILL): the answer to application:configurationForConnectingSceneSession:options: names no "
+                       + "configuration; while handling application:configurationForConnectingSceneSession:options:; not restarted (policy never)")
+    }
 }

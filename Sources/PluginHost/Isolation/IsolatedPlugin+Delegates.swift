@@ -54,7 +54,11 @@ extension IsolatedPlugin {
                 h.configurationForConnecting = { [unowned self] _, session, options in
                     let reply = ask(row, DelegateArguments(dict: FFIDelegates.connectionDict(options, restored: nil),
                                                            text: session.persistentIdentifier))
-                    guard reply.answer, case .string(let name)? = reply.archive?["name"] else { return .default }
+                    guard reply.answer else { return .default }  // NULL, or the process failed
+                    guard case .string(let name)? = reply.archive?["name"] else {
+                        fail(.protocolViolation("the answer to \(FFIDelegates.functions[row].method.selector) names no configuration"))
+                        return .default
+                    }
                     return SceneConfiguration(name: name)
                 }
             case .discardSessions:

@@ -26,7 +26,12 @@ extension IsolatedPlugin {
             case .sceneRestoration:
                 h.stateRestorationActivity = { [unowned self] app, scene in
                     let reply = ask(row, DelegateArguments(scene: SceneSnapshot(scene, in: app)))
-                    guard reply.answer, let values = reply.archive else { return nil }
+                    guard reply.answer else { return nil }
+                    guard let values = reply.archive else {
+                        fail(.protocolViolation("the answer to \(FFIDelegates.functions[row].method.selector) has no activity"))
+                        return nil
+                    }
+                    // A malformed activity saves nothing, as in-process.
                     return UserActivity(dictionary: values)
                 }
             case .sceneWithString(let set):
