@@ -46,6 +46,7 @@ final class FrameChannel {
 
     /// Writes what it can without blocking.
     func writeSome() -> WriteOutcome {
+        if out.bytes.isEmpty { return .done }
         while written < out.bytes.count {
             let n = out.bytes.withUnsafeBytes { send(fd, $0.baseAddress! + written, $0.count - written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
             if n > 0 {

@@ -30,15 +30,15 @@ struct DelegateArguments {
     }
 
     static func read(_ reader: inout FrameReader) throws(ProtocolViolation) -> DelegateArguments {
-        var arguments = DelegateArguments()
-        arguments.dict = try reader.dictionary("argument")
-        arguments.annotation = try reader.dictionary("annotation")
+        // Fields read into locals, the value made once at the end (no copy of a half-made one).
+        let dict = try reader.dictionary("argument")
+        let annotation = try reader.dictionary("annotation")
         let present = try reader.u8("argument flags")
-        if present & 1 != 0 { arguments.text = try reader.string("text argument") }
-        if present & 2 != 0 { arguments.secondText = try reader.string("second text argument") }
-        if present & 4 != 0 { arguments.scene = try SceneSnapshot.read(&reader) }
-        arguments.key = try reader.u64("completion key")
-        return arguments
+        let text = present & 1 != 0 ? try reader.string("text argument") : nil
+        let secondText = present & 2 != 0 ? try reader.string("second text argument") : nil
+        let scene = present & 4 != 0 ? try SceneSnapshot.read(&reader) : nil
+        let key = try reader.u64("completion key")
+        return DelegateArguments(dict: dict, text: text, secondText: secondText, annotation: annotation, key: key, scene: scene)
     }
 }
 

@@ -23,7 +23,7 @@ extension IsolatedPlugin {
         guard status == .running || status == .loading || status == .unloading, let process, let handle else { return 0 }
         let now = lcs_monotonic_ns()
         var budget = EventLog.Budget.call
-        var deadline = now + settings.callBudget.nanosecondCount
+        var deadline = now + settings.callBudgetNanoseconds
         if what == .initialise {
             budget = .initialise
             deadline = now + settings.initBudget.nanosecondCount
@@ -129,8 +129,9 @@ extension IsolatedPlugin {
     }
 
     private func setWatch(writable: Bool) {
-        guard let source, source.isActive else { return }
+        guard writable != watchingWritable, let source, source.isActive else { return }
         try? source.setIOEvents(writable ? [.readable, .writable] : .readable)
+        watchingWritable = writable
     }
 
     /// Starts the loop's watch of the socket (once the plugin runs).
@@ -202,13 +203,13 @@ extension IsolatedPlugin {
     /// (`FrameChannel.readWaiting`: a round trip costs the host a write and a read, as the C floor
     /// does), or, while output is still waiting for room, a poll for both directions.
     private func waitStopped(until done: () -> Bool) -> Bool {
-        flushNow()
+        if process?.channel.pendingOutput ?? 0 > 0 { flushNow() }
         var count = 0
         while true {
             guard drain(count: &count) else { return done() }
             if done() { return true }
             guard let process, status != .failed else { return false }
-            let deadline = events.earliest?.deadline ?? lcs_monotonic_ns() + settings.callBudget.nanosecondCount
+            let deadline = events.earliest?.deadline ?? lcs_monotonic_ns() + settings.callBudgetNanoseconds
             if process.channel.pendingOutput == 0 {
                 switch process.channel.readWaiting(until: deadline) {
                 case nil: checkDeadlines()

@@ -43,7 +43,11 @@ final class IsolatedPlugin: @unchecked Sendable {
     @exclusivity(unchecked) var process: RunnerProcess?
     @exclusivity(unchecked) var status: Status = .loading
     /// The loop's watch of the socket (readable, and writable while output waits).
-    var source: LoopSource?
+    var source: LoopSource? {
+        didSet { watchingWritable = false }
+    }
+    /// Whether `source` waits for room to write too (kept here: asking the loop costs more).
+    @exclusivity(unchecked) var watchingWritable = false
     /// Armed for the earliest deadline of the unfinished frames.
     var deadlineTimer: LoopSource?
     @exclusivity(unchecked) var deadlineArmed: UInt64 = 0

@@ -116,11 +116,9 @@ struct FrameWriter {
     /// Starts a frame; finish it with `end()`.
     mutating func begin(_ kind: FrameKind, word: UInt64 = 0, state: UInt8 = 0) {
         start = bytes.count
-        u32(0)
-        withUnsafeBytes(of: kind.rawValue.littleEndian) { bytes.append(contentsOf: $0) }
-        bytes.append(state)
-        bytes.append(0)
-        u64(word)
+        // The 16-byte header in one append: size (0 until `end`), kind, state, a reserved 0, word.
+        let header = (first: (UInt64(kind.rawValue) << 32 | UInt64(state) << 48).littleEndian, word: word.littleEndian)
+        withUnsafeBytes(of: header) { bytes.append(contentsOf: $0) }
     }
 
     /// Writes the frame's size into its header.
@@ -146,6 +144,7 @@ struct FrameWriter {
     /// A dictionary, or none (nil).
     mutating func dictionary(_ value: UserInfo?) {
         guard let value else { return u32(UInt32.max) }
+        if value.isEmpty { return u32(0) }  // no entries
         let lengthAt = bytes.count
         u32(0)
         ArchiveFormat.appendEntries(of: value, to: &bytes)
@@ -248,6 +247,7 @@ struct FrameReader {
     mutating func dictionary(_ what: String) throws(ProtocolViolation) -> UserInfo? {
         let length = try u32("\(what)'s length")
         if length == UInt32.max { return nil }
+        if length == 0 { return UserInfo() }  // no entries (no copy to decode)
         let at = try take(Int(length), what)
         do {
             // Its own bytes: the decoder's words then count from the dictionary's start.

@@ -32,7 +32,11 @@ package struct IsolationSettings: Sendable, Equatable {
     /// How long a callback of the plugin may run when the engine is not in a budgeted phase (a
     /// notification outside launch, background entry and termination; a timer; an expiration). In a
     /// budgeted phase, the phase's end is the limit. Default 5 s, like the lifecycle budgets.
-    package var callBudget: Duration = .seconds(5)
+    package var callBudget: Duration = .seconds(5) {
+        didSet { callBudgetNanoseconds = callBudget.nanosecondCount }
+    }
+    /// `callBudget` in nanoseconds (kept: a round trip reads it, and `Duration`'s conversion is not free).
+    private(set) var callBudgetNanoseconds: UInt64 = 5_000_000_000
     /// How long starting the process, opening the plugin and its init may take. Default 5 s.
     package var initBudget: Duration = .seconds(5)
     package var restart: RestartPolicy = .never

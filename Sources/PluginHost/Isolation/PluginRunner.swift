@@ -145,7 +145,7 @@ package final class PluginRunner: @unchecked Sendable {
                 guard row < invokers.count, let invoke = invokers[row] else {
                     RunnerLink.fatal("the host called delegate row \(row), which the plugin does not implement")
                 }
-                let answer = invoke(arguments)
+                let answer = invoke.call(arguments)
                 if frame.word != 0 {
                     link.send(flush: true) { out in
                         out.begin(.result, word: frame.word)

@@ -8,24 +8,24 @@ import LifecycleC
 extension RunnerDelegates {
     /// The call of scene delegate row `row` (nil: `h` does not implement it). [main-thread]
     static func sceneInvoker(_ row: Int, _ h: SceneDelegateHandlers, app: Application, scenes: RunnerScenes) -> Invoker? {
-        func on(_ body: @escaping (Scene, DelegateArguments) -> (answer: Bool, archive: UserInfo?)) -> Invoker {
+        func on(_ body: @escaping (Scene, DelegateArguments) -> (answer: Bool, archive: UserInfo?)) -> Call {
             { a in
                 guard let snapshot = a.scene else { RunnerLink.fatal("the host called scene delegate row \(row) without its scene") }
                 return body(scenes.proxy(snapshot), a)
             }
         }
         func void(_ body: ((Application, Scene) -> Void)?) -> Invoker? {
-            body.map { f in on { scene, _ in f(app, scene); return (false, nil) } }
+            some(body) { f in on { scene, _ in f(app, scene); return (false, nil) } }
         }
         func activity(_ body: ((Application, Scene, UserActivity) -> Void)?) -> Invoker? {
-            body.map { f in on { scene, a in
+            some(body) { f in on { scene, a in
                 if let activity = UserActivity(dictionary: a.dict ?? UserInfo()) { f(app, scene, activity) }
                 return (false, nil)
             } }
         }
         switch FFIDelegates.functions[row].method {
         case .sceneWillConnect:
-            return h.willConnect.map { f in on { scene, a in
+            return some(h.willConnect) { f in on { scene, a in
                 let (options, restored) = FFIDelegates.connectionOptions(a.dict ?? UserInfo())
                 let session = SceneSession.mirror(scene.session.persistentIdentifier, configurationName: scene.session.configurationName,
                                                   stateRestorationActivity: restored)
@@ -38,20 +38,20 @@ extension RunnerDelegates {
         case .sceneWillEnterForeground: return void(h.willEnterForeground)
         case .sceneDidEnterBackground: return void(h.didEnterBackground)
         case .sceneOpenURLContexts:
-            return h.openURLContexts.map { f in on { scene, a in
+            return some(h.openURLContexts) { f in on { scene, a in
                 f(app, scene, FFIDelegates.urlContexts(a.dict ?? UserInfo()))
                 return (false, nil)
             } }
         case .stateRestorationActivity:
-            return h.stateRestorationActivity.map { f in on { scene, _ in
+            return some(h.stateRestorationActivity) { f in on { scene, _ in
                 let activity = f(app, scene)
                 return (activity != nil, activity?.dictionary)
             } }
         case .sceneWillContinueUserActivity:
-            return h.willContinueUserActivity.map { f in on { scene, a in f(app, scene, a.text ?? ""); return (false, nil) } }
+            return some(h.willContinueUserActivity) { f in on { scene, a in f(app, scene, a.text ?? ""); return (false, nil) } }
         case .sceneContinueUserActivity: return activity(h.continueUserActivity)
         case .sceneDidFailToContinueUserActivity:
-            return h.didFailToContinueUserActivity.map { f in on { scene, a in
+            return some(h.didFailToContinueUserActivity) { f in on { scene, a in
                 f(app, scene, a.text ?? "", a.secondText ?? "")
                 return (false, nil)
             } }
@@ -64,7 +64,7 @@ extension RunnerDelegates {
     /// `application:configurationForConnectingSceneSession:options:`: the session id and options the
     /// host sent; answers the configuration's name under "name".
     static func configurationInvoker(_ h: DelegateHandlers, app: Application) -> Invoker? {
-        h.configurationForConnecting.map { f in { a in
+        some(h.configurationForConnecting) { f in { a in
             let (options, _) = FFIDelegates.connectionOptions(a.dict ?? UserInfo())
             let configuration = f(app, SceneSession.mirror(a.text ?? "", configurationName: nil), options)
             return (true, ["name": .string(configuration.name)])
@@ -73,7 +73,7 @@ extension RunnerDelegates {
 
     /// `application:didDiscardSceneSessions:`: the sessions the host sent (id → configuration name, "" for none).
     static func discardInvoker(_ h: DelegateHandlers, app: Application) -> Invoker? {
-        h.didDiscardSceneSessions.map { f in { a in
+        some(h.didDiscardSceneSessions) { f in { a in
             let dict = a.dict ?? UserInfo()
             let sessions = dict.keys.map { id -> SceneSession in
                 guard case .string(let name)? = dict[id], !name.isEmpty else { return SceneSession.mirror(id, configurationName: nil) }

@@ -7,7 +7,19 @@ import LifecycleC
 enum RunnerDelegates {
     /// One row's call: the arguments in, the answer (false for a void function) and, for a writable
     /// archive, what the plugin left in it out.
-    typealias Invoker = (DelegateArguments) -> (answer: Bool, archive: UserInfo?)
+    typealias Call = (DelegateArguments) -> (answer: Bool, archive: UserInfo?)
+
+    /// A row's call, in a struct: a bare function stored in an array is kept at its most general
+    /// abstraction and called through thunks that copy the arguments (~700 instructions a call).
+    struct Invoker {
+        let call: Call
+    }
+
+    /// The invoker of `make(f)` when the handler `f` is there.
+    static func some<F>(_ f: F?, _ make: (F) -> Call) -> Invoker? {
+        guard let f else { return nil }
+        return Invoker(call: make(f))
+    }
 
     /// The calls of the rows `h` implements, by row (nil: not implemented): chosen once, when the plugin
     /// is bound, so that a call is an index and a closure, not a search by selector.
@@ -23,11 +35,11 @@ enum RunnerDelegates {
 
     private static func invoker(_ row: Int, _ h: DelegateHandlers, app: Application, link: RunnerLink) -> Invoker? {
         func void(_ body: ((Application) -> Void)?) -> Invoker? {
-            body.map { body in { _ in body(app); return (false, nil) } }
+            some(body) { body in { _ in body(app); return (false, nil) } }
         }
         switch FFIDelegates.functions[row].method {
-        case .willFinishLaunching: return h.willFinishLaunching.map { f in { a in (f(app, a.dict ?? UserInfo()), nil) } }
-        case .didFinishLaunching: return h.didFinishLaunching.map { f in { a in (f(app, a.dict ?? UserInfo()), nil) } }
+        case .willFinishLaunching: return some(h.willFinishLaunching) { f in { a in (f(app, a.dict ?? UserInfo()), nil) } }
+        case .didFinishLaunching: return some(h.didFinishLaunching) { f in { a in (f(app, a.dict ?? UserInfo()), nil) } }
         case .didBecomeActive: return void(h.didBecomeActive)
         case .willResignActive: return void(h.willResignActive)
         case .didEnterBackground: return void(h.didEnterBackground)
@@ -37,38 +49,38 @@ enum RunnerDelegates {
         case .significantTimeChange: return void(h.significantTimeChange)
         case .protectedDataWillBecomeUnavailable: return void(h.protectedDataWillBecomeUnavailable)
         case .protectedDataDidBecomeAvailable: return void(h.protectedDataDidBecomeAvailable)
-        case .openURL: return h.openURL.map { f in { a in (f(app, a.text ?? "", a.secondText, a.annotation?["value"]), nil) } }
-        case .openURLWithOptions: return h.openURLWithOptions.map { f in { a in (f(app, a.text ?? "", a.dict ?? UserInfo()), nil) } }
-        case .performFetch: return h.performFetch.map { f in { a in f(app, completion(a.key, link)); return (false, nil) } }
+        case .openURL: return some(h.openURL) { f in { a in (f(app, a.text ?? "", a.secondText, a.annotation?["value"]), nil) } }
+        case .openURLWithOptions: return some(h.openURLWithOptions) { f in { a in (f(app, a.text ?? "", a.dict ?? UserInfo()), nil) } }
+        case .performFetch: return some(h.performFetch) { f in { a in f(app, completion(a.key, link)); return (false, nil) } }
         case .didReceiveRemoteNotificationWithCompletion:
-            return h.didReceiveRemoteNotificationWithCompletion.map { f in { a in f(app, a.dict ?? UserInfo(), completion(a.key, link)); return (false, nil) } }
+            return some(h.didReceiveRemoteNotificationWithCompletion) { f in { a in f(app, a.dict ?? UserInfo(), completion(a.key, link)); return (false, nil) } }
         case .didReceiveRemoteNotification:
-            return h.didReceiveRemoteNotification.map { f in { a in f(app, a.dict ?? UserInfo()); return (false, nil) } }
+            return some(h.didReceiveRemoteNotification) { f in { a in f(app, a.dict ?? UserInfo()); return (false, nil) } }
         case .shouldSaveApplicationState:
-            return h.shouldSaveApplicationState.map { f in { a in
+            return some(h.shouldSaveApplicationState) { f in { a in
                 let archive = StateArchive(values: a.dict ?? UserInfo())
                 return (f(app, archive), archive.values)
             } }
         case .shouldRestoreApplicationState:
-            return h.shouldRestoreApplicationState.map { f in { a in (f(app, StateArchive(values: a.dict ?? UserInfo())), nil) } }
+            return some(h.shouldRestoreApplicationState) { f in { a in (f(app, StateArchive(values: a.dict ?? UserInfo())), nil) } }
         case .willEncodeRestorableState:
-            return h.willEncodeRestorableState.map { f in { a in
+            return some(h.willEncodeRestorableState) { f in { a in
                 let archive = StateArchive(values: a.dict ?? UserInfo())
                 f(app, archive)
                 return (false, archive.values)
             } }
         case .didDecodeRestorableState:
-            return h.didDecodeRestorableState.map { f in { a in f(app, StateArchive(values: a.dict ?? UserInfo())); return (false, nil) } }
-        case .willContinueUserActivity: return h.willContinueUserActivity.map { f in { a in (f(app, a.text ?? ""), nil) } }
+            return some(h.didDecodeRestorableState) { f in { a in f(app, StateArchive(values: a.dict ?? UserInfo())); return (false, nil) } }
+        case .willContinueUserActivity: return some(h.willContinueUserActivity) { f in { a in (f(app, a.text ?? ""), nil) } }
         case .continueUserActivity:
-            return h.continueUserActivity.map { f in { a in
+            return some(h.continueUserActivity) { f in { a in
                 guard let activity = UserActivity(dictionary: a.dict ?? UserInfo()) else { return (false, nil) }
                 return (f(app, activity), nil)
             } }
         case .didFailToContinueUserActivity:
-            return h.didFailToContinueUserActivity.map { f in { a in f(app, a.text ?? "", a.secondText ?? ""); return (false, nil) } }
+            return some(h.didFailToContinueUserActivity) { f in { a in f(app, a.text ?? "", a.secondText ?? ""); return (false, nil) } }
         case .didUpdateUserActivity:
-            return h.didUpdateUserActivity.map { f in { a in
+            return some(h.didUpdateUserActivity) { f in { a in
                 if let activity = UserActivity(dictionary: a.dict ?? UserInfo()) { f(app, activity) }
                 return (false, nil)
             } }
