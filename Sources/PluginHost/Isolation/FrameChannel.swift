@@ -103,22 +103,39 @@ final class FrameChannel {
                 }
                 wanted = Self.waitSlice
             }
-            if receiveTimeout != wanted {
-                var time = timeval(tv_sec: Int(wanted / 1_000_000_000), tv_usec: Int(wanted % 1_000_000_000 / 1000))
-                guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
-                    return .failed(errno)
-                }
-                receiveTimeout = wanted
+            switch receiveBlocking(timeout: wanted) {
+            case nil: continue  // a slice ended
+            case let outcome?: return outcome
             }
-            let n = incoming.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + tail, $0.count - tail, 0) }
-            if n > 0 {
-                tail += n
-                return .data
-            }
-            if n == 0 { return .closed }
-            if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { continue }  // a slice ended
-            return .failed(errno)
         }
+    }
+
+    /// Waits at most `slice` nanoseconds for bytes (one blocking `recv`; the kernel rounds the timeout
+    /// up to its clock tick) and reads what arrived. - Returns: nil when none came in time.
+    func readWaiting(slice: UInt64) -> ReadOutcome? {
+        makeRoom()
+        guard tail < incoming.count else { return .data }
+        return receiveBlocking(timeout: slice)
+    }
+
+    /// One blocking `recv` into the buffer, with `SO_RCVTIMEO` set to `timeout` (0: none) unless it
+    /// already is. - Returns: nil when it timed out or a signal interrupted it.
+    private func receiveBlocking(timeout: UInt64) -> ReadOutcome? {
+        if receiveTimeout != timeout {
+            var time = timeval(tv_sec: Int(timeout / 1_000_000_000), tv_usec: Int(timeout % 1_000_000_000 / 1000))
+            guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
+                return .failed(errno)
+            }
+            receiveTimeout = timeout
+        }
+        let n = incoming.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + tail, $0.count - tail, 0) }
+        if n > 0 {
+            tail += n
+            return .data
+        }
+        if n == 0 { return .closed }
+        if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { return nil }
+        return .failed(errno)
     }
 
     /// Moves unread bytes to the front, and grows the buffer when a frame announced larger than the

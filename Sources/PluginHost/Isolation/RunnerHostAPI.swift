@@ -31,7 +31,7 @@ final class RunnerRegistrations: @unchecked Sendable {
 /// Differences a plugin can see (docs/host.md, "Isolated plugins"): `post` and `post_name` are
 /// queued as from another thread, even on the main thread (observers have not run when they return);
 /// an observer, timer or end of task takes effect when the host reads the frame; `state` is the state
-/// as of the frame being handled; the scene accessors answer LC_ERR_NOT_FOUND.
+/// as of the frame being handled; the scene accessors answer from proxies, as of the frame being handled.
 enum RunnerHostAPI {
     /// The table (made once; read-only).
     nonisolated(unsafe) static let table: UnsafePointer<lc_host_api_t> = HostAPITable.makeAdjusted { table in
@@ -43,6 +43,14 @@ enum RunnerHostAPI {
                 out.u32(level)
                 out.string(text)
                 out.end()
+            }
+        }
+        table.perform_async = { plugin, fn, ctx in
+            HostCalls.withPlugin(plugin, "perform_async", mainThread: false) { p, handle in
+                let status = handle.performAsync(fn, ctx: ctx, owner: p.id, function: "perform_async")
+                // Work queued from another thread must not wait for a linger (`RunnerLink.serve`).
+                if status == lc_status(LC_OK), !handle.loop.isOnLoopThread { PluginRunner.current?.link.stopLingering() }
+                return status
             }
         }
         table.observe = { plugin, name, sender, fn, ctx, out in

@@ -147,10 +147,49 @@ final class RunnerLink: @unchecked Sendable {
 
     /// Runs the frames the host sent with `handler` (those kept by a request first), each with its progress marks,
     /// until none is left or `limit` ran (then it comes back on the next loop turn). [main-thread]
+    ///
+    /// When the host waited for one of them (a call with a result, a sync), its next frame usually
+    /// follows at once: the thread then waits up to `linger` in one blocking read for it before going
+    /// back to the loop, so that a round trip costs this side a read and a write, as the C floor does,
+    /// instead of an `epoll_wait` more and a loop turn. Only while the plugin has not queued work on
+    /// the loop from another thread (`perform_async`): such work would wait out the linger, so the
+    /// first one ends lingering for the rest of the process's life (it may itself wait one linger).
     func serve(limit: Int = 4096) {
+        var justRead = false
+        while true {
+            let (count, hostWaited) = serveBatch(limit: limit, justRead: justRead)
+            if count >= limit || !deferred.isEmpty {
+                loop.perform { [self] in serve(limit: limit) }
+                return
+            }
+            guard hostWaited, lingers.load(ordering: .relaxed) else { return }
+            switch channel.readWaiting(slice: Self.linger) {
+            case .data?: justRead = true
+            case nil, .wouldBlock?: return
+            case .closed?, .failed?: Glibc.exit(0)
+            }
+        }
+    }
+
+    /// How long the main thread waits for the host's next frame after answering one the host waited
+    /// for: 1 ms (the kernel rounds it up to its clock tick, 4 ms at 250 Hz).
+    static let linger: UInt64 = 1_000_000
+
+    /// Whether `serve` lingers: until the plugin first queues work from another thread. [thread-safe]
+    private let lingers = Atomic<Bool>(true)
+
+    /// Ends lingering for good (a plugin thread queued work on the loop). [thread-safe]
+    func stopLingering() {
+        if lingers.load(ordering: .relaxed) { lingers.store(false, ordering: .relaxed) }
+    }
+
+    /// One batch of `serve`: the frames read, then one read more unless `justRead`. - Returns: how many
+    /// ran, and whether the host waited for one of them.
+    private func serveBatch(limit: Int, justRead: Bool) -> (count: Int, hostWaited: Bool) {
         batching = true
         var count = 0
-        var readOnce = false
+        var hostWaited = false
+        var readOnce = justRead
         loop: while count < limit {
             var frame: FrameReader
             if let kept = deferred.next() {
@@ -171,15 +210,14 @@ final class RunnerLink: @unchecked Sendable {
             count += 1
             eventIndex += 1
             state = frame.state
+            if frame.kind == .sync || frame.kind == .delegate && frame.word != 0 { hostWaited = true }
             lcs_store_release_u64(progress, eventIndex)
             handler(&frame)
             lcs_store_release_u64(progress + 1, eventIndex)
         }
         batching = false
         flush()
-        if count >= limit || !deferred.isEmpty {
-            loop.perform { [self] in serve(limit: limit) }
-        }
+        return (count, hostWaited)
     }
 
     /// Ends the runner: the host broke the protocol (it is trusted; this is a bug, said on stderr).
