@@ -285,6 +285,7 @@ struct Check: ParsableCommand {
                 if !sceneMethods.isEmpty { print("  scenes:      \(sceneMethods.joined(separator: ", "))") }
                 // What `run` leaves off unless asked: state preservation, background fetch.
                 for need in PluginNeed.needs(of: plugin.implementedMethods) { print("  needs:       \(need.option) for \(need.featureAndMethods)") }
+                for warning in PluginNeed.warnings(for: plugin.implementedMethods) { print("  warning:     \(warning)") }
                 handle.app.runMarked("deinit", owner: plugin.id) { handle.unload(plugin) }
             } catch {
                 refused += 1

@@ -49,6 +49,18 @@ struct PluginNeed: Equatable {
         }
     }
 
+    /// What `check` warns of in a plugin implementing `methods`: one of the two state-preservation
+    /// gates without the other, so that neither is ever called (the engine traces a `skipped` line
+    /// where it would have asked; see lifecycle.md, "State preservation").
+    static func warnings(for methods: [DelegateMethod]) -> [String] {
+        let implemented = Set(methods)
+        let save = DelegateMethod.shouldSaveApplicationState, restore = DelegateMethod.shouldRestoreApplicationState
+        guard implemented.contains(save) != implemented.contains(restore) else { return [] }
+        let (present, missing) = implemented.contains(save) ? (save, restore) : (restore, save)
+        return ["implements \(present.selector) but not \(missing.selector) (state preservation needs both, as on iOS): "
+                    + "its state is neither saved nor restored"]
+    }
+
     /// `state preservation (application:shouldSaveApplicationState:, …)`.
     var featureAndMethods: String { "\(feature) (\(methods.map(\.selector).joined(separator: ", ")))" }
 

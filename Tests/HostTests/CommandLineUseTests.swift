@@ -306,6 +306,41 @@ final class CommandLineUseTests: XCTestCase {
         ])
     }
 
+    /// A plugin implementing one state-preservation gate without the other: `check` warns that
+    /// neither is ever called (the engine would only trace `skipped` lines at run time); a plugin with
+    /// both gates (StateKeeper) gets no warning.
+    func testCheckWarnsOfAStatePreservationGateWithoutItsPair() throws {
+        let folder = try CBuild.temporaryFolder("lone-gate")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        func plugin(_ name: String, exporting function: String, coder: String) throws -> String {
+            try CBuild.sharedObject("""
+                #define LC_DECLARE_DELEGATE_FUNCTIONS
+                #include "lifecycle.h"
+                bool \(function)(lc_app *app, \(coder) *coder) { (void)app, (void)coder; return true; }
+                static lc_status fixture_init(const lc_host_api_t *host, lc_plugin *plugin, void **state) {
+                    (void)host, (void)plugin, (void)state; return LC_OK;
+                }
+                static const lc_plugin_descriptor_t descriptor = {
+                    .struct_size = sizeof descriptor, .magic = LC_PLUGIN_MAGIC, .abi_major = LC_ABI_VERSION_MAJOR,
+                    .abi_minor = LC_ABI_VERSION_MINOR, .id = "com.example.\(name)", .version = "1", .description = "one gate",
+                    .init = fixture_init,
+                };
+                LC_EXPORT const lc_plugin_descriptor_t *lc_plugin_entry(void) { return &descriptor; }
+                """, named: name, in: folder)
+        }
+        let saveOnly = try plugin("saveonly", exporting: "application_shouldSaveApplicationState", coder: "lc_dict")
+        let restoreOnly = try plugin("restoreonly", exporting: "application_shouldRestoreApplicationState", coder: "const lc_dict")
+        let check = try CBuild.run(host, ["check", saveOnly, restoreOnly, CBuild.products + "/libStateKeeper.so"])
+        XCTAssertEqual(check.status, 0, check.output)
+        let warnings = check.output.split(separator: "\n").filter { $0.hasPrefix("  warning:") }
+        XCTAssertEqual(warnings, [
+            "  warning:     implements application:shouldSaveApplicationState: but not application:shouldRestoreApplicationState: "
+                + "(state preservation needs both, as on iOS): its state is neither saved nor restored",
+            "  warning:     implements application:shouldRestoreApplicationState: but not application:shouldSaveApplicationState: "
+                + "(state preservation needs both, as on iOS): its state is neither saved nor restored",
+        ], check.output)
+    }
+
     // MARK: The demo's state
 
     /// Without --archive every demo starts from nothing, in a fresh folder it removes at the end: two
