@@ -42,7 +42,7 @@ final class ValidateTests: XCTestCase {
                             "terminate-background", "terminate-suspended", "purge", "open-url", "fetch", "remote-notification", "handoff",
                             "restoration", "notifications", "scenes"]
     /// Every check, in report order.
-    static let checkIDs = ["load", "init"] + sequences.map { "sequence:\($0)" } + ["budgets", "completions", "host-api", "output", "unload"]
+    static let checkIDs = ["load", "init", "delegates"] + sequences.map { "sequence:\($0)" } + ["budgets", "completions", "host-api", "output", "unload"]
 
     func testEveryExamplePluginPassesEveryCheckThatAppliesToIt() throws {
         // What does not apply: scenes to a plugin without scene methods or observers, posting observed
@@ -80,7 +80,7 @@ final class ValidateTests: XCTestCase {
                        + "a sound ELF shared object for this machine, a valid descriptor (in a process of its own)")
         XCTAssertEqual(checks.first { $0.contains("sequence:scenes") },
                        "SKIP  sequence:scenes                 not run: it implements no scene delegate method and observes no scene notification")
-        XCTAssertEqual(lines.suffix(2), ["result: 24 checks: 23 passed, 0 failed, 1 skipped", ""])
+        XCTAssertEqual(lines.suffix(2), ["result: 25 checks: 24 passed, 0 failed, 1 skipped", ""])
     }
 
     /// A failing plugin: status 1; each finding once, naming every sequence it happened in; the checks
@@ -101,7 +101,33 @@ final class ValidateTests: XCTestCase {
             FAIL  sequence:memory-warning         launch; memory-warning normal; memory-warning warning; memory-warning critical; terminate
                   - killed by SIGBUS while handling didReceiveMemoryWarning (in memory-warning)
             """), text.output)
-        XCTAssertTrue(text.output.hasSuffix("result: 24 checks: 21 passed, 1 failed, 2 skipped\n"), text.output)
+        XCTAssertTrue(text.output.hasSuffix("result: 25 checks: 22 passed, 1 failed, 2 skipped\n"), text.output)
+    }
+
+    /// One state-preservation gate without the other: `delegates` fails naming both methods (neither
+    /// would ever be called), and nothing else does.
+    func testALoneStatePreservationGateFailsDelegates() throws {
+        let plugin = try CBuild.sharedObject("""
+            #define LC_DECLARE_DELEGATE_FUNCTIONS
+            #include "lifecycle.h"
+            bool application_shouldRestoreApplicationState(lc_app *app, const lc_dict *coder) { (void)app, (void)coder; return true; }
+            static lc_status fixture_init(const lc_host_api_t *host, lc_plugin *plugin, void **state) {
+                (void)host, (void)plugin, (void)state; return LC_OK;
+            }
+            static const lc_plugin_descriptor_t descriptor = {
+                .struct_size = sizeof descriptor, .magic = LC_PLUGIN_MAGIC, .abi_major = LC_ABI_VERSION_MAJOR,
+                .abi_minor = LC_ABI_VERSION_MINOR, .id = "com.example.lonegate", .version = "1", .description = "one gate",
+                .init = fixture_init,
+            };
+            LC_EXPORT const lc_plugin_descriptor_t *lc_plugin_entry(void) { return &descriptor; }
+            """, named: "lonegate", in: try CBuild.temporaryFolder("validate-lonegate"))
+        let report = try Self.validate(plugin)
+        XCTAssertEqual(report.status, 1, report.output)
+        XCTAssertEqual(report.failed, ["delegates"], report.output)
+        XCTAssertEqual(report.checks["delegates"]?.reasons, [
+            "implements application:shouldRestoreApplicationState: but not application:shouldSaveApplicationState: "
+                + "(state preservation needs both, as on iOS): its state is neither saved nor restored",
+        ])
     }
 
     /// A plugin with `deinitBody` (C, the body of `void fixture_deinit(void *state)`) and `initBody` in its init.

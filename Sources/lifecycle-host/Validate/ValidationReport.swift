@@ -1,6 +1,9 @@
 /// A check of `validate`, in report order: the sequences' checks come between `init` and `budgets`.
 enum ValidationCheck: Hashable, Sendable {
     case load, initialise
+    /// The delegate methods it implements can all be called (`PluginNeed.warnings`: state
+    /// preservation's two gates together).
+    case delegates
     /// One sequence (`ValidationSequence.id`): the plugin survived it (no signal, no exit, no
     /// watchdog kill) and the sequence could run to its end.
     case sequence(String)
@@ -11,6 +14,7 @@ enum ValidationCheck: Hashable, Sendable {
         switch self {
         case .load: "load"
         case .initialise: "init"
+        case .delegates: "delegates"
         case .sequence(let name): "sequence:\(name)"
         case .budgets: "budgets"
         case .completions: "completions"
@@ -38,6 +42,7 @@ enum ValidationCheck: Hashable, Sendable {
             "opens as the host opens it: a regular file, not a link, safe permissions, a sound ELF shared object for this machine, "
                 + "a valid descriptor (in a process of its own)"
         case .initialise: "init returns LC_OK in time, in a process of its own and in the host's"
+        case .delegates: "every delegate method it implements can be called: state preservation's two gates together, as on iOS"
         case .sequence(let name): ValidationSequence.named(name)?.summary ?? name
         case .budgets: "no callback overruns its budget (launch, didEnterBackground, willTerminate, hang)"
         case .completions: "every completion handler is called exactly once and in time; every background task is ended in time"
@@ -118,7 +123,8 @@ struct ValidationReport {
             switch check {
             case .load: 0
             case .initialise: 1
-            case .sequence(let name): 2 + (ValidationSequence.all.firstIndex { $0.id == name } ?? ValidationSequence.all.count)
+            case .delegates: 2
+            case .sequence(let name): 3 + (ValidationSequence.all.firstIndex { $0.id == name } ?? ValidationSequence.all.count)
             case .budgets: 100
             case .completions: 101
             case .hostAPI: 102

@@ -44,6 +44,10 @@ struct Validator {
             return report
         }
         report.plugin = summary
+        report.begin(.delegates)
+        for warning in PluginNeed.warnings(for: summary.delegates.map(DelegateMethod.init(selector:))) {
+            report.fail(.delegates, warning)
+        }
         for sequence in ValidationSequence.all {
             if let why = Self.notApplicable(sequence, to: summary) {
                 report.skip(.sequence(sequence.id), why)
@@ -72,6 +76,7 @@ struct Validator {
 
     private func skipTheRest(_ report: inout ValidationReport, _ why: String) {
         if report.checks.allSatisfy({ $0.check != .initialise || $0.result != .fail }) { report.skip(.initialise, why) }
+        report.skip(.delegates, why)
         for sequence in ValidationSequence.all { report.skip(.sequence(sequence.id), why) }
         for check in [ValidationCheck.budgets, .completions, .hostAPI, .output, .unload] { report.skip(check, why) }
     }
