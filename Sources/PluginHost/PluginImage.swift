@@ -1,6 +1,5 @@
 import CLifecycleSystem
 import Glibc
-import Synchronization
 
 /// A plugin image mapped by the loader: its `dlopen` handle and where its loadable segments are.
 ///
@@ -18,12 +17,6 @@ final class PluginImage: @unchecked Sendable {
     let segments: ReadableSegments
     /// Its own dynamic symbol table, where `symbol(_:)` looks first.
     private let symbols: DynamicSymbols
-    private let device: UInt64
-    private let inode: UInt64
-    /// The image loaded before this one (a list, newest first: no dictionary type to instantiate on a
-    /// process's first load; a few hundred images are searched in a few microseconds). Set before the
-    /// image is published, never after.
-    private var next: PluginImage?
 
     private init(handle: UnsafeMutableRawPointer, base: UInt, file: PluginFile) {
         self.handle = handle
@@ -32,36 +25,31 @@ final class PluginImage: @unchecked Sendable {
         segments = ReadableSegments(ranges: UnsafeBufferPointer(ranges))
         symbols = DynamicSymbols.read(base: base, dynamicStart: file.image.dynamicStart, dynamicSize: file.image.dynamicSize,
                                       segments: segments)
-        device = file.device
-        inode = file.inode
     }
 
     deinit { segments.ranges.deallocate() }  // never, in practice: images stay mapped
 
-    /// The newest image loaded, as the bits of a reference the list holds forever (0: none yet).
-    /// Prepended to with a compare-and-exchange, read with one load: no lock (Synchronization's
-    /// `Mutex` makes a `gettid` system call each time it is taken, on Linux).
-    private static let newest = Atomic<UInt>(0)
+    /// The images mapped, by file; under `lock` (a plain mutex: no system call when free).
+    nonisolated(unsafe) private static var images = ImageTable()
+    nonisolated(unsafe) private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
+        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+        lock.initialize(to: pthread_mutex_t())
+        pthread_mutex_init(lock, nil)
+        return lock
+    }()
 
-    private static func image(_ bits: UInt) -> PluginImage? {
-        UnsafeRawPointer(bitPattern: bits).map { Unmanaged<PluginImage>.fromOpaque($0).takeUnretainedValue() }
-    }
-
-    private static func find(device: UInt64, inode: UInt64, from image: PluginImage?) -> PluginImage? {
-        var image = image
-        while let candidate = image {
-            if candidate.inode == inode, candidate.device == device { return candidate }
-            image = candidate.next
-        }
-        return nil
+    private static func withImages<R>(_ body: (inout ImageTable) -> R) -> R {
+        pthread_mutex_lock(lock)
+        defer { pthread_mutex_unlock(lock) }
+        return body(&images)
     }
 
     /// The image of `file`: the one already mapped for that file, else `dlopen` of its descriptor.
-    /// Takes the descriptor: kept open while the image is mapped, closed otherwise.
+    /// Takes the descriptor: kept open while the image is mapped, closed otherwise. O(1) in the number
+    /// of images mapped (the dynamic linker's own search of its objects aside).
     /// - Throws: the refusal's reason, naming `path` where the dynamic linker named the descriptor.
     static func load(_ file: PluginFile, path: String) throws(PluginFileProblem) -> PluginImage {
-        var head = newest.load(ordering: .acquiring)
-        if let image = find(device: file.device, inode: file.inode, from: image(head)) {
+        if let image = withImages({ $0.find(device: file.device, inode: file.inode) }) {
             close(file.fd)
             file.image.release()
             return image
@@ -83,16 +71,10 @@ final class PluginImage: @unchecked Sendable {
         // Two threads loading one file at once both map it (the dynamic linker finds it once); the
         // first image published is kept, and both descriptors stay open (each is a name of the image).
         let loaded = PluginImage(handle: handle, base: base, file: file)
-        let bits = UInt(bitPattern: Unmanaged.passRetained(loaded).toOpaque())
-        while true {
-            loaded.next = image(head)
-            let (published, current) = newest.compareExchange(expected: head, desired: bits, ordering: .acquiringAndReleasing)
-            if published { return loaded }
-            head = current
-            if let image = find(device: file.device, inode: file.inode, from: image(head)) {
-                Unmanaged.passUnretained(loaded).release()
-                return image
-            }
+        return withImages { images in
+            if let first = images.find(device: file.device, inode: file.inode) { return first }
+            images.insert(device: file.device, inode: file.inode, loaded)
+            return loaded
         }
     }
 
@@ -140,5 +122,60 @@ struct ReadableSegments {
             index += 2
         }
         return nil
+    }
+}
+
+/// The mapped images by file (device, inode): open addressing with linear probing in a table kept at
+/// most half full, doubled when it would not be. Holds each image for the life of the process. Plain
+/// memory, no generic container: nothing to instantiate on a process's first load.
+private struct ImageTable {
+    private struct Entry {
+        var device: UInt64
+        var inode: UInt64
+        /// nil: a free slot.
+        var image: Unmanaged<PluginImage>?
+    }
+
+    private var slots: UnsafeMutablePointer<Entry>?
+    private var capacity = 0
+    private var count = 0
+
+    private static func hash(_ device: UInt64, _ inode: UInt64) -> Int {
+        Int(truncatingIfNeeded: (inode &* 0x9E37_79B9_7F4A_7C15 ^ device &* 0xC2B2_AE3D_27D4_EB4F) >> 17)
+    }
+
+    func find(device: UInt64, inode: UInt64) -> PluginImage? {
+        guard let slots else { return nil }
+        var index = Self.hash(device, inode) & (capacity - 1)
+        while let image = slots[index].image {
+            if slots[index].inode == inode, slots[index].device == device { return image.takeUnretainedValue() }
+            index = (index + 1) & (capacity - 1)
+        }
+        return nil
+    }
+
+    /// Adds `image` for a file not in the table.
+    mutating func insert(device: UInt64, inode: UInt64, _ image: PluginImage) {
+        if (count + 1) * 2 > capacity { grow() }
+        place(Entry(device: device, inode: inode, image: Unmanaged.passRetained(image)))
+        count += 1
+    }
+
+    private mutating func place(_ entry: Entry) {
+        guard let slots else { return }
+        var index = Self.hash(entry.device, entry.inode) & (capacity - 1)
+        while slots[index].image != nil { index = (index + 1) & (capacity - 1) }
+        slots[index] = entry
+    }
+
+    private mutating func grow() {
+        let old = slots, oldCapacity = capacity
+        capacity = max(16, capacity * 2)
+        let grown = UnsafeMutablePointer<Entry>.allocate(capacity: capacity)
+        grown.initialize(repeating: Entry(device: 0, inode: 0, image: nil), count: capacity)
+        slots = grown
+        guard let old else { return }
+        for index in 0..<oldCapacity where old[index].image != nil { place(old[index]) }
+        old.deallocate()
     }
 }

@@ -10,6 +10,40 @@ import XCTest
 final class LoaderTests: XCTestCase {
     func makeHandle() throws -> AppHandle { try AppHandle(configuration: Configuration()) }
 
+    /// A file is mapped once per process, found by device and inode in the image table: 40 files
+    /// loaded into one application (the table grows twice past its first 16 slots), then the same 40
+    /// into another, each finding the image the first load mapped, and a 41st file a new one.
+    func testEachFileIsMappedOnceAndFoundAgainAfterTheTableGrew() throws {
+        let folder = try CBuild.temporaryFolder("image-table")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // One object, copied: 40 files with 40 inodes (a build each would take seconds).
+        let built = try CBuild.sharedObject(CBuild.plugin(id: "com.example.imagetable"), named: "built", in: folder)
+        let paths = try (0..<41).map { index in
+            let path = folder + "/copy\(index).so"
+            try FileManager.default.copyItem(atPath: built, toPath: path)
+            return path
+        }
+        let first = try makeHandle(), second = try makeHandle()
+        defer {
+            first.shutdown()
+            second.shutdown()
+        }
+        var images: [ObjectIdentifier] = []
+        for path in paths.prefix(40) {
+            let plugin = try first.loadPlugin(path: path)
+            images.append(ObjectIdentifier(try XCTUnwrap(plugin.image)))
+            first.unload(plugin)  // the same id next: one at a time
+        }
+        XCTAssertEqual(Set(images).count, 40, "one image a file")
+        for (index, path) in paths.prefix(40).enumerated() {
+            let plugin = try second.loadPlugin(path: path)
+            XCTAssertEqual(ObjectIdentifier(try XCTUnwrap(plugin.image)), images[index], path)
+            second.unload(plugin)
+        }
+        let last = try second.loadPlugin(path: paths[40])
+        XCTAssertFalse(images.contains(ObjectIdentifier(try XCTUnwrap(last.image))))
+    }
+
     func testExamplePluginsLoadAndDescribeThemselves() throws {
         let handle = try makeHandle()
         defer { handle.shutdown() }
