@@ -1,5 +1,6 @@
 import CLifecycleSystem
 import Glibc
+import Synchronization
 
 /// A plugin image mapped by the loader: its `dlopen` handle and where its loadable segments are.
 ///
@@ -29,18 +30,17 @@ final class PluginImage: @unchecked Sendable {
 
     deinit { segments.ranges.deallocate() }  // never, in practice: images stay mapped
 
-    /// The images mapped, by file; under `lock` (a plain mutex: no system call when free).
+    /// The images mapped, by file; under `busy`.
     nonisolated(unsafe) private static var images = ImageTable()
-    nonisolated(unsafe) private static let lock: UnsafeMutablePointer<pthread_mutex_t> = {
-        let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-        lock.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(lock, nil)
-        return lock
-    }()
+    /// The table's lock: taken for a lookup or an insert, never across a system call, and contended
+    /// only by two threads loading at once, so a spin (yielding the CPU) suffices. Not a pthread mutex
+    /// or `Mutex`: their first calls cost a process's first load a lazy symbol binding each, and
+    /// `Mutex` a `gettid` system call each time.
+    private static let busy = Atomic<Bool>(false)
 
     private static func withImages<R>(_ body: (inout ImageTable) -> R) -> R {
-        pthread_mutex_lock(lock)
-        defer { pthread_mutex_unlock(lock) }
+        while !busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged { sched_yield() }
+        defer { busy.store(false, ordering: .releasing) }
         return body(&images)
     }
 
@@ -127,13 +127,13 @@ struct ReadableSegments {
 
 /// The mapped images by file (device, inode): open addressing with linear probing in a table kept at
 /// most half full, doubled when it would not be. Holds each image for the life of the process. Plain
-/// memory, no generic container: nothing to instantiate on a process's first load.
+/// memory, no generic container or optional: nothing to instantiate on a process's first load.
 private struct ImageTable {
     private struct Entry {
         var device: UInt64
         var inode: UInt64
-        /// nil: a free slot.
-        var image: Unmanaged<PluginImage>?
+        /// The image's reference, retained by the table (0: a free slot).
+        var image: UInt
     }
 
     private var slots: UnsafeMutablePointer<Entry>?
@@ -147,8 +147,10 @@ private struct ImageTable {
     func find(device: UInt64, inode: UInt64) -> PluginImage? {
         guard let slots else { return nil }
         var index = Self.hash(device, inode) & (capacity - 1)
-        while let image = slots[index].image {
-            if slots[index].inode == inode, slots[index].device == device { return image.takeUnretainedValue() }
+        while slots[index].image != 0 {
+            if slots[index].inode == inode, slots[index].device == device {
+                return Unmanaged<PluginImage>.fromOpaque(UnsafeRawPointer(bitPattern: slots[index].image)!).takeUnretainedValue()
+            }
             index = (index + 1) & (capacity - 1)
         }
         return nil
@@ -157,14 +159,14 @@ private struct ImageTable {
     /// Adds `image` for a file not in the table.
     mutating func insert(device: UInt64, inode: UInt64, _ image: PluginImage) {
         if (count + 1) * 2 > capacity { grow() }
-        place(Entry(device: device, inode: inode, image: Unmanaged.passRetained(image)))
+        place(Entry(device: device, inode: inode, image: UInt(bitPattern: Unmanaged.passRetained(image).toOpaque())))
         count += 1
     }
 
     private mutating func place(_ entry: Entry) {
         guard let slots else { return }
         var index = Self.hash(entry.device, entry.inode) & (capacity - 1)
-        while slots[index].image != nil { index = (index + 1) & (capacity - 1) }
+        while slots[index].image != 0 { index = (index + 1) & (capacity - 1) }
         slots[index] = entry
     }
 
@@ -172,10 +174,10 @@ private struct ImageTable {
         let old = slots, oldCapacity = capacity
         capacity = max(16, capacity * 2)
         let grown = UnsafeMutablePointer<Entry>.allocate(capacity: capacity)
-        grown.initialize(repeating: Entry(device: 0, inode: 0, image: nil), count: capacity)
+        for index in 0..<capacity { (grown + index).initialize(to: Entry(device: 0, inode: 0, image: 0)) }
         slots = grown
         guard let old else { return }
-        for index in 0..<oldCapacity where old[index].image != nil { place(old[index]) }
+        for index in 0..<oldCapacity where old[index].image != 0 { place(old[index]) }
         old.deallocate()
     }
 }
