@@ -25,6 +25,8 @@ package final class LoadedPlugin: PluginIdentity {
     var isolatedSceneRows = FFIDelegates.Rows()
     /// Whether it is loaded (false once unloaded or while its init failed).
     package internal(set) var isActive = true
+    /// Its place in its application's load order (`PluginSet.register`: ascending, never reused).
+    var loadNumber: UInt64 = 0
 
     /// Its image (mapped for the life of the process); nil for an isolated plugin (its image is in
     /// its own process).

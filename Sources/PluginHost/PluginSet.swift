@@ -4,8 +4,9 @@ import LifecycleC
 /// An application's plugins: what the plugins module attaches to an `AppHandle` (its `attachment`),
 /// so that the C layer holds them without knowing their type. [loop-thread]
 final class PluginSet: AppHandleAttachment {
-    /// Loaded plugins in load order.
+    /// Loaded plugins in load order (ascending `loadNumber`: found by halving).
     private(set) var loaded: [LoadedPlugin] = []
+    private var loads: UInt64 = 0
     /// Unloaded plugins, kept so that a stale `lc_plugin *` is answered, not dereferenced freed.
     private var retired: [LoadedPlugin] = []
     /// The loaded plugins sorted by id (ids are unique among loaded plugins), searched by halving: the
@@ -34,6 +35,8 @@ final class PluginSet: AppHandleAttachment {
     }
 
     func register(_ plugin: LoadedPlugin) {
+        loads += 1
+        plugin.loadNumber = loads
         loaded.append(plugin)
         byID.insert(plugin, at: sortedIndex(of: plugin.id).index)
         if let handle = plugin.owner { registerSceneDelegate(plugin, in: handle) }
@@ -41,8 +44,14 @@ final class PluginSet: AppHandleAttachment {
 
     /// Takes `plugin` out of the loaded ones; false when it is not loaded.
     func remove(_ plugin: LoadedPlugin) -> Bool {
-        guard let index = loaded.firstIndex(where: { $0 === plugin }) else { return false }
-        loaded.remove(at: index)
+        var low = 0
+        var high = loaded.count
+        while low < high {
+            let middle = (low + high) / 2
+            if loaded[middle].loadNumber < plugin.loadNumber { low = middle + 1 } else { high = middle }
+        }
+        guard low < loaded.count, loaded[low] === plugin else { return false }
+        loaded.remove(at: low)
         let position = sortedIndex(of: plugin.id)
         if position.found, byID[position.index] === plugin { byID.remove(at: position.index) }
         return true
