@@ -10,6 +10,34 @@ import XCTest
 final class LoaderTests: XCTestCase {
     func makeHandle() throws -> AppHandle { try AppHandle(configuration: Configuration()) }
 
+    /// Unloading keeps the others in load order, whichever goes; a plugin unloaded twice, or after a
+    /// reload of its id, changes nothing the second time.
+    func testUnloadingKeepsTheLoadOrderOfTheOthers() throws {
+        let folder = try CBuild.temporaryFolder("unload-order")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let handle = try makeHandle()
+        defer { handle.shutdown() }
+        let ids = ["com.example.e", "com.example.a", "com.example.d", "com.example.b", "com.example.c"]
+        var plugins: [LoadedPlugin] = []
+        for (index, id) in ids.enumerated() {
+            plugins.append(try handle.loadPlugin(path: try CBuild.sharedObject(CBuild.plugin(id: id), named: "p\(index)", in: folder)))
+        }
+        handle.unload(plugins[1])
+        handle.unload(plugins[3])
+        XCTAssertEqual(handle.plugins.map(\.id), ["com.example.e", "com.example.d", "com.example.c"])
+        handle.unload(plugins[1])  // again: nothing
+        XCTAssertEqual(handle.plugins.map(\.id), ["com.example.e", "com.example.d", "com.example.c"])
+        let again = try handle.loadPlugin(path: folder + "/p1.so")
+        handle.unload(plugins[1])  // the old object of a reloaded id: nothing
+        XCTAssertEqual(handle.plugins.map(\.id), ["com.example.e", "com.example.d", "com.example.c", "com.example.a"])
+        XCTAssertTrue(again.isActive)
+        handle.unload(plugins[0])
+        handle.unload(plugins[4])
+        XCTAssertEqual(handle.plugins.map(\.id), ["com.example.d", "com.example.a"])
+        XCTAssertNil(handle.plugin(id: "com.example.e"))
+        XCTAssertTrue(handle.plugin(id: "com.example.a") === again)
+    }
+
     /// A file is mapped once per process, found by device and inode in the image table: 40 files
     /// loaded into one application (the table grows twice past its first 16 slots), then the same 40
     /// into another, each finding the image the first load mapped, and a 41st file a new one.
