@@ -5,6 +5,7 @@ import Foundation
 import FoundationXML
 #endif
 import XCTest
+import TestSupport
 
 @testable import lifecycle_host
 
@@ -148,8 +149,6 @@ final class TimelineTests: XCTestCase {
         XCTAssertTrue(document.texts.contains { $0.hasPrefix("0") && $0.hasSuffix(" s") }, "an axis label at 0")
         for state in ApplicationState.allCases { XCTAssertTrue(document.texts.contains(state.rawValue), "legend: \(state)") }
         XCTAssertTrue(document.texts.contains("background-task"))
-
-        try renderPNG(svg, name: "timeline-realistic")
     }
 
     func testOverrunIsRed() throws {
@@ -176,7 +175,6 @@ final class TimelineTests: XCTestCase {
             XCTAssertEqual(overrun.number("x") + overrun.number("width"), px + pw, accuracy: 0.05)
             XCTAssertEqual(overrun.number("x") - px, 0.040 * scale, accuracy: 0.05)
         }
-        try renderPNG(svg, name: "timeline-overrun")
     }
 
     func testEmptyAndNarrow() throws {
@@ -274,7 +272,19 @@ final class TimelineTests: XCTestCase {
         // The same check on the realistic run (tasks, every state) and on its overrun.
         try assertLabelsApart(try realisticRun(), width: 1200)
         try assertLabelsApart(try realisticRun(), width: 480)
-        try renderPNG(TimelineDrawing(events: events, width: 1200).render(), name: "timeline-simultaneous")
+    }
+
+    /// A real renderer (rsvg-convert) draws the realistic run, its overrun and the phases that start
+    /// together; the PNGs stay in $TIMELINE_PNG_DIR when that is set, for a look.
+    func testARealRendererDrawsTheTimelines() throws {
+        let converter = try RequiredTool.path("rsvg-convert", package: "librsvg2-bin", for: "to check that a real renderer draws the timeline")
+        try renderPNG(draw(try realisticRun()), name: "timeline-realistic", converter: converter)
+        let overrun = try realisticRun({
+            $0.budgets.didEnterBackground = .milliseconds(40)
+            $0.watchdogPolicy = .report
+        }, didEnterBackground: { _ in usleep(120_000) })
+        try renderPNG(draw(overrun), name: "timeline-overrun", converter: converter)
+        try renderPNG(TimelineDrawing(events: try simultaneousPhases(), width: 1200).render(), name: "timeline-simultaneous", converter: converter)
     }
 
     func testManyPhasesAtOneSpotKeepTheirLabelsApart() throws {
@@ -309,11 +319,9 @@ final class TimelineTests: XCTestCase {
         XCTAssertTrue(box.intersects(TimelineBox(minX: box.maxX - 0.5, minY: box.minY, maxX: box.maxX + 5, maxY: box.maxY)))
     }
 
-    /// Renders with rsvg-convert when it is installed (a check that a real renderer accepts it), and
-    /// keeps the PNG in $TIMELINE_PNG_DIR when that is set, for a look.
-    private func renderPNG(_ svg: String, name: String) throws {
-        let converter = "/usr/bin/rsvg-convert"
-        guard FileManager.default.isExecutableFile(atPath: converter) else { return }
+    /// Renders with `converter` (rsvg-convert) and checks it wrote a PNG; keeps it in $TIMELINE_PNG_DIR
+    /// when that is set.
+    private func renderPNG(_ svg: String, name: String, converter: String) throws {
         let folder = ProcessInfo.processInfo.environment["TIMELINE_PNG_DIR"] ?? NSTemporaryDirectory()
         let svgURL = URL(fileURLWithPath: folder).appendingPathComponent("\(name).svg")
         let pngURL = URL(fileURLWithPath: folder).appendingPathComponent("\(name).png")
