@@ -8,7 +8,8 @@
 #   make man                                regenerate docs/man/lifecycle-host.1 from the command's definitions
 #
 # Needs: swift (6.3 or later), patchelf (sets the soname on the installed copy; Debian: apt-get install
-# patchelf), install, sed. See README.md, "Install", and docs/c-api.md.
+# patchelf), readelf and dd (record the plugin runner in the installed library; binutils and coreutils,
+# which Swift needs anyway), install, sed. See README.md, "Install", and docs/c-api.md.
 
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -23,9 +24,15 @@ ZSHCOMPLETIONDIR ?= $(DATADIR)/zsh/site-functions
 FISHCOMPLETIONDIR ?= $(DATADIR)/fish/vendor_completions.d
 # The example plugins, where the installed `lifecycle-host demo` finds them.
 EXAMPLESDIR ?= $(LIBDIR)/lifecycle/examples
+# The plugin runner the installed library starts for an isolated plugin (lc_app_load_plugin_with_options
+# with LC_LOAD_ISOLATED): the installed host, which is its own runner. Its path is recorded in the
+# installed liblifecycle.so (the section .lifecycle_runner), so that a program linking the library runs
+# isolated plugins with no LC_PLUGIN_RUNNER set. At most 4095 bytes.
+RUNNER ?= $(BINDIR)/lifecycle-host
 
 SWIFT ?= swift
 PATCHELF ?= patchelf
+READELF ?= readelf
 CONFIG ?= release
 # What `make` builds and `make install` installs from.
 BUILD_DIR ?= .build/$(CONFIG)
@@ -44,6 +51,8 @@ VERSION := $(ABI_MAJOR).$(ABI_MINOR).0
 SONAME := liblifecycle.so.$(ABI_MAJOR)
 REALNAME := liblifecycle.so.$(VERSION)
 EXAMPLES := Echo StateKeeper Greeter CacheTrimmer
+# The size of the library's .lifecycle_runner section (LCS_RUNNER_SLOT_SIZE in lifecycle_system.h).
+RUNNER_SLOT_SIZE := 4096
 
 .PHONY: all build install uninstall man check-built check-tools print-version
 
@@ -71,6 +80,12 @@ check-tools:
 	@test -n "$(SWIFT_RUNTIME_DIR)" || { \
 	    echo "make install: cannot find the Swift runtime folder ('$(SWIFT) -print-target-info' failed)." >&2; \
 	    echo "Name it: make install SWIFT_RUNTIME_DIR=/path/to/usr/lib/swift/linux" >&2; exit 1; }
+	@command -v $(READELF) >/dev/null 2>&1 || { \
+	    echo "make install: readelf not found. It finds where the plugin runner's path goes in the installed library." >&2; \
+	    echo "Install binutils (Debian, Ubuntu: apt-get install binutils) or name it: make install READELF=/path/to/readelf" >&2; exit 1; }
+	@case "$(RUNNER)" in /*) ;; *) echo "make install: RUNNER must be an absolute path (it is '$(RUNNER)')" >&2; exit 1;; esac
+	@test $$(printf '%s' "$(RUNNER)" | wc -c) -lt $(RUNNER_SLOT_SIZE) || { \
+	    echo "make install: RUNNER is longer than $$(($(RUNNER_SLOT_SIZE) - 1)) bytes" >&2; exit 1; }
 
 install: check-built check-tools
 	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(INCLUDEDIR)" "$(DESTDIR)$(PKGCONFIGDIR)" \
@@ -80,6 +95,14 @@ install: check-built check-tools
 	# Two calls: patchelf 0.14 applies only the first of --set-soname and --set-rpath given together.
 	$(PATCHELF) --set-soname "$(SONAME)" "$(DESTDIR)$(LIBDIR)/$(REALNAME)"
 	$(PATCHELF) --set-rpath "$(SWIFT_RUNTIME_DIR)" "$(DESTDIR)$(LIBDIR)/$(REALNAME)"
+	# The plugin runner's path, NUL-padded to the section's size, written over the section's bytes
+	# (only those: nothing else in the file moves), after patchelf, which may move sections.
+	@lib="$(DESTDIR)$(LIBDIR)/$(REALNAME)"; \
+	set -- $$($(READELF) -SW "$$lib" | sed -n 's/.*\] \.lifecycle_runner  *PROGBITS  *[0-9a-f]*  *\([0-9a-f]*\)  *\([0-9a-f]*\) .*/\1 \2/p'); \
+	test $$# -eq 2 && test $$((0x$$2)) -eq $(RUNNER_SLOT_SIZE) || { echo "make install: $$lib has no $(RUNNER_SLOT_SIZE)-byte .lifecycle_runner section" >&2; exit 1; }; \
+	echo "record the plugin runner $(RUNNER) in $$lib"; \
+	{ printf '%s' "$(RUNNER)"; head -c $(RUNNER_SLOT_SIZE) /dev/zero; } | head -c $(RUNNER_SLOT_SIZE) | \
+	    dd of="$$lib" bs=$(RUNNER_SLOT_SIZE) seek=$$((0x$$1)) oflag=seek_bytes iflag=fullblock conv=notrunc status=none
 	ln -sfn "$(REALNAME)" "$(DESTDIR)$(LIBDIR)/$(SONAME)"
 	ln -sfn "$(SONAME)" "$(DESTDIR)$(LIBDIR)/liblifecycle.so"
 	install -m 644 include/lifecycle.h "$(DESTDIR)$(INCLUDEDIR)/lifecycle.h"

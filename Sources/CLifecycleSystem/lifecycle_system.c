@@ -155,6 +155,19 @@ const char *lcs_own_object_path(void) {
     return info.dli_fname;
 }
 
+// The plugin runner `make install` records in the installed copy of liblifecycle.so: it writes the
+// path, NUL-padded to exactly LCS_RUNNER_SLOT_SIZE bytes, over this section's contents with
+// `objcopy --update-section .lifecycle_runner=FILE` (the Makefile's `install`). In a build folder the
+// slot is empty. Non-const, so that no compiler folds the empty initial value into the reader.
+__attribute__((section(".lifecycle_runner"), used, visibility("hidden"), aligned(1)))
+char lcs_runner_slot[LCS_RUNNER_SLOT_SIZE] = "";
+
+const char *lcs_installed_runner(void) {
+    const volatile char *slot = lcs_runner_slot;
+    if (slot[0] == 0 || slot[LCS_RUNNER_SLOT_SIZE - 1] != 0) return NULL;  // empty, or not NUL-terminated
+    return (const char *)lcs_runner_slot;
+}
+
 int lcs_die_with_parent(void) { return prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0); }
 
 void lcs_close_from(int lowest) {

@@ -35,13 +35,11 @@ final class InstallTests: XCTestCase {
         ]
     }
 
-    /// The path of a tool the test needs; a missing one fails the test, naming the package.
-    private func tool(_ name: String, package: String) throws -> String {
-        for folder in ["/usr/bin", "/bin", "/usr/local/bin"] where FileManager.default.isExecutableFile(atPath: "\(folder)/\(name)") {
-            return "\(folder)/\(name)"
-        }
-        XCTFail("\(name) is not installed (Debian package \(package)): .ci/run installs it")
-        throw XCTSkip("\(name) missing")
+    /// The path of a tool the test needs (RequiredTool: skipped with the reason where it is missing,
+    /// failed under CI's LC_TEST_REQUIRE_TOOLS=1).
+    private func tool(_ name: String, package: String, file: StaticString = #filePath, line: UInt = #line) throws -> String {
+        try RequiredTool.path(name, package: package, for: "to install the package (make install) and use what it installed",
+                              file: file, line: line)
     }
 
     /// Runs a shell command line; fails the test (with its output) unless it exits 0.
@@ -114,6 +112,37 @@ final class InstallTests: XCTestCase {
         }
         """
 
+    /// A C program that loads the plugin named on its command line isolated (in a process of its own,
+    /// the plugin runner the installed library finds by itself) and drives it; it prints its own pid.
+    private static let isolatedProgram = """
+        #include <lifecycle.h>
+        #include <stdio.h>
+        #include <unistd.h>
+        #define CHECK(call) do { lc_status s_ = (call); if (s_ != LC_OK) { \\
+            fprintf(stderr, "%s: %s\\n", #call, lc_last_error_message()); return 1; } } while (0)
+        int main(int argc, char **argv) {
+            if (argc != 2) return 2;
+            printf("host %d\\n", (int)getpid());
+            fflush(stdout);
+            lc_app *app = NULL;
+            CHECK(lc_app_create(NULL, &app));
+            lc_load_options_t options = { .struct_size = sizeof options, .flags = LC_LOAD_ISOLATED };
+            lc_plugin *plugin = NULL;
+            CHECK(lc_app_load_plugin_with_options(app, argv[1], &options, &plugin));
+            printf("loaded %s isolated\\n", lc_plugin_id(plugin));
+            fflush(stdout);
+            CHECK(lc_app_perform_simple(app, LC_ACTION_LAUNCH));
+            CHECK(lc_app_perform_simple(app, LC_ACTION_HOME));
+            printf("state %s\\n", lc_state_name(lc_app_state(app)));
+            fflush(stdout);
+            CHECK(lc_app_perform_simple(app, LC_ACTION_FOREGROUND));
+            CHECK(lc_app_perform_simple(app, LC_ACTION_TERMINATE));
+            printf("state %s\\n", lc_state_name(lc_app_state(app)));
+            lc_app_destroy(app);
+            return 0;
+        }
+        """
+
     func testMakeInstallIntoATemporaryPrefixThenUninstall() throws {
         let make = try tool("make", package: "make")
         _ = try tool("patchelf", package: "patchelf")
@@ -170,6 +199,20 @@ final class InstallTests: XCTestCase {
         let resolved = try sh("env -u LD_LIBRARY_PATH ldd '\(folder)/program'")
         XCTAssertTrue(resolved.contains("liblifecycle.so.\(Self.major) => \(lib)/liblifecycle.so.\(Self.major)"), resolved)
 
+        // The same plugin isolated, from a C program built with the prefix's pkg-config file only and run
+        // with an empty environment (no LC_PLUGIN_RUNNER, no LD_LIBRARY_PATH): the installed library
+        // starts the runner `make install` recorded in it, the installed lifecycle-host.
+        let recorded = try sh("'\(readelf)' -p .lifecycle_runner '\(lib)/liblifecycle.so.\(Self.version)'")
+        XCTAssertTrue(recorded.contains("]  \(prefix)/bin/lifecycle-host\n"), recorded)
+        try Self.isolatedProgram.write(toFile: folder + "/isolated.c", atomically: true, encoding: .utf8)
+        try sh("cd '\(folder)' && cc -Wall -Werror isolated.c $(pkg-config --cflags --libs lifecycle) -o isolated", environment: pkg)
+        let isolated = try sh("cd / && env -i '\(folder)/isolated' '\(folder)/plugin.so'")
+        var lines = isolated.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        XCTAssertTrue(lines.first?.hasPrefix("host ") == true, isolated)
+        lines.removeFirst()
+        XCTAssertEqual(lines, ["loaded com.example.installed isolated", "plugin: didEnterBackground", "state suspended",
+                               "plugin: didEnterBackground", "plugin: willTerminate", "state not-running", ""], isolated)
+
         // The installed host: checks the plugin, and runs the demo with the installed example plugins.
         let host = prefix + "/bin/lifecycle-host"
         let check = try sh("'\(host)' check '\(folder)/plugin.so'")
@@ -178,6 +221,7 @@ final class InstallTests: XCTestCase {
         XCTAssertTrue(demo.contains("org.applifecycle.cachetrimmer"), "the demo loaded the installed examples: \(demo.prefix(600))")
 
         // The man page, found by man through the prefix.
+        _ = try tool("man", package: "man-db")
         let page = try sh("MANPATH='\(prefix)/share/man' MANWIDTH=100 man -P cat lifecycle-host 2>&1")
         XCTAssertTrue(page.contains("lifecycle-host run"), page)
         XCTAssertTrue(page.contains("--timeline"), page)
@@ -218,6 +262,10 @@ final class InstallTests: XCTestCase {
         XCTAssertTrue(pc.contains("prefix=/usr/local\nlibdir=/usr/local/lib\nincludedir=/usr/local/include\n"), pc)
         XCTAssertTrue(pc.contains("Libs: -L${libdir} -llifecycle\n"), "PC_RPATH=0: no -rpath: \(pc)")
         XCTAssertTrue(pc.contains("Version: \(Self.version)\n"))
+        // The runner recorded in the library is the prefix's, not the stage's.
+        let readelf = try tool("readelf", package: "binutils")
+        let recorded = try CBuild.run(readelf, ["-p", ".lifecycle_runner", stage + "/usr/local/lib/liblifecycle.so.\(Self.version)"])
+        XCTAssertTrue(recorded.output.contains("]  /usr/local/bin/lifecycle-host\n"), recorded.output)
         let uninstall = try CBuild.run(make, ["-C", CBuild.root, "uninstall", "PREFIX=/usr/local", "DESTDIR=\(stage)"])
         XCTAssertEqual(uninstall.status, 0, uninstall.output)
         XCTAssertEqual(try files(under: stage), [])

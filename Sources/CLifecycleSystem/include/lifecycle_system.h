@@ -92,6 +92,11 @@ int lcs_die_with_parent(void);
 const char *lcs_signal_abbreviation(int signo);
 /// The path of the binary this code is linked into (dladdr), or NULL. Static storage of the loader.
 const char *lcs_own_object_path(void);
+/// The size of the section `.lifecycle_runner` (the Makefile's RUNNER_SLOT_SIZE must match).
+#define LCS_RUNNER_SLOT_SIZE 4096
+/// The plugin runner's path that `make install` wrote into this library's `.lifecycle_runner` section,
+/// or NULL (a build folder's copy, or a damaged slot). Static storage.
+const char *lcs_installed_runner(void);
 /// Closes every descriptor from `lowest` up (close_range, else one by one).
 void lcs_close_from(int lowest);
 /// 64-bit atomic load (acquire) and store (release) on shared memory another process writes.

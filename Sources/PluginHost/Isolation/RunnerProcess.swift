@@ -106,18 +106,31 @@ package enum IsolationRunner {
         set { chosen.withLock { $0 = newValue } }
     }
 
-    /// The runner: `executable` if set, else `$LC_PLUGIN_RUNNER`, else `lifecycle-host` in the folder
-    /// of the binary this code is linked into (`liblifecycle.so` sits beside it in a build).
+    /// The runner, the first of:
+    /// 1. `executable`, when set (`lifecycle-host` is its own runner);
+    /// 2. `$LC_PLUGIN_RUNNER`;
+    /// 3. the path `make install` recorded in the installed `liblifecycle.so` (`lcs_installed_runner`:
+    ///    its `lifecycle-host`, `$(RUNNER)`), when it names an executable file;
+    /// 4. `lifecycle-host` in the folder of the binary this code is linked into (a SwiftPM build folder,
+    ///    where `liblifecycle.so` sits beside it).
     static func resolve() throws(IsolationStartError) -> String {
         if let executable { return executable }
         if let variable = getenv("LC_PLUGIN_RUNNER"), variable.pointee != 0 { return String(cString: variable) }
+        var looked: [String] = []
+        if let recorded = lcs_installed_runner() {
+            let path = String(cString: recorded)
+            if access(path, X_OK) == 0 { return path }
+            looked.append(path)
+        }
         if let own = lcs_own_object_path() {
             let path = String(cString: own)
             if let slash = path.lastIndex(of: "/") {
                 let candidate = String(path[..<slash]) + "/lifecycle-host"
                 if access(candidate, X_OK) == 0 { return candidate }
+                looked.append(candidate)
             }
         }
-        throw IsolationStartError("no plugin runner: set LC_PLUGIN_RUNNER to the lifecycle-host executable")
+        let places = looked.isEmpty ? "" : " (no executable at \(looked.joined(separator: " or ")))"
+        throw IsolationStartError("no plugin runner\(places): set LC_PLUGIN_RUNNER to the lifecycle-host executable")
     }
 }
