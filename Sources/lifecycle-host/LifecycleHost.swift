@@ -15,6 +15,7 @@ struct LifecycleHost: ParsableCommand {
             + "5 a termination (SIGTERM, SIGINT) not done within the terminate budget, 6 a plugin called exit(), "
             + "7 an isolated plugin failed, 8 the scenario ended with the application running (the host terminated it). "
             + "Every command: 64 a bad command line.",
+        version: HostVersion.text,
         subcommands: [Run.self, Demo.self, Check.self, Validate.self, Send.self, Status.self])
 }
 
