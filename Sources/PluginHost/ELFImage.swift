@@ -52,12 +52,69 @@ struct ELFImage {
             throw .programHeadersPastEnd(offset: header.e_phoff, count: count, fileSize: fileSize)
         }
         if tableEnd <= UInt64(prefix.count) {
-            return try segments(UnsafeRawBufferPointer(rebasing: prefix[Int(header.e_phoff)..<Int(tableEnd)]), count, fileSize)
+            let table = UnsafeRawBufferPointer(rebasing: prefix[Int(header.e_phoff)..<Int(tableEnd)])
+            try refuseHostLibrary(table, count, fileSize, read)
+            return try segments(table, count, fileSize)
         }
         let table = UnsafeMutableRawBufferPointer.allocate(byteCount: tableSize, alignment: 8)
         defer { table.deallocate() }
         guard read(header.e_phoff, table) else { throw .unreadable(errno) }
+        try refuseHostLibrary(UnsafeRawBufferPointer(table), count, fileSize, read)
         return try segments(UnsafeRawBufferPointer(table), count, fileSize)
+    }
+
+    /// The name every copy of the host's library starts with (`liblifecycle.so`, `liblifecycle.so.1`, …).
+    static let hostLibraryStem = "liblifecycle.so"
+
+    /// Refuses a file whose needed libraries (`DT_NEEDED`) include the host's library: such a plugin
+    /// would load a second engine beside the host's (its `lc_*` calls reaching that one, not the
+    /// application that loaded it), or fail in `dlopen` with a message that does not say why. Reads the
+    /// dynamic section from the file (its first 4 KiB: linkers write the `DT_NEEDED` entries first) and
+    /// each needed name (one read each, at most 64 bytes); what cannot be read is left to `dlopen`.
+    private static func refuseHostLibrary(_ table: UnsafeRawBufferPointer, _ count: Int, _ fileSize: UInt64,
+                                          _ read: (UInt64, UnsafeMutableRawBufferPointer) -> Bool) throws(Problem)
+    {
+        func entry(_ index: Int) -> Elf64_Phdr { table.loadUnaligned(fromByteOffset: index * programHeaderSize, as: Elf64_Phdr.self) }
+        guard let dynamic = (0..<count).lazy.map(entry).first(where: { $0.p_type == UInt32(PT_DYNAMIC) }), dynamic.p_filesz >= 16,
+              dynamic.p_offset < fileSize
+        else { return }
+        let size = Int(min(dynamic.p_filesz, 4096, fileSize - dynamic.p_offset)) / 16 * 16
+        guard size >= 16 else { return }
+        let found: String? = withUnsafeTemporaryAllocation(byteCount: 4096, alignment: 8) { buffer in
+            let entries = UnsafeMutableRawBufferPointer(rebasing: buffer[..<size])
+            guard read(dynamic.p_offset, entries) else { return nil }
+            var needed: [UInt64] = []
+            var table: UInt64?, tableSize: UInt64 = 0
+            for offset in stride(from: 0, to: size, by: 16) {
+                let tag = entries.loadUnaligned(fromByteOffset: offset, as: Int64.self)
+                let value = entries.loadUnaligned(fromByteOffset: offset + 8, as: UInt64.self)
+                if tag == Int64(DT_NULL) { break }
+                if tag == Int64(DT_NEEDED), needed.count < 64 { needed.append(value) }
+                if tag == Int64(DT_STRTAB) { table = value }
+                if tag == Int64(DT_STRSZ) { tableSize = value }
+            }
+            // The string table's address, as a file offset: inside a PT_LOAD segment's file bytes.
+            guard !needed.isEmpty, let address = table,
+                  let segment = (0..<count).lazy.map(entry).first(where: {
+                      $0.p_type == UInt32(PT_LOAD) && address >= $0.p_vaddr && address - $0.p_vaddr < $0.p_filesz
+                  })
+            else { return nil }
+            let start = segment.p_offset &+ (address - segment.p_vaddr)
+            let stem = Array(hostLibraryStem.utf8)
+            for name in needed where name < tableSize {
+                let (position, overflow) = start.addingReportingOverflow(name)
+                guard !overflow, position < fileSize else { continue }
+                let length = Int(min(64, tableSize - name, fileSize - position))
+                guard length > stem.count else { continue }
+                let text = UnsafeMutableRawBufferPointer(rebasing: buffer[..<length])
+                guard read(position, text) else { continue }
+                let bytes = Array(text.prefix { $0 != 0 })
+                guard bytes.starts(with: stem), bytes.count == stem.count || bytes[stem.count] == UInt8(ascii: ".") else { continue }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            return nil
+        }
+        if let found { throw .linksHostLibrary(found) }
     }
 
     /// The loadable segments of a program header table, each checked to lie inside the file.
@@ -111,6 +168,7 @@ struct ELFImage {
         case segmentAddress(index: Int)
         case noLoadableSegment
         case unreadable(Int32)
+        case linksHostLibrary(String)
 
         var reason: String {
             switch self {
@@ -132,6 +190,10 @@ struct ELFImage {
             case .segmentAddress(let index): "segment \(index) (PT_LOAD): its address range overflows"
             case .noLoadableSegment: "no loadable segment (PT_LOAD)"
             case .unreadable(let code): "cannot read the ELF headers: \(String(cString: strerror(code)))"
+            case .linksHostLibrary(let name):
+                "it links \(name) (DT_NEEDED): a plugin must not link the host's library (it would run an engine of its own "
+                    + "beside the host's); it reaches the host through lc_host_api_t only. Build it against lifecycle.h alone "
+                    + "(cc -I…/include without -llifecycle; a Swift package: the LifecycleABI product, not lifecycle)"
             }
         }
     }

@@ -129,6 +129,25 @@ final class LoaderHardeningTests: XCTestCase {
         try assertRefused(aarch64.path, aarch64.reason)
     }
 
+    /// A plugin linked with liblifecycle.so would run a second engine beside the host's (found through
+    /// its RUNPATH), or fail in dlopen without saying why (not found): both are refused before dlopen,
+    /// naming the library and what to do instead.
+    func testAPluginLinkingTheHostLibraryIsRefusedSayingWhy() throws {
+        let source = folder + "/linked.c"
+        try CBuild.plugin(id: "com.example.linked").write(toFile: source, atomically: true, encoding: .utf8)
+        let reason = "it links liblifecycle.so (DT_NEEDED): a plugin must not link the host's library (it would run an engine "
+            + "of its own beside the host's); it reaches the host through lc_host_api_t only. Build it against lifecycle.h alone "
+            + "(cc -I…/include without -llifecycle; a Swift package: the LifecycleABI product, not lifecycle)"
+        for (name, extra) in [("linked", [String]()), ("linked-runpath", ["-Wl,-rpath,\(CBuild.products)"])] {
+            let image = folder + "/\(name).so"
+            // --no-as-needed: the fixture calls no lc_* function, and Debian's cc drops an unused library.
+            let built = try CBuild.run("/usr/bin/cc", ["-shared", "-fPIC", "-I", CBuild.root + "/include", source, "-Wl,--no-as-needed",
+                                                       "-L", CBuild.products, "-llifecycle"] + extra + ["-o", image])
+            XCTAssertEqual(built.status, 0, built.output)
+            try assertRefused(image, reason)
+        }
+    }
+
     func testUnsafePermissionsAreRefusedUnlessAllowed() throws {
         let file = try CBuild.sharedObject(CBuild.plugin(id: "com.example.writable"), named: "writable", in: folder)
         XCTAssertEqual(chmod(file, 0o666), 0)
