@@ -48,29 +48,40 @@ struct Demo: ParsableCommand {
 }
 
 /// `swift run lifecycle-host demo` builds only the executable; the example plugins are separate
-/// products. When they are missing and the demo runs from the package (as `swift run` does), build
-/// them with `swift build` in the same configuration; elsewhere, say what to do.
+/// products. When some are missing and the demo runs from the package (as `swift run` does), build
+/// those products, and only those, with `swift build --product NAME` in the same configuration (a
+/// plain `swift build` would build every target of the package); elsewhere, say what to do.
 private func buildMissingPlugins(_ paths: [String], folder: String) throws(HostFailure) {
-    guard paths.contains(where: { access($0, R_OK) != 0 }) else { return }
+    let missing = paths.filter { access($0, R_OK) != 0 }
+    guard !missing.isEmpty else { return }
     guard access("Package.swift", R_OK) == 0, access("Plugins/Echo/echo.c", R_OK) == 0 else {
         throw HostFailure("the example plugins are not built next to this executable (\(folder)); run 'swift build' in the AppLifecycle package first")
     }
     let configuration = folder.hasSuffix("/release") ? "release" : "debug"
-    fputs("lifecycle-host demo: building the example plugins (swift build -c \(configuration))…\n", stderr)
-    let arguments = ["swift", "build", "-c", configuration]
-    var pid = pid_t()
-    var actions = posix_spawn_file_actions_t()
-    posix_spawn_file_actions_init(&actions)
-    defer { posix_spawn_file_actions_destroy(&actions) }
-    posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO)  // keep stdout for the trace
-    var argv = arguments.map { strdup($0) } + [nil]
-    defer { for pointer in argv { free(pointer) } }
-    guard posix_spawnp(&pid, "swift", &actions, nil, &argv, environ) == 0 else {
-        throw HostFailure("could not run 'swift build'; run it in the AppLifecycle package, then the demo")
-    }
-    var status: Int32 = 0
-    while waitpid(pid, &status, 0) < 0, errno == EINTR {}
-    guard status == 0, paths.allSatisfy({ access($0, R_OK) == 0 }) else {
-        throw HostFailure("'swift build' did not produce the example plugins in \(folder)")
+    for path in missing {
+        // ".../libEcho.so" → the product "Echo".
+        let file = path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...]
+        let product = String(file.dropFirst("lib".count).dropLast(".so".count))
+        let arguments = ["swift", "build", "-c", configuration, "--product", product]
+        fputs("lifecycle-host demo: building the example plugin \(product) (\(arguments.joined(separator: " ")))…\n", stderr)
+        var pid = pid_t()
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO)  // keep stdout for the trace
+        var argv = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        guard posix_spawnp(&pid, "swift", &actions, nil, &argv, environ) == 0 else {
+            throw HostFailure("could not run 'swift build'; run it in the AppLifecycle package, then the demo")
+        }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        guard status == 0 else {
+            throw HostFailure("'\(arguments.joined(separator: " "))' failed (its output is above); the demo needs the example plugins")
+        }
+        guard access(path, R_OK) == 0 else {
+            throw HostFailure("'\(arguments.joined(separator: " "))' did not produce \(path)")
+        }
     }
 }
+
