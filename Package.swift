@@ -9,6 +9,9 @@ let package = Package(
         .library(name: "LifecycleOSEvents", targets: ["LifecycleOSEvents"]),
         // liblifecycle.so: the C ABI of include/lifecycle.h.
         .library(name: "lifecycle", type: .dynamic, targets: ["CLifecycle"]),
+        // include/lifecycle.h as the Swift module CLifecycleABI, header only: what a plugin written in
+        // Swift depends on. A plugin must not link liblifecycle (the host refuses one that does).
+        .library(name: "LifecycleABI", targets: ["CLifecycleABI"]),
         .executable(name: "lifecycle-host", targets: ["lifecycle-host"]),
         // Example plugins: each a .so the host loads with dlopen.
         .library(name: "Echo", type: .dynamic, targets: ["Echo"]),
