@@ -32,6 +32,33 @@ final class CommandLineUseTests: XCTestCase {
         }
     }
 
+    // MARK: --version
+
+    /// `--version` prints the host's version, the C ABI and the library, read from the header the
+    /// installed library is versioned by (the Makefile's VERSION is MAJOR.MINOR.0 of the same two
+    /// numbers), exits 0 and does nothing else, alone or after a command.
+    func testVersionNamesTheHostTheABIAndTheLibrary() throws {
+        let header = try String(contentsOfFile: CBuild.root + "/include/lifecycle.h", encoding: .utf8)
+        func define(_ name: String) throws -> String {
+            let line = try XCTUnwrap(header.split(separator: "\n").first { $0.hasPrefix("#define \(name) ") })
+            return String(line.split(separator: " ")[2])
+        }
+        let (major, minor) = (try define("LC_ABI_VERSION_MAJOR"), try define("LC_ABI_VERSION_MINOR"))
+        let expected = """
+            lifecycle-host \(major).\(minor).0
+            C ABI \(major).\(minor) (include/lifecycle.h): loads plugins built for ABI \(major).0 to \(major).\(minor)
+            library: liblifecycle \(major).\(minor).0, built into this executable (also its plugin runner)
+
+            """
+        for words in [["--version"], ["run", "--version"], ["demo", "--version"]] {
+            let result = try CBuild.run(host, words)
+            XCTAssertEqual(result.status, 0, "\(words)")
+            XCTAssertEqual(result.output, expected, "\(words)")
+        }
+        let make = try CBuild.run("/bin/sh", ["-c", "make -s -C '\(CBuild.root)' print-version 2>/dev/null || echo no-make"])
+        if make.output != "no-make\n" { XCTAssertEqual(make.output, "\(major).\(minor).0\n", "the Makefile's VERSION") }
+    }
+
     // MARK: --help, always local
 
     /// `--help` on every subcommand prints that subcommand's help, exits 0, and does nothing else:
