@@ -73,30 +73,6 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
-        // Benchmarks (not tests): ours beside the anchors, in one run. `swift run -c release lifecycle-bench`.
-        .target(name: "CBenchAnchors", path: "Benchmarks/CBenchAnchors"),
-        // The peers a C developer would pick instead of us (GLib signals, libsigc++, libuv, sd-event),
-        // installed from Debian; the system-library targets only carry their pkg-config flags.
-        .systemLibrary(name: "CPeerGObject", path: "Benchmarks/CBenchPeers/system/CPeerGObject", pkgConfig: "gobject-2.0",
-                       providers: [.apt(["libglib2.0-dev"])]),
-        .systemLibrary(name: "CPeerSigc", path: "Benchmarks/CBenchPeers/system/CPeerSigc", pkgConfig: "sigc++-3.0",
-                       providers: [.apt(["libsigc++-3.0-dev"])]),
-        .systemLibrary(name: "CPeerUV", path: "Benchmarks/CBenchPeers/system/CPeerUV", pkgConfig: "libuv",
-                       providers: [.apt(["libuv1-dev"])]),
-        .systemLibrary(name: "CPeerSystemd", path: "Benchmarks/CBenchPeers/system/CPeerSystemd", pkgConfig: "libsystemd",
-                       providers: [.apt(["libsystemd-dev"])]),
-        .target(
-            name: "CBenchPeers",
-            dependencies: ["CPeerGObject", "CPeerSigc", "CPeerUV", "CPeerSystemd"],
-            path: "Benchmarks/CBenchPeers",
-            exclude: ["system"]
-        ),
-        .executableTarget(
-            name: "lifecycle-bench",
-            dependencies: ["AppLifecycle", "LifecycleC", "PluginHost", "CLifecycle", "CLifecycleABI", "CLifecycleSystem", "CFFI", "CBenchAnchors",
-                           "CBenchPeers", .product(name: "CoreMetrics", package: "swift-metrics")],
-            path: "Benchmarks/lifecycle-bench"
-        ),
         // The public header as a module for plugins written in Swift (header only).
         .systemLibrary(name: "CLifecycleABI", path: "Sources/CLifecycleABI"),
         // Example plugins. C plugins see include/lifecycle.h; none links the host.
@@ -146,9 +122,7 @@ let package = Package(
             // C sources the tests compile with cc at test time.
             exclude: ["Fixtures"]
         ),
-    ],
-    // libsigc++ 3 (the CBenchPeers peer) needs C++17.
-    cxxLanguageStandard: .cxx17
+    ]
 )
 
 // The libFuzzer executables, only when LIFECYCLE_FUZZ=1: they have no `main` of their own (libFuzzer's

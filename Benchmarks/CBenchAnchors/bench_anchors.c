@@ -473,3 +473,213 @@ int64_t anchor_process_stream(int child_cpu, int records, int record_size, int b
     waitpid(pid, NULL, 0);
     return n == 1 ? elapsed : -1;
 }
+
+// ---- anchor_rings_*: the cross-thread group, several producers without a shared lock -------------
+// (appended by the cross-thread group; everything below is its own)
+// What a C programmer would write to hand items from several threads to a loop thread without one
+// lock they all take: each producer owns a single-producer single-consumer ring of 64-bit items; the
+// consumer (the calling thread, as a main loop is) drains every ring in turn and, only when all of
+// them are empty, sleeps in epoll_wait on one eventfd. The wake-up is Dekker-style on one flag: the
+// consumer sets `sleeping`, then re-reads every tail before it sleeps; a producer publishes its tail,
+// then reads `sleeping` and, when set, clears it and writes the eventfd (one write per sleep).
+
+#define ANCHOR_RINGS_CAPACITY 4096u
+#define ANCHOR_RINGS_MAX_PRODUCERS 64
+
+struct anchor_rings;
+
+struct anchor_rings_lane {
+    _Alignas(64) uint64_t tail;  // next slot the producer fills (its cache line)
+    _Alignas(64) uint64_t head;  // next slot the consumer takes, published after each batch
+    _Alignas(64) uint64_t items[ANCHOR_RINGS_CAPACITY];
+    struct anchor_rings *owner;
+    uint64_t share;
+};
+
+struct anchor_rings {
+    _Alignas(64) int sleeping;  // the consumer is (about to be) asleep in epoll_wait
+    _Alignas(64) int go;
+    int abort_run;  // the consumer gave up (or a thread could not be made): producers stop
+    int eventfd, epollfd;
+    struct anchor_rings_lane *lanes;
+};
+
+static void anchor_rings_wake(struct anchor_rings *rings) {
+    if (__atomic_load_n(&rings->sleeping, __ATOMIC_SEQ_CST) && __atomic_exchange_n(&rings->sleeping, 0, __ATOMIC_SEQ_CST)) {
+        uint64_t one = 1;
+        ssize_t r;
+        do { r = write(rings->eventfd, &one, sizeof one); } while (r < 0 && errno == EINTR);
+    }
+}
+
+static void *anchor_rings_producer(void *arg) {
+    struct anchor_rings_lane *lane = arg;
+    struct anchor_rings *rings = lane->owner;
+    while (!__atomic_load_n(&rings->go, __ATOMIC_ACQUIRE)) sched_yield();
+    uint64_t tail = 0, head = 0;  // `head`: the consumer's, as last read (re-read only when the ring looks full)
+    for (uint64_t i = 0; i < lane->share; i++) {
+        while (tail - head == ANCHOR_RINGS_CAPACITY) {  // full
+            head = __atomic_load_n(&lane->head, __ATOMIC_ACQUIRE);
+            if (tail - head < ANCHOR_RINGS_CAPACITY) break;
+            if (__atomic_load_n(&rings->abort_run, __ATOMIC_ACQUIRE)) return NULL;
+            sched_yield();
+        }
+        lane->items[tail & (ANCHOR_RINGS_CAPACITY - 1)] = i;
+        __atomic_store_n(&lane->tail, ++tail, __ATOMIC_SEQ_CST);
+        anchor_rings_wake(rings);
+    }
+    return NULL;
+}
+
+int64_t anchor_rings_throughput(int producers, int count) {
+    if (producers < 1 || producers > ANCHOR_RINGS_MAX_PRODUCERS || count < producers) return -1;
+    struct anchor_rings rings;
+    memset(&rings, 0, sizeof rings);
+    size_t lanes_size = ((sizeof(struct anchor_rings_lane) + 63) & ~(size_t)63) * (size_t)producers;
+    rings.lanes = aligned_alloc(64, lanes_size);
+    if (!rings.lanes) return -1;
+    memset(rings.lanes, 0, lanes_size);
+    rings.eventfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    rings.epollfd = epoll_create1(EPOLL_CLOEXEC);
+    struct epoll_event event = {.events = EPOLLIN, .data.u64 = 0};
+    int64_t result = -1;
+    pthread_t threads[ANCHOR_RINGS_MAX_PRODUCERS];
+    int started = 0;
+    if (rings.eventfd < 0 || rings.epollfd < 0 || epoll_ctl(rings.epollfd, EPOLL_CTL_ADD, rings.eventfd, &event) != 0) goto done;
+    uint64_t share = (uint64_t)(count / producers), total = share * (uint64_t)producers;
+    for (; started < producers; started++) {
+        rings.lanes[started].owner = &rings;
+        rings.lanes[started].share = share;
+        if (pthread_create(&threads[started], NULL, anchor_rings_producer, &rings.lanes[started]) != 0) break;
+    }
+    if (started < producers) {
+        __atomic_store_n(&rings.abort_run, 1, __ATOMIC_RELEASE);
+        __atomic_store_n(&rings.go, 1, __ATOMIC_RELEASE);
+        goto done;
+    }
+    uint64_t start = anchor_ring_now_ns(), deadline = start + 60ull * 1000000000ull;  // bound: never hang
+    uint64_t handled = 0;
+    volatile uint64_t sum = 0;
+    __atomic_store_n(&rings.go, 1, __ATOMIC_RELEASE);
+    while (handled < total) {
+        uint64_t got = 0;
+        for (int p = 0; p < producers; p++) {
+            struct anchor_rings_lane *lane = &rings.lanes[p];
+            uint64_t head = lane->head;  // only this thread writes it
+            uint64_t tail = __atomic_load_n(&lane->tail, __ATOMIC_ACQUIRE);
+            if (tail == head) continue;
+            uint64_t s = 0;
+            for (uint64_t h = head; h != tail; h++) s += lane->items[h & (ANCHOR_RINGS_CAPACITY - 1)];
+            sum += s;
+            __atomic_store_n(&lane->head, tail, __ATOMIC_RELEASE);
+            got += tail - head;
+        }
+        handled += got;
+        if (got) continue;
+        // Every ring looked empty: announce the sleep, look again, then sleep.
+        __atomic_store_n(&rings.sleeping, 1, __ATOMIC_SEQ_CST);
+        int any = 0;
+        for (int p = 0; p < producers && !any; p++) {
+            any = __atomic_load_n(&rings.lanes[p].tail, __ATOMIC_SEQ_CST) != rings.lanes[p].head;
+        }
+        if (!any) {
+            if (anchor_ring_now_ns() > deadline) break;
+            struct epoll_event ready;
+            if (epoll_wait(rings.epollfd, &ready, 1, 1000) == 1) {
+                uint64_t value;
+                (void)read(rings.eventfd, &value, sizeof value);
+            }
+        }
+        __atomic_store_n(&rings.sleeping, 0, __ATOMIC_SEQ_CST);
+    }
+    uint64_t end = anchor_ring_now_ns();
+    if (handled == total) result = (int64_t)(end - start);
+    __atomic_store_n(&rings.abort_run, 1, __ATOMIC_RELEASE);
+done:
+    for (int i = 0; i < started; i++) pthread_join(threads[i], NULL);
+    if (rings.eventfd >= 0) close(rings.eventfd);
+    if (rings.epollfd >= 0) close(rings.epollfd);
+    free(rings.lanes);
+    return result;
+}
+
+size_t anchor_rings_heap_in_use(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.uordblks + info.hblkhd;
+}
+
+size_t anchor_rings_rss_bytes(void) {
+    FILE *file = fopen("/proc/self/statm", "r");
+    if (!file) return 0;
+    unsigned long size = 0, resident = 0;
+    int n = fscanf(file, "%lu %lu", &size, &resident);
+    fclose(file);
+    return n == 2 ? (size_t)resident * (size_t)sysconf(_SC_PAGESIZE) : 0;
+}
+
+size_t anchor_rings_arena_free(void) {
+    struct mallinfo2 info = mallinfo2();
+    return info.fordblks;
+}
+
+int anchor_rings_trim(void) { return malloc_trim(0); }
+// ---- end of anchor_rings_* ----
+
+// ---- anchor_deleg_*, anchor_process_round_trips_type: the delegates and isolation groups ----------
+// (appended for DelegateBenchmarks.swift and IsolationBenchmarks.swift)
+
+uint64_t anchor_deleg_c_loop(void *const *fns, size_t n, void *app, size_t iterations) {
+    for (size_t it = 0; it < iterations; it++) {
+        for (size_t i = 0; i < n; i++) ((void (*)(void *))fns[i])(app);
+    }
+    return (uint64_t)n * iterations;
+}
+
+uint64_t anchor_deleg_ffi_loop(void *const *fns, size_t n, void *app, size_t iterations) {
+    static ffi_cif cif;
+    static ffi_type *arguments[1];
+    static bool prepared;
+    if (!prepared) {
+        arguments[0] = &ffi_type_pointer;
+        if (ffi_prep_cif(&cif, FFI_DEFAULT_ABI, 1, &ffi_type_void, arguments) != FFI_OK) return 0;
+        prepared = true;
+    }
+    void *values[1] = {&app};
+    ffi_arg result;
+    for (size_t it = 0; it < iterations; it++) {
+        for (size_t i = 0; i < n; i++) ffi_call(&cif, FFI_FN(fns[i]), &result, values);
+    }
+    return (uint64_t)n * iterations;
+}
+
+int anchor_process_round_trips_type(int child_cpu, int samples, double *out_ns, int socket_type) {
+    int pair[2];
+    if (socketpair(AF_UNIX, socket_type | SOCK_CLOEXEC, 0, pair) != 0) return -1;
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(pair[0]);
+        close(pair[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        if (child_cpu >= 0) anchor_ring_pin_self(child_cpu);
+        close(pair[0]);
+        char byte;
+        while (read(pair[1], &byte, 1) == 1) {
+            if (write(pair[1], &byte, 1) != 1) break;
+        }
+        _exit(0);
+    }
+    close(pair[1]);
+    char byte = 1;
+    int done = 0;
+    for (; done < samples; done++) {
+        uint64_t start = anchor_ring_now_ns();
+        if (write(pair[0], &byte, 1) != 1 || read(pair[0], &byte, 1) != 1) break;
+        out_ns[done] = (double)(anchor_ring_now_ns() - start);
+    }
+    close(pair[0]);
+    waitpid(pid, NULL, 0);
+    return done == samples ? 0 : -1;
+}
+// ---- end of anchor_deleg_* ----

@@ -1,532 +1,505 @@
-import AppLifecycle
+import BenchHarness
 import CBenchAnchors
 import CBenchPeers
 import CLifecycleABI
-import Dispatch
-import Foundation
 @preconcurrency import Glibc
 import Synchronization
 
-// Posts from another thread to the main run loop: throughput (1 and 4 producers) and one-way latency
-// (sender and loop on one CPU, then on two), beside a C SPSC ring + eventfd, DispatchQueue.main with
-// dispatchMain(), and RunLoop.main.perform.
+// The cross-thread group, C ABI: work handed from other threads to the main loop of an lc_app, through
+// liblifecycle.so and include/lifecycle.h only, as a C program would hand it. The lc_app is made here
+// (lc_app_create, so this thread is its main thread) and its loop runs here in lc_app_run_for; the
+// producers are plain pthreads. Beside it, measured in alternation run by run in this process:
 //
-// Ours is the real cross-thread path: `center.post(name)` from a producer thread → `loop.enqueuePost`
-// → the loop thread's observer. The latency sample carries its send time in the sender field
-// (`NotificationSender(rawValue:)`), so posting it allocates nothing.
+// - the C anchors: one SPSC ring per producer + one eventfd (anchor_rings_throughput: no lock shared by
+//   the producers, the fair anchor for several of them), the old shared ring whose producers are
+//   serialised by one mutex (anchor_ring_throughput, 4 producers only: with one it is the same ring),
+//   and the C ring + eventfd + epoll for latency (anchor_ring_latency);
+// - the peers a C developer would pick: libuv (uv_async_send) and sd-event (an eventfd io source), each
+//   with a mutex-protected queue that the loop swaps out whole (CBenchPeers).
 //
-// dispatchMain() never returns, so the Dispatch anchors (and, for symmetry and a clean main thread,
-// the RunLoop one) run in a child process: the bench re-executes itself with LC_BENCH_CHILD set and
-// reads the figures from the child's stdout. On Linux dispatchMain() exits the main thread and the
-// main queue is drained by a worker thread; the child compares pthread_self() in the blocks with the
-// thread that called dispatchMain() and the row says where they ran.
+// Our path, for both kinds of work: the producer's call takes the loop's one queue lock (shared by all
+// threads: a spin, then a park), appends a four-word message to a chunked FIFO and writes the loop's
+// eventfd only when the loop was waiting; the loop takes the whole queue at once and runs each message.
+// lc_app_post_name's message names an interned name (no allocation); lc_app_perform_async's carries a
+// closure that the C layer allocates per call (it wraps fn and ctx and runs them marked for the hang
+// watchdog). A producer refused by the queue's bound (LC_ERR_QUEUE_FULL: 65,536 of its messages
+// waiting, or 1,048,576 in all) retries after sched_yield, as the header tells a C caller to.
+//
+// The Swift API's rows of the group (center.post, DispatchQueue.main, RunLoop.main.perform) come from
+// lifecycle-bench-swift (its CrossThreadBenchmarks.swift).
 enum CrossThreadBenchmarks {
     static let group = "cross-thread"
-    static let childVariable = "LC_BENCH_CHILD"
 
     static func run(_ settings: Settings) -> [Row] {
-        if let role = getenv(childVariable) { Child.run(String(cString: role)) }
+        // A child started to profile one case alone (see `ProfileRole`); other groups' roles are not ours.
+        if let role = getenv(benchChildVariable).map({ String(cString: $0) }), role.hasPrefix(ProfileRole.prefix) {
+            ProfileRole.run(role)
+        }
         var rows: [Row] = []
-        rows.append(abiThroughputRow(settings, producers: 1))
-        rows.append(abiThroughputRow(settings, producers: 4))
-        rows.append(throughputRow(settings, producers: 1))
-        rows.append(throughputRow(settings, producers: 4))
+        rows.append(postThroughputRow(settings, producers: 1))
+        rows.append(postThroughputRow(settings, producers: 4))
         rows += latencyRows(settings, sameCPU: true)
         rows += latencyRows(settings, sameCPU: false)
+        rows.append(performThroughputRow(settings, producers: 1))
+        rows.append(performThroughputRow(settings, producers: 4))
+        rows.append(floodMemoryRow(settings))
         return rows
     }
 
-    // MARK: Throughput
+    // MARK: The application and its loop
 
-    private static func throughputRow(_ settings: Settings, producers: Int) -> Row {
-        let runs = settings.quick ? 1 : settings.runs
-        let warmup = settings.quick ? 0 : settings.warmup
-        let oursCount = settings.quick ? 20_000 : 1_000_000
-        let anchorCount = settings.quick ? 20_000 : 200_000
-        let runLoopCount = 20_000  // RunLoop.perform manages ~0.15 M/s: keep its runs short
-
-        let ours = summarize(oursThroughput(producers: producers, count: oursCount, runs: runs, warmup: warmup),
-                             unit: "M posts/s", note: "loop thread = caller")
-
-        var ringSamples: [Double] = []
-        for index in 0..<(warmup + runs) {
-            let elapsed = anchor_ring_throughput(Int32(producers), Int32(oursCount))
-            if index >= warmup, elapsed > 0 { ringSamples.append(Double(oursCount / producers * producers) / Double(elapsed) * 1e3) }
-        }
-        let ring = summarize(ringSamples, unit: "M items/s",
-                             note: producers > 1 ? "SPSC ring, producers serialised by a mutex" : "SPSC ring")
-
-        var anchors: [(label: String, figure: Figure)] = [("C ring + eventfd", ring)]
-        var dispatch: Figure?
-        var runLoop: Figure?
-        if !settings.quick {
-            let parameters = "producers=\(producers) runs=\(runs) warmup=\(warmup)"
-            dispatch = childFigure("dispatch-throughput \(parameters) count=\(anchorCount)", key: "rate", unit: "M posts/s")
-            runLoop = childFigure("runloop-throughput \(parameters) count=\(runLoopCount)", key: "rate", unit: "M posts/s")
-            if let dispatch { anchors.append(("DispatchQueue.main.async + dispatchMain()", dispatch)) }
-            if let runLoop { anchors.append(("RunLoop.main.perform + CFRunLoopWakeUp", runLoop)) }
-        }
-        var ratios = ["\(ratio(ours.median, ring.median)) C ring"]
-        if let dispatch { ratios.append("\(ratio(ours.median, dispatch.median)) Dispatch") }
-        if let runLoop { ratios.append("\(ratio(ours.median, runLoop.median)) RunLoop.perform") }
-        return Row(group: group, name: "Swift API: center.post from \(producers) thread\(producers > 1 ? "s" : "") to the main loop, Swift closure observer: throughput (-c release)",
-                   ours: ours, anchors: anchors, target: "≥ 10 M posts/s", met: ours.median >= 10,
-                   ratios: ratios.joined(separator: ", "))
+    /// An lc_app pointer handed to producer threads (lc_app_post_name and lc_app_perform_async are
+    /// [thread-safe]).
+    struct SendableApp: @unchecked Sendable {
+        let app: OpaquePointer
     }
 
-    /// Loop-thread state of the throughput case.
-    private final class Counter: @unchecked Sendable {
+    /// A launched lc_app whose main thread is the calling thread; nil when the library refuses.
+    static func makeApp() -> OpaquePointer? {
+        var app: OpaquePointer?
+        guard lc_app_create(nil, &app) == lc_status(LC_OK), let app else {
+            warn("cross-thread: lc_app_create failed: \(String(cString: lc_last_error_message()))")
+            return nil
+        }
+        guard lc_app_perform_simple(app, lc_action_kind(LC_ACTION_LAUNCH)) == lc_status(LC_OK) else {
+            warn("cross-thread: launching the lc_app failed: \(String(cString: lc_last_error_message()))")
+            lc_app_destroy(app)
+            return nil
+        }
+        return app
+    }
+
+    static func internName(_ string: String) -> lc_name {
+        var id: lc_name = 0
+        _ = lc_name_intern(string, &id)
+        return id
+    }
+
+    /// The loop-thread state of the throughput cases, in plain memory (the C callbacks touch no ARC).
+    struct LoopCounter {
         var delivered = 0
         var target = 0
         var end: UInt64 = 0
-        let go = Atomic<Int>(0)
+        var app: OpaquePointer?
+        /// The flood: every this many deliveries, sample the heap in use (0: never).
+        var sampleEvery = 0
+        var peakHeap = 0
     }
 
-    /// M posts/s per run: `producers` threads post `count` notifications in all; from the start signal
-    /// to the last delivery on the loop (this) thread.
-    fileprivate static func oursThroughput(producers: Int, count: Int, runs: Int, warmup: Int) -> [Double] {
-        guard let loop = try? MainRunLoop() else { return [] }
-        let center = AppNotificationCenter(loop: loop)
-        let name = NotificationName.didReceiveMemoryWarning
-        let counter = Counter()
-        let token = center.observe(name) { _ in
-            counter.delivered += 1
-            if counter.delivered == counter.target {
-                counter.end = nowNanoseconds()
-                loop.stop()
+    /// Counts one delivery; at the last, notes the time and stops the loop.
+    @inline(__always) static func countOne(_ context: UnsafeMutableRawPointer?) {
+        let state = context.unsafelyUnwrapped.assumingMemoryBound(to: LoopCounter.self)
+        state.pointee.delivered += 1
+        if state.pointee.sampleEvery > 0, state.pointee.delivered % state.pointee.sampleEvery == 0 {
+            state.pointee.peakHeap = max(state.pointee.peakHeap, anchor_rings_heap_in_use())
+        }
+        if state.pointee.delivered == state.pointee.target {
+            state.pointee.end = nowNanoseconds()
+            _ = lc_app_stop(state.pointee.app)
+        }
+    }
+
+    /// The C observer of the lc_app_post_name cases.
+    static let countObserver: lc_observer_fn = { _, context in countOne(context) }
+    /// The function lc_app_perform_async runs on the loop thread.
+    static let countWork: @convention(c) (UnsafeMutableRawPointer?) -> Void = { context in countOne(context) }
+
+    /// One lc_app and its loop on this thread, fed by producer threads through lc_app_post_name (to one
+    /// C observer of an interned custom name) or lc_app_perform_async (fn = `countWork`); reused run
+    /// after run.
+    final class ABIThroughput: @unchecked Sendable {
+        enum Path { case postName, performAsync }
+
+        let app: OpaquePointer
+        let path: Path
+        let name: lc_name
+        let state = UnsafeMutablePointer<LoopCounter>.allocate(capacity: 1)
+        let go = Atomic<Int>(0)
+        /// The last round whose loop has returned: its producers stop retrying (a bound on every wait).
+        let over = Atomic<Int>(0)
+        let failures = Atomic<Int>(0)
+        /// Calls refused with LC_ERR_QUEUE_FULL (and retried), over all runs.
+        let refusals = Atomic<Int>(0)
+        var round = 0
+
+        init?(_ path: Path) {
+            state.initialize(to: LoopCounter())
+            guard let app = CrossThreadBenchmarks.makeApp() else { return nil }
+            self.app = app
+            self.path = path
+            state.pointee.app = app
+            name = CrossThreadBenchmarks.internName("com.example.bench.xthread")
+            if path == .postName {
+                guard lc_app_observe_name(app, name, nil, CrossThreadBenchmarks.countObserver, UnsafeMutableRawPointer(state), nil)
+                    == lc_status(LC_OK) else { return nil }
             }
         }
-        defer { center.removeObserver(token) }
-        let share = count / producers
-        var samples: [Double] = []
-        for index in 0..<(warmup + runs) {
-            counter.delivered = 0
-            counter.target = share * producers
-            let signal = index + 1
-            let threads = (0..<producers).map { _ in
-                xthreadSpawn {
-                    while counter.go.load(ordering: .acquiring) != signal { sched_yield() }
-                    // A post refused by the queue's per-thread bound is retried once the loop had a turn.
-                    for _ in 0..<share { while !center.post(name) { sched_yield() } }
+
+        deinit {
+            lc_app_destroy(app)
+            state.deallocate()
+        }
+
+        /// One more short turn of the loop with nothing queued: whatever it does after a batch (handing
+        /// drained chunks back to its pool) is done before memory is measured.
+        func settle() { _ = lc_app_run_for(app, 0.01) }
+
+        /// Nanoseconds of one run: `producers` threads make `perThread` calls each, from the start
+        /// signal to the last delivery on this thread; nil when a call was lost or failed, or the loop
+        /// gave up after `limit` seconds.
+        func run(producers: Int, perThread: Int, limit: Double = 60, sampleEvery: Int = 0) -> UInt64? {
+            state.pointee.delivered = 0
+            state.pointee.target = producers * perThread
+            state.pointee.sampleEvery = sampleEvery
+            let failedBefore = failures.load(ordering: .relaxed)
+            round += 1
+            let round = round
+            let threads = (0..<producers).map { _ in xthreadSpawn { [self] in produce(round: round, count: perThread) } }
+            let start = nowNanoseconds()
+            go.store(round, ordering: .releasing)
+            _ = lc_app_run_for(app, limit)  // stopped by the last delivery; the limit only bounds a lost one
+            over.store(round, ordering: .releasing)
+            for thread in threads { pthread_join(thread, nil) }
+            guard state.pointee.delivered == state.pointee.target, failures.load(ordering: .relaxed) == failedBefore else {
+                warn("cross-thread: \(path == .postName ? "lc_app_post_name" : "lc_app_perform_async"): \(state.pointee.delivered) of \(state.pointee.target) delivered")
+                return nil
+            }
+            return state.pointee.end - start
+        }
+
+        private func produce(round: Int, count: Int) {
+            while go.load(ordering: .acquiring) != round { sched_yield() }
+            let app = app, name = name, context = UnsafeMutableRawPointer(state), work = CrossThreadBenchmarks.countWork
+            var failed = 0, refused = 0
+            /// Retries a refusal by the queue's bound until the loop has made room (or the run is over).
+            @inline(__always) func settle(_ first: lc_status, _ call: () -> lc_status) {
+                var status = first
+                while status == lc_status(LC_ERR_QUEUE_FULL), over.load(ordering: .relaxed) != round {
+                    refused += 1
+                    sched_yield()
+                    status = call()
+                }
+                if status != lc_status(LC_OK) { failed += 1 }
+            }
+            switch path {
+            case .postName:
+                for _ in 0..<count {
+                    let status = lc_app_post_name(app, name, nil, nil)
+                    if status != lc_status(LC_OK) { settle(status) { lc_app_post_name(app, name, nil, nil) } }
+                }
+            case .performAsync:
+                for _ in 0..<count {
+                    let status = lc_app_perform_async(app, work, context)
+                    if status != lc_status(LC_OK) { settle(status) { lc_app_perform_async(app, work, context) } }
                 }
             }
-            let start = nowNanoseconds()
-            counter.go.store(signal, ordering: .releasing)
-            try? loop.run(for: .seconds(60))  // bound: a lost post shows as a missing sample, not a hang
-            for thread in threads { pthread_join(thread, nil) }
-            if index >= warmup, counter.delivered == counter.target {
-                samples.append(Double(counter.target) / Double(counter.end - start) * 1e3)
-            }
+            if failed > 0 { failures.add(failed, ordering: .relaxed) }
+            if refused > 0 { refusals.add(refused, ordering: .relaxed) }
         }
-        return samples
     }
 
-    // MARK: Latency
+    /// Millions of items per second.
+    static func rate(_ items: Int, _ nanoseconds: UInt64) -> Double { Double(items) / Double(max(nanoseconds, 1)) * 1e3 }
 
-    private static func latencyRows(_ settings: Settings, sameCPU: Bool) -> [Row] {
+    static func threads(_ n: Int) -> String { n == 1 ? "1 thread" : "\(n) threads" }
+
+    // MARK: lc_app_post_name throughput
+
+    /// lc_app_post_name from `producers` threads to one C observer on the lc_app_run_for loop, beside the
+    /// per-producer rings, the shared-mutex ring (several producers), libuv and sd-event.
+    static func postThroughputRow(_ settings: Settings, producers: Int) -> Row {
+        let runs = settings.quick ? 1 : settings.runs
+        let warmup = settings.quick ? 0 : settings.warmup
+        let perThread = (settings.quick ? 20_000 : 1_000_000) / producers
+        let total = perThread * producers
+        let ours = ABIThroughput(.postName)
+        var abi: [Double] = [], rings: [Double] = [], shared: [Double] = [], uv: [Double] = [], sd: [Double] = []
+        for index in 0..<(warmup + runs) {
+            let a = ours?.run(producers: producers, perThread: perThread)
+            let r = anchor_rings_throughput(Int32(producers), Int32(total))
+            let m = producers > 1 ? anchor_ring_throughput(Int32(producers), Int32(total)) : -1
+            var uvNs: UInt64 = 0, sdNs: UInt64 = 0
+            let u = peer_uv_throughput(Int32(producers), UInt64(total), &uvNs)
+            let s = peer_sdevent_throughput(Int32(producers), UInt64(total), &sdNs)
+            guard index >= warmup else { continue }
+            if let a { abi.append(rate(total, a)) }
+            if r > 0 { rings.append(rate(total, UInt64(r))) }
+            if m > 0 { shared.append(rate(total, UInt64(m))) }
+            if u == 0, uvNs > 0 { uv.append(rate(total, uvNs)) }
+            if s == 0, sdNs > 0 { sd.append(rate(total, sdNs)) }
+        }
+        let refused = ours?.refusals.load(ordering: .relaxed) ?? 0
+        let oursFigure = summarize(abi, unit: "M posts/s",
+                                   note: "lc_app_run_for on the caller; one queue lock for all threads; \(refused) posts refused by the queue's bound and retried, in all runs")
+        let ringsFigure = summarize(rings, unit: "M items/s",
+                                    note: producers == 1 ? "one SPSC ring, consumer on the caller" : "one SPSC ring per producer, no shared lock, consumer on the caller")
+        let uvFigure = summarize(uv, unit: "M items/s", note: "uv_run on the caller; mutex queue, uv_async_send after every push")
+        let sdFigure = summarize(sd, unit: "M items/s", note: "sd_event_loop on the caller; mutex queue, eventfd when it was empty")
+        var anchors: [(label: String, figure: Figure)] = [
+            (producers == 1 ? "C SPSC ring + eventfd" : "C rings + eventfd, one SPSC ring per producer", ringsFigure),
+        ]
+        var ratios = ["\(ratio(oursFigure.median, uvFigure.median)) libuv", "\(ratio(oursFigure.median, sdFigure.median)) sd-event",
+                      "\(ratio(oursFigure.median, ringsFigure.median)) C \(producers == 1 ? "ring" : "rings per producer")"]
+        if producers > 1 {
+            let sharedFigure = summarize(shared, unit: "M items/s", note: "consumer on its own thread")
+            anchors.append(("C ring + eventfd, producers serialised by one mutex", sharedFigure))
+            ratios.append("\(ratio(oursFigure.median, sharedFigure.median)) C ring with one mutex")
+        }
+        anchors += [("libuv uv_async_send (libuv1 from Debian)", uvFigure), ("sd-event + eventfd (libsystemd from Debian)", sdFigure)]
+        let met = !abi.isEmpty && !uv.isEmpty && oursFigure.median >= 0.5 * uvFigure.median && oursFigure.median >= 15
+        return Row(group: group,
+                   name: "C ABI: lc_app_post_name from \(threads(producers)) to a C observer on the lc_app_run loop: throughput (-c release)",
+                   ours: oursFigure, anchors: anchors, target: "≥ 0.5× libuv and ≥ 15 M posts/s",
+                   met: settings.quick ? nil : met, ratios: ratios.joined(separator: ", "))
+    }
+
+    // MARK: lc_app_post_name latency
+
+    /// The loop-thread log of the latency case; `delivered` is what the sender waits on.
+    final class LatencyLog: @unchecked Sendable {
+        var samples: UnsafeMutablePointer<Double>
+        var count = 0
+        var total = 0
+        var app: OpaquePointer?
+        let delivered = Atomic<Int>(0)
+        let ready = Atomic<Bool>(false)
+        /// The loop has returned: a sender still waiting for a delivery gives up.
+        let over = Atomic<Bool>(false)
+
+        init(capacity: Int) { samples = .allocate(capacity: capacity) }
+        deinit { samples.deallocate() }
+    }
+
+    /// The C observer of the latency case: the sender field carries the send time.
+    static let latencyObserver: lc_observer_fn = { notification, context in
+        let now = nowNanoseconds()
+        let log = Unmanaged<LatencyLog>.fromOpaque(context!).takeUnretainedValue()
+        let sent = UInt64(UInt(bitPattern: notification!.pointee.sender))
+        if log.count < log.total { log.samples[log.count] = Double(now &- sent) }
+        log.count += 1
+        log.delivered.store(log.count, ordering: .releasing)
+        if log.count == log.total { _ = lc_app_stop(log.app) }
+    }
+
+    /// One-way latency of lc_app_post_name: one pinned sender thread stamps the clock into the sender
+    /// field and posts; the loop (lc_app_run_for on this thread, pinned) reads the clock in the C
+    /// observer. Ping-pong with a pause after each delivery, as the C ring and the peers do it, so that
+    /// every sample includes the loop's wake-up from epoll_wait.
+    final class ABILatency {
+        let app: OpaquePointer
+        let name: lc_name
+        let log = LatencyLog(capacity: 1)
+
+        init?() {
+            guard let app = CrossThreadBenchmarks.makeApp() else { return nil }
+            self.app = app
+            log.app = app
+            name = CrossThreadBenchmarks.internName("com.example.bench.xthread.latency")
+            guard lc_app_observe_name(app, name, nil, CrossThreadBenchmarks.latencyObserver,
+                                      Unmanaged.passUnretained(log).toOpaque(), nil) == lc_status(LC_OK) else { return nil }
+        }
+
+        deinit { lc_app_destroy(app) }
+
+        /// The samples (ns) of one run, or nil when one was lost.
+        func run(senderCPU: Int32, loopCPU: Int32, samples: Int, pauseNs: Int) -> [Double]? {
+            log.samples.deallocate()
+            log.samples = .allocate(capacity: samples)
+            log.count = 0
+            log.total = samples
+            log.delivered.store(0, ordering: .releasing)
+            log.ready.store(false, ordering: .releasing)
+            log.over.store(false, ordering: .releasing)
+            let saved = anchor_ring_affinity_save()
+            defer { anchor_ring_affinity_restore(saved) }
+            _ = anchor_ring_pin_self(loopCPU)
+            let target = SendableApp(app: app), name = name, log = log
+            let sender = xthreadSpawn {
+                _ = anchor_ring_pin_self(senderCPU)
+                anchor_ring_timer_slack(1000)
+                while !log.ready.load(ordering: .acquiring) { sched_yield() }
+                var pause = timespec(tv_sec: 0, tv_nsec: pauseNs)
+                for index in 0..<samples {
+                    let stamp = UnsafeRawPointer(bitPattern: UInt(nowNanoseconds()))
+                    guard lc_app_post_name(target.app, name, stamp, nil) == lc_status(LC_OK) else { return }
+                    while log.delivered.load(ordering: .acquiring) <= index {
+                        if log.over.load(ordering: .acquiring) { return }
+                        sched_yield()
+                    }
+                    var remaining = timespec()
+                    while nanosleep(&pause, &remaining) != 0, errno == EINTR { pause = remaining }
+                    pause = timespec(tv_sec: 0, tv_nsec: pauseNs)
+                }
+            }
+            log.ready.store(true, ordering: .releasing)
+            _ = lc_app_run_for(app, 60)  // the observer stops it after the last sample; the limit bounds a lost one
+            log.over.store(true, ordering: .releasing)
+            pthread_join(sender, nil)
+            guard log.count == samples else {
+                warn("cross-thread: lc_app_post_name latency: \(log.count) of \(samples) delivered")
+                return nil
+            }
+            return Array(UnsafeBufferPointer(start: log.samples, count: samples))
+        }
+    }
+
+    /// lc_app_post_name one-way latency p50 and p99 beside the C ring + eventfd + epoll, libuv and
+    /// sd-event; sender and loop on one CPU, or on two.
+    static func latencyRows(_ settings: Settings, sameCPU: Bool) -> [Row] {
         let runs = settings.quick ? 1 : settings.runs
         let warmup = settings.quick ? 0 : 1
         let samples = settings.quick ? 50 : 300
         let pause = 100_000  // ns: long enough for the loop to be asleep in epoll_wait again
-        let loopCPU = anchor_ring_allowed_cpu(0)
-        let second = anchor_ring_allowed_cpu(1)
-        guard loopCPU >= 0, sameCPU || second >= 0 else { return [] }
-        let senderCPU = sameCPU ? loopCPU : second
-        let placement = sameCPU ? "sender and loop on CPU \(loopCPU)" : "sender on CPU \(senderCPU), loop on CPU \(loopCPU)"
-
-        // Ours and the C ring alternate run by run, so that both see the same background load.
-        var ours: [[Double]] = []
-        var ring: [[Double]] = []
-        var abi: [[Double]] = [], uv: [[Double]] = [], sdevent: [[Double]] = []
-        var buffer = [Double](repeating: 0, count: samples)
-        var uvBuffer = buffer, sdBuffer = buffer
-        let abiRunner = ABILatency()
+        guard let placed = LatencyPlacement(sameCPU: sameCPU, group: "cross-thread") else { return [] }
+        let (loopCPU, senderCPU, placement) = (placed.loopCPU, placed.senderCPU, placed.text)
+        var abi: [[Double]] = [], ring: [[Double]] = [], uv: [[Double]] = [], sd: [[Double]] = []
+        var ringBuffer = [Double](repeating: 0, count: samples)
+        var uvBuffer = ringBuffer, sdBuffer = ringBuffer
+        let ours = ABILatency()
         for index in 0..<(warmup + runs) {
-            let oursRun = oursLatency(senderCPU: senderCPU, loopCPU: loopCPU, samples: samples, runs: 1, warmup: 0,
-                                      pauseNs: pause)
-            let status = buffer.withUnsafeMutableBufferPointer {
-                anchor_ring_latency(senderCPU, loopCPU, Int32(samples), pause, $0.baseAddress)
-            }
-            let abiRun = abiRunner?.run(senderCPU: senderCPU, loopCPU: loopCPU, samples: samples, pauseNs: pause)
-            let uvStatus = uvBuffer.withUnsafeMutableBufferPointer {
-                peer_uv_latency(senderCPU, loopCPU, Int32(samples), pause, $0.baseAddress)
-            }
-            let sdStatus = sdBuffer.withUnsafeMutableBufferPointer {
-                peer_sdevent_latency(senderCPU, loopCPU, Int32(samples), pause, $0.baseAddress)
-            }
+            let a = ours?.run(senderCPU: senderCPU, loopCPU: loopCPU, samples: samples, pauseNs: pause)
+            let r = ringBuffer.withUnsafeMutableBufferPointer { anchor_ring_latency(senderCPU, loopCPU, Int32(samples), pause, $0.baseAddress) }
+            let u = uvBuffer.withUnsafeMutableBufferPointer { peer_uv_latency(senderCPU, loopCPU, Int32(samples), pause, $0.baseAddress) }
+            let s = sdBuffer.withUnsafeMutableBufferPointer { peer_sdevent_latency(senderCPU, loopCPU, Int32(samples), pause, $0.baseAddress) }
             guard index >= warmup else { continue }
-            ours += oursRun
-            if status == 0 { ring.append(buffer) }
-            if let abiRun { abi.append(abiRun) }
-            if uvStatus == 0 { uv.append(uvBuffer) }
-            if sdStatus == 0 { sdevent.append(sdBuffer) }
-        }
-        var dispatch: (p50: Figure, p99: Figure)?
-        if !settings.quick {
-            let role = "dispatch-latency sender=\(senderCPU) loop=\(loopCPU) samples=\(samples) runs=\(runs) warmup=\(warmup) pause=\(pause)"
-            if let result = runChild(role), let p50 = result.values["p50"], let p99 = result.values["p99"] {
-                let note = result.notes.joined(separator: "; ")
-                dispatch = (summarize(p50, unit: "µs", note: note), summarize(p99, unit: "µs", note: note))
-            }
+            if let a { abi.append(a) }
+            if r == 0 { ring.append(ringBuffer) }
+            if u == 0 { uv.append(uvBuffer) }
+            if s == 0 { sd.append(sdBuffer) }
         }
         var rows: [Row] = []
         for (label, p) in [("p50", 50.0), ("p99", 99.0)] {
-            let abiFigure = summarize(abi.map { percentile($0, p) / 1000 }, unit: "µs", note: "lc_app_run on the caller, pinned")
+            let oursFigure = summarize(abi.map { percentile($0, p) / 1000 }, unit: "µs", note: "lc_app_run_for on the caller, pinned")
             let ringFigure = summarize(ring.map { percentile($0, p) / 1000 }, unit: "µs", note: "consumer thread, pinned")
             let uvFigure = summarize(uv.map { percentile($0, p) / 1000 }, unit: "µs", note: "uv_run on the caller, pinned")
-            let sdFigure = summarize(sdevent.map { percentile($0, p) / 1000 }, unit: "µs", note: "sd_event_loop on the caller, pinned")
+            let sdFigure = summarize(sd.map { percentile($0, p) / 1000 }, unit: "µs", note: "sd_event_loop on the caller, pinned")
+            let met = !abi.isEmpty && !ring.isEmpty && ringFigure.median > 0 && oursFigure.median <= 1.2 * ringFigure.median
             rows.append(Row(group: group, name: "C ABI: lc_app_post_name one-way latency \(label), \(placement) (-c release)",
-                            ours: abiFigure,
+                            ours: oursFigure,
                             anchors: [("C ring + eventfd + epoll", ringFigure),
                                       ("libuv uv_async_send (libuv1 from Debian)", uvFigure),
                                       ("sd-event + eventfd (libsystemd from Debian)", sdFigure)],
-                            target: "≤ 1.2× C ring",
-                            met: settings.quick || abi.isEmpty ? nil : ringFigure.median > 0 && abiFigure.median <= 1.2 * ringFigure.median,
-                            ratios: "\(ratio(abiFigure.median, ringFigure.median)) C ring, \(ratio(abiFigure.median, uvFigure.median)) libuv, \(ratio(abiFigure.median, sdFigure.median)) sd-event"))
-        }
-        for (label, p) in [("p50", 50.0), ("p99", 99.0)] {
-            let oursFigure = summarize(ours.map { percentile($0, p) / 1000 }, unit: "µs", note: "loop thread = caller, pinned")
-            let ringFigure = summarize(ring.map { percentile($0, p) / 1000 }, unit: "µs", note: "consumer thread, pinned")
-            var anchors: [(label: String, figure: Figure)] = [("C ring + eventfd + epoll", ringFigure)]
-            var ratios = ["\(ratio(oursFigure.median, ringFigure.median)) C ring"]
-            if let dispatch {
-                let figure = p == 50 ? dispatch.p50 : dispatch.p99
-                anchors.append(("DispatchQueue.main.async + dispatchMain()", figure))
-                ratios.append("\(ratio(oursFigure.median, figure.median)) Dispatch")
-            }
-            rows.append(Row(group: group, name: "Swift API: center.post one-way latency \(label), \(placement) (-c release)", ours: oursFigure,
-                            anchors: anchors, target: "≤ 1.2× C ring",
-                            met: ringFigure.median > 0 && oursFigure.median <= 1.2 * ringFigure.median,
-                            ratios: ratios.joined(separator: ", ")))
+                            target: "≤ 1.2× C ring", met: settings.quick ? nil : met,
+                            ratios: "\(ratio(oursFigure.median, ringFigure.median)) C ring, \(ratio(oursFigure.median, uvFigure.median)) libuv, \(ratio(oursFigure.median, sdFigure.median)) sd-event"))
         }
         return rows
     }
 
-    /// Loop-thread state of the latency case; `delivered` is what the sender waits on.
-    private final class LatencyLog: @unchecked Sendable {
-        let samples: UnsafeMutablePointer<Double>
-        var count = 0
-        let total: Int
-        let delivered = Atomic<Int>(0)
-        let ready = Atomic<Bool>(false)
+    // MARK: lc_app_perform_async
 
-        init(total: Int) {
-            self.total = total
-            samples = .allocate(capacity: total)
+    /// lc_app_perform_async(app, fn, ctx) from `producers` threads, fn counting on the loop thread and
+    /// stopping the loop at the last; beside libuv and sd-event, whose mutex queue drained by the loop is
+    /// what a C developer would hand work through. Information: no target.
+    static func performThroughputRow(_ settings: Settings, producers: Int) -> Row {
+        let runs = settings.quick ? 1 : settings.runs
+        let warmup = settings.quick ? 0 : settings.warmup
+        let perThread = (settings.quick ? 20_000 : 1_000_000) / producers
+        let total = perThread * producers
+        let ours = ABIThroughput(.performAsync)
+        var abi: [Double] = [], uv: [Double] = [], sd: [Double] = []
+        for index in 0..<(warmup + runs) {
+            let a = ours?.run(producers: producers, perThread: perThread)
+            var uvNs: UInt64 = 0, sdNs: UInt64 = 0
+            let u = peer_uv_throughput(Int32(producers), UInt64(total), &uvNs)
+            let s = peer_sdevent_throughput(Int32(producers), UInt64(total), &sdNs)
+            guard index >= warmup else { continue }
+            if let a { abi.append(rate(total, a)) }
+            if u == 0, uvNs > 0 { uv.append(rate(total, uvNs)) }
+            if s == 0, sdNs > 0 { sd.append(rate(total, sdNs)) }
         }
-
-        deinit { samples.deallocate() }
+        let refused = ours?.refusals.load(ordering: .relaxed) ?? 0
+        let oursFigure = summarize(abi, unit: "M calls/s",
+                                   note: "lc_app_run_for on the caller; a closure allocated per call, one queue lock for all threads; \(refused) calls refused by the queue's bound and retried, in all runs")
+        let uvFigure = summarize(uv, unit: "M items/s",
+                                 note: "uv_run on the caller; mutex queue of 64-bit items handled inline (no call through a pointer), uv_async_send after every push")
+        let sdFigure = summarize(sd, unit: "M items/s",
+                                 note: "sd_event_loop on the caller; mutex queue of 64-bit items handled inline, eventfd when it was empty")
+        return Row(group: group,
+                   name: "C ABI: lc_app_perform_async from \(threads(producers)), fn on the lc_app_run loop: throughput (-c release)",
+                   ours: oursFigure,
+                   anchors: [("libuv uv_async_send + mutex queue (libuv1 from Debian)", uvFigure),
+                             ("sd-event + eventfd + mutex queue (libsystemd from Debian)", sdFigure)],
+                   target: "information", met: nil,
+                   ratios: "\(ratio(oursFigure.median, uvFigure.median)) libuv, \(ratio(oursFigure.median, sdFigure.median)) sd-event")
     }
 
-    /// Per run, the one-way latencies (ns) of `samples` ping-pong posts; the loop runs on this thread.
-    fileprivate static func oursLatency(senderCPU: Int32, loopCPU: Int32, samples: Int, runs: Int, warmup: Int,
-                                    pauseNs: Int) -> [[Double]]
-    {
-        let saved = anchor_ring_affinity_save()
-        defer { anchor_ring_affinity_restore(saved) }
-        _ = anchor_ring_pin_self(loopCPU)
-        guard let loop = try? MainRunLoop() else { return [] }
-        let center = AppNotificationCenter(loop: loop)
-        let name = NotificationName.significantTimeChange
-        let total = samples * (warmup + runs)
-        let log = LatencyLog(total: total)
-        let token = center.observe(name) { notification in
-            let now = nowNanoseconds()
-            log.samples[log.count] = Double(now &- UInt64(notification.sender.rawValue))
-            log.count += 1
-            log.delivered.store(log.count, ordering: .releasing)
-            if log.count == total { loop.stop() }
+    /// The memory an lc_app keeps after 16 threads flooded it with lc_app_perform_async and the loop
+    /// drained everything: heap in use (mallinfo2, all arenas) and RSS, after one flood and after a
+    /// second (growth between the two would be a leak), the heap's peak during the first (sampled on
+    /// the loop every 65,536 calls), and the RSS left once malloc_trim(0) has handed malloc's free
+    /// memory back. Each flood is at most the queue's bound (1,048,576 calls) ahead of the loop: past
+    /// it, calls are refused and retried. Information: no target.
+    static func floodMemoryRow(_ settings: Settings) -> Row {
+        let producers = 16
+        let perThread = settings.quick ? 20_000 : 1_000_000
+        let mib = 1024.0 * 1024.0
+        let name = "C ABI: memory kept after \(producers) threads flood lc_app_perform_async (\(perThread) calls each), drained"
+        guard let ours = ABIThroughput(.performAsync) else {
+            return Row(group: group, name: name, ours: summarize([], unit: "MiB"), anchors: [], target: "information", met: nil, ratios: "–")
         }
-        defer { center.removeObserver(token) }
-        let sender = xthreadSpawn {
-            _ = anchor_ring_pin_self(senderCPU)
-            anchor_ring_timer_slack(1000)
-            while !log.ready.load(ordering: .acquiring) { sched_yield() }
-            var pause = timespec(tv_sec: 0, tv_nsec: pauseNs)
-            for index in 0..<total {
-                center.post(name, sender: NotificationSender(rawValue: UInt(nowNanoseconds())))
-                var remaining = timespec()
-                while nanosleep(&pause, &remaining) != 0, errno == EINTR { pause = remaining }
-                pause = timespec(tv_sec: 0, tv_nsec: pauseNs)
-                while log.delivered.load(ordering: .acquiring) <= index { sched_yield() }
-            }
-        }
-        log.ready.store(true, ordering: .releasing)
-        try? loop.run()  // the observer stops it after the last sample
-        pthread_join(sender, nil)
-        guard log.count == total else { return [] }
-        return (warmup..<(warmup + runs)).map { run in
-            Array(UnsafeBufferPointer(start: log.samples + run * samples, count: samples))
-        }
-    }
-
-    // MARK: Child processes
-
-    /// What a child printed: `value KEY X` lines by key, and `note TEXT` lines.
-    private struct ChildResult {
-        var values: [String: [Double]] = [:]
-        var notes: [String] = []
-    }
-
-    private static func childFigure(_ role: String, key: String, unit: String) -> Figure? {
-        guard let result = runChild(role), let values = result.values[key], !values.isEmpty else { return nil }
-        return summarize(values, unit: unit, note: result.notes.isEmpty ? nil : result.notes.joined(separator: "; "))
-    }
-
-    /// Runs this executable again as `role` and parses its stdout; nil (with a message) when it fails.
-    private static func runChild(_ role: String) -> ChildResult? {
-        var path = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let length = readlink("/proc/self/exe", &path, path.count - 1)
-        guard length > 0 else { return nil }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: String(decoding: path[..<length].map { UInt8(bitPattern: $0) }, as: UTF8.self))
-        process.arguments = ["--filter", group]
-        var environment = ProcessInfo.processInfo.environment
-        environment[childVariable] = role
-        process.environment = environment
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        do { try process.run() } catch {
-            writeError("cross-thread: cannot start child '\(role)': \(error)\n")
-            return nil
-        }
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            writeError("cross-thread: child '\(role)' failed (status \(process.terminationStatus))\n")
-            return nil
-        }
-        var result = ChildResult()
-        for line in String(decoding: data, as: UTF8.self).split(separator: "\n") {
-            let fields = line.split(separator: " ", maxSplits: 2)
-            if fields.count == 3, fields[0] == "value", let value = Double(fields[2]) {
-                result.values[String(fields[1]), default: []].append(value)
-            } else if fields.first == "note" {
-                result.notes.append(String(line.dropFirst(5)))
-            }
-        }
-        return result
+        // A short round first, so that what any use of the loop keeps (its queue's first chunks, the
+        // producers' thread-local tallies) is in the baseline, not in the flood's figure.
+        _ = ours.run(producers: 1, perThread: 10_000)
+        ours.settle()
+        let heapBefore = Double(anchor_rings_heap_in_use()), rssBefore = Double(anchor_rings_rss_bytes())
+        let first = ours.run(producers: producers, perThread: perThread, limit: 300, sampleEvery: 65_536)
+        let peak = Double(max(ours.state.pointee.peakHeap, anchor_rings_heap_in_use()))
+        ours.settle()
+        let heapFirst = Double(anchor_rings_heap_in_use()), rssFirst = Double(anchor_rings_rss_bytes())
+        let second = ours.run(producers: producers, perThread: perThread, limit: 300)
+        ours.settle()
+        let heapSecond = Double(anchor_rings_heap_in_use()), rssSecond = Double(anchor_rings_rss_bytes())
+        let arenaFree = Double(anchor_rings_arena_free())
+        // What of the RSS kept is malloc's free memory, which the program could hand back itself.
+        _ = anchor_rings_trim()
+        let rssTrimmed = Double(anchor_rings_rss_bytes())
+        let delivered = first != nil && second != nil
+        let floodRates = [first, second].map { $0.map { Figure.format(rate(producers * perThread, $0)) } ?? "–" }
+        let refused = ours.refusals.load(ordering: .relaxed)
+        return Row(group: group, name: name,
+                   ours: .single((heapFirst - heapBefore) / mib, "MiB",
+                                 note: "heap in use after the first flood − before (mallinfo2, all arenas)\(delivered ? "" : "; CALLS LOST")"),
+                   anchors: [("heap kept after a second flood (growth = a leak)", .single((heapSecond - heapBefore) / mib, "MiB")),
+                             ("peak heap in use during the first flood", .single((peak - heapBefore) / mib, "MiB", note: "above the baseline, sampled every 65,536 calls")),
+                             ("RSS kept after the first flood", .single((rssFirst - rssBefore) / mib, "MiB")),
+                             ("RSS kept after the second flood", .single((rssSecond - rssBefore) / mib, "MiB",
+                                                                          note: "\(Figure.format(arenaFree / mib)) MiB free inside malloc's arenas")),
+                             ("RSS kept after malloc_trim(0)", .single((rssTrimmed - rssBefore) / mib, "MiB"))],
+                   target: "information", met: nil,
+                   ratios: "baseline heap \(Figure.format(heapBefore / mib)) MiB, RSS \(Figure.format(rssBefore / mib)) MiB; floods at \(floodRates.joined(separator: " and ")) M calls/s, \(refused) calls refused by the queue's bound and retried")
     }
 }
 
-// MARK: - Threads
+// MARK: - Profiling one case alone
 
-/// Writes to fd 2 (Foundation's re-exported `stderr` is not concurrency-safe in Swift 6 mode).
-private func writeError(_ text: String) {
-    var text = text
-    text.withUTF8 { _ = write(2, $0.baseAddress, $0.count) }
-}
+/// `LC_BENCH_CHILD="xthread-post producers=1 count=1000000" lifecycle-bench --filter cross-thread` runs
+/// one case alone and prints its M items/s, for `valgrind --tool=callgrind` or `perf stat` (not used by
+/// the report). Roles: xthread-post, xthread-perform.
+enum ProfileRole {
+    static let prefix = "xthread-"
 
-final class XThreadBody {
-    let body: @Sendable () -> Void
-    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
-}
-
-/// Starts a joinable pthread running `body`.
-func xthreadSpawn(_ body: @escaping @Sendable () -> Void) -> pthread_t {
-    let context = Unmanaged.passRetained(XThreadBody(body)).toOpaque()
-    var thread = pthread_t()
-    let status = pthread_create(&thread, nil, { raw in
-        Unmanaged<XThreadBody>.fromOpaque(raw!).takeRetainedValue().body()
-        return nil
-    }, context)
-    precondition(status == 0, "pthread_create failed: \(status)")
-    return thread
-}
-
-// MARK: - The child side
-
-/// The anchors that run in a child process (dispatchMain() never returns). Prints `value KEY X` and
-/// `note TEXT` lines, then exits.
-private enum Child {
     static func run(_ role: String) -> Never {
-        alarm(120)  // a child that hangs dies (SIGALRM) and the parent reports it instead of waiting for ever
+        alarm(300)  // a hang ends the process
         let words = role.split(separator: " ")
         var parameters: [String: Int] = [:]
         for word in words.dropFirst() {
             let pair = word.split(separator: "=")
             if pair.count == 2, let value = Int(pair[1]) { parameters[String(pair[0])] = value }
         }
-        switch words.first.map(String.init) {
-        case "dispatch-throughput"?: dispatchThroughput(parameters)
-        case "runloop-throughput"?: runLoopThroughput(parameters)
-        case "dispatch-latency"?: dispatchLatency(parameters)
-        case "ours-throughput"?:
-            // Not used by the parent: our case alone, for `valgrind --tool=callgrind` (instructions per post).
-            let rates = CrossThreadBenchmarks.oursThroughput(
-                producers: parameters["producers"] ?? 1, count: parameters["count"] ?? 100_000,
-                runs: parameters["runs"] ?? 1, warmup: parameters["warmup"] ?? 0)
-            finish(rates.map { "value rate \($0)" })
-        case "ours-latency"?, "ring-latency"?:
-            // Not used by the parent either: one latency configuration alone, for callgrind / perf stat.
-            let sender = Int32(parameters["sender"] ?? 0), loop = Int32(parameters["loop"] ?? 0)
-            let samples = parameters["samples"] ?? 1000
-            var values: [Double]
-            if words.first == "ours-latency" {
-                values = CrossThreadBenchmarks.oursLatency(senderCPU: sender, loopCPU: loop, samples: samples, runs: 1,
-                                                           warmup: 0, pauseNs: 100_000).first ?? []
-            } else {
-                values = [Double](repeating: 0, count: samples)
-                _ = values.withUnsafeMutableBufferPointer {
-                    anchor_ring_latency(sender, loop, Int32(samples), 100_000, $0.baseAddress)
-                }
-            }
-            var lines = [0.0, 10, 25, 50, 75, 90, 99].map { "value p\(Int($0)) \(percentile(values, $0))" }
-            if parameters["dump"] == 1 { lines += values.map { "sample \(Int($0))" } }
-            finish(lines)
+        let producers = max(1, parameters["producers"] ?? 1), count = parameters["count"] ?? 1_000_000
+        let path: CrossThreadBenchmarks.ABIThroughput.Path
+        switch words.first {
+        case "xthread-post"?: path = .postName
+        case "xthread-perform"?: path = .performAsync
         default:
-            writeError("lifecycle-bench: unknown child role '\(role)'\n")
-            exit(70)
+            warn("lifecycle-bench: unknown cross-thread role '\(role)' (xthread-post, xthread-perform)")
+            exit(64)
         }
-    }
-
-    static func finish(_ lines: [String]) -> Never {
-        print(lines.joined(separator: "\n"))
-        fflush(nil)
+        guard let runner = CrossThreadBenchmarks.ABIThroughput(path) else { exit(70) }
+        for _ in 0..<max(1, parameters["runs"] ?? 1) {
+            guard let ns = runner.run(producers: producers, perThread: count / producers) else { exit(1) }
+            print("value rate \(CrossThreadBenchmarks.rate(count / producers * producers, ns))")
+        }
         exit(0)
-    }
-
-    /// State shared by the producer threads, the coordinating thread and the delivered blocks.
-    final class Run: @unchecked Sendable {
-        let mainThread = pthread_self()
-        var delivered = 0
-        var target = 0
-        var end: UInt64 = 0
-        var onMainThread = 0
-        var onOtherThread = 0
-        let go = Atomic<Int>(0)
-        let done = DispatchSemaphore(value: 0)
-
-        /// Called by every delivered block (serially: the main queue or the main run loop).
-        @inline(__always) func delivered1() {
-            delivered += 1
-            if delivered == target {
-                end = nowNanoseconds()
-                if pthread_equal(pthread_self(), mainThread) != 0 { onMainThread += 1 } else { onOtherThread += 1 }
-                done.signal()
-            }
-        }
-
-        var threadNote: String {
-            onOtherThread == 0 ? "delivered on the main thread"
-                : onMainThread == 0 ? "delivered on a worker thread, not the thread that called dispatchMain()"
-                : "delivered on the main thread \(onMainThread)×, on another thread \(onOtherThread)×"
-        }
-    }
-
-    /// Drives `runs` rounds from a coordinating thread: `producers` threads each call `post` share times.
-    static func throughputRounds(_ parameters: [String: Int], _ state: Run, post: @escaping @Sendable () -> Void) {
-        let producers = max(1, parameters["producers"] ?? 1)
-        let count = parameters["count"] ?? 100_000
-        let runs = parameters["runs"] ?? 1
-        let warmup = parameters["warmup"] ?? 0
-        let share = count / producers
-        _ = xthreadSpawn {
-            var lines: [String] = []
-            for index in 0..<(warmup + runs) {
-                state.delivered = 0
-                state.target = share * producers
-                let signal = index + 1
-                let threads = (0..<producers).map { _ in
-                    xthreadSpawn {
-                        while state.go.load(ordering: .acquiring) != signal { sched_yield() }
-                        for _ in 0..<share { post() }
-                    }
-                }
-                let start = nowNanoseconds()
-                state.go.store(signal, ordering: .releasing)
-                state.done.wait()
-                for thread in threads { pthread_join(thread, nil) }
-                if index >= warmup { lines.append("value rate \(Double(state.target) / Double(state.end - start) * 1e3)") }
-            }
-            lines.append("note \(state.threadNote)")
-            finish(lines)
-        }
-    }
-
-    static func dispatchThroughput(_ parameters: [String: Int]) -> Never {
-        let state = Run()
-        throughputRounds(parameters, state) {
-            DispatchQueue.main.async { state.delivered1() }
-        }
-        dispatchMain()
-    }
-
-    static func runLoopThroughput(_ parameters: [String: Int]) -> Never {
-        let state = Run()
-        // A far timer keeps the run loop from returning at once for want of sources.
-        let keepAlive = Timer(timeInterval: 1e6, repeats: false) { _ in }
-        RunLoop.main.add(keepAlive, forMode: .default)
-        // RunLoop.perform (CFRunLoopPerformBlock) only enqueues; a run loop asleep in poll() runs the
-        // block when something else wakes it. Apple's documented remedy: CFRunLoopWakeUp after it.
-        guard anchor_ring_cf_wake_main_run_loop() == 0 else {
-            writeError("cross-thread: CFRunLoopWakeUp not found\n")
-            exit(71)
-        }
-        throughputRounds(parameters, state) {
-            RunLoop.main.perform { state.delivered1() }
-            _ = anchor_ring_cf_wake_main_run_loop()
-        }
-        while true { _ = RunLoop.main.run(mode: .default, before: .distantFuture) }
-    }
-
-    final class Latency: @unchecked Sendable {
-        let mainThread = pthread_self()
-        let samples: UnsafeMutablePointer<Double>
-        var count = 0
-        var onMainThread = 0
-        var threads: Set<UInt> = []
-        let delivered = Atomic<Int>(0)
-
-        init(total: Int) { samples = .allocate(capacity: total) }
-    }
-
-    static func dispatchLatency(_ parameters: [String: Int]) -> Never {
-        let senderCPU = Int32(parameters["sender"] ?? -1)
-        let loopCPU = Int32(parameters["loop"] ?? -1)
-        let samples = parameters["samples"] ?? 100
-        let runs = parameters["runs"] ?? 1
-        let warmup = parameters["warmup"] ?? 0
-        let pauseNs = parameters["pause"] ?? 100_000
-        let total = samples * (warmup + runs)
-        // Threads inherit the affinity of their creator: pin before any exists. The main queue's worker
-        // threads pin themselves on their first block (after reading the clock).
-        _ = anchor_ring_pin_self(loopCPU)
-        let state = Latency(total: total)
-        _ = xthreadSpawn {
-            _ = anchor_ring_pin_self(senderCPU)
-            anchor_ring_timer_slack(1000)
-            var pause = timespec(tv_sec: 0, tv_nsec: pauseNs)
-            for index in 0..<total {
-                let sent = nowNanoseconds()
-                DispatchQueue.main.async {
-                    let now = nowNanoseconds()
-                    state.samples[state.count] = Double(now &- sent)
-                    state.count += 1
-                    let thread = pthread_self()
-                    if pthread_equal(thread, state.mainThread) != 0 { state.onMainThread += 1 }
-                    state.threads.insert(UInt(thread))
-                    anchor_ring_pin_self_once(loopCPU)
-                    state.delivered.store(state.count, ordering: .releasing)
-                }
-                var remaining = timespec()
-                while nanosleep(&pause, &remaining) != 0, errno == EINTR { pause = remaining }
-                pause = timespec(tv_sec: 0, tv_nsec: pauseNs)
-                while state.delivered.load(ordering: .acquiring) <= index { sched_yield() }
-            }
-            var lines: [String] = []
-            for run in warmup..<(warmup + runs) {
-                let slice = Array(UnsafeBufferPointer(start: state.samples + run * samples, count: samples))
-                lines.append("value p50 \(percentile(slice, 50) / 1000)")
-                lines.append("value p99 \(percentile(slice, 99) / 1000)")
-            }
-            let threadCount = state.threads.count
-            lines.append(state.onMainThread == 0
-                ? "note worker thread\(threadCount > 1 ? "s (\(threadCount))" : ""), not the dispatchMain() thread"
-                : "note main thread \(state.onMainThread)× of \(total)")
-            finish(lines)
-        }
-        dispatchMain()
     }
 }

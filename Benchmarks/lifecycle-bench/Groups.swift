@@ -1,7 +1,11 @@
-// The benchmark groups, in the order they run. Each group measures ours and its anchors together.
-let benchmarkGroups: [(name: String, run: @Sendable (Settings) -> [Row])] = [
-    ("loading", LoadingBenchmarks.run),
-    ("cross-thread", CrossThreadBenchmarks.run),
-    ("posting", PostingBenchmarks.run),
-    ("isolation", IsolationBenchmarks.run),
+import BenchHarness
+
+// The benchmark groups, in the order they run. Each group measures ours and its anchors together;
+// `swift`: lifecycle-bench-swift adds the group's Swift-API rows after this process's C-ABI rows.
+let benchmarkGroups: [(name: String, run: @Sendable (Settings) -> [Row], swift: Bool)] = [
+    ("loading", LoadingBenchmarks.run, false),
+    ("delegates", DelegateBenchmarks.run, false),
+    ("cross-thread", CrossThreadBenchmarks.run, true),
+    ("posting", PostingBenchmarks.run, true),
+    ("isolation", IsolationBenchmarks.run, false),
 ]

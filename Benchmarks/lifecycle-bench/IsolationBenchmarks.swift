@@ -1,55 +1,103 @@
-import AppLifecycle
+import BenchHarness
 import CBenchAnchors
+import CLifecycleABI
 @preconcurrency import Glibc
-import LifecycleC
-import PluginHost
 
-// The "isolation" group: what running a plugin in a process of its own costs (Ardour's objection to
-// sandboxing plugins is the context switch): an isolated observer's notifications one way, and a
-// delegate call's round trip, each beside the same plugin in the host's process and beside the floor
-// of the transport (a C socket pair to a child process) measured in the same run.
+// The "isolation" group: what running a plugin in a process of its own costs a C user (Ardour's
+// objection to sandboxing plugins is the context switch), through the calls a C program makes: the
+// plugin loaded with lc_app_load_plugin_with_options(LC_LOAD_ISOLATED) into an lc_app, beside the same
+// plugin loaded with lc_app_load_plugin into another, and beside the floors of the transport (C socket
+// pairs to a forked child) measured in the same runs.
 //
-// The plugin runner is the `lifecycle-host` executable beside this one (built by `swift build -c
-// release`); "one CPU": this thread and the plugin's process pinned to the same CPU, so that every
-// round trip costs two context switches; "two CPUs": pinned to different ones.
+// - A delegate call's round trip through an action: lc_app_perform(LC_ACTION_OPEN_URL) in the active
+//   state calls application_openURL_options and nothing else (no state change, no notification);
+//   the host waits for its answer (a delegate call with an answer waits; void ones and notifications
+//   do not: docs/host.md, "What waits"), and the action's end settles the isolated plugin. Timed
+//   action by action: p50 and p99 of each run. The floors: one byte there and back over a
+//   SOCK_SEQPACKET and over a SOCK_STREAM socket pair (the runner's link is a stream socket pair).
+// - Notifications one way: lc_app_post_name of "com.bench.tick" on the loop thread, N times, then
+//   waiting the way a C program can: post "com.bench.flush"; the plugin's observer of it posts
+//   "com.bench.flushed" back with its counts ({"ticks", "answers"}); notifications reach a plugin in
+//   order, so when the reply arrives (lc_app_run_for, in slices, until it does, at most 30 s) every
+//   tick has run. The reply also proves that every tick and every openURL reached the plugin.
+//   Floor: 40-byte records over a stream socket pair to a child, 64 KiB writes (anchor_process_stream).
+//
+// The runner is `lifecycle-host` beside liblifecycle.so (this executable's build folder). "One CPU":
+// this thread and the plugin's process pinned to the same CPU (the runner inherits the affinity of the
+// thread that loads it), so every round trip costs two context switches; "two CPUs": the runner and
+// the floors' children pinned to another CPU.
 enum IsolationBenchmarks {
     static let group = "isolation"
 
-    /// The measured plugin: an observer of "com.bench.tick" counting, and didFinishLaunching answering yes.
+    /// The measured plugin (ABI 1.0 exported delegate function; observers by interned name).
     static let pluginSource = """
         #define LC_DECLARE_DELEGATE_FUNCTIONS
         #include "lifecycle.h"
-        static unsigned long ticks;
+
+        static const lc_host_api_t *bench_host;
+        static lc_plugin *bench_plugin;
+        static lc_name flushed;
+        static int64_t ticks, answers;
+
         static void tick(const lc_notification_t *note, void *ctx) { (void)note, (void)ctx; ticks++; }
-        bool application_didFinishLaunchingWithOptions(lc_app *app, const lc_dict *options) { (void)app, (void)options; return true; }
-        static lc_status bench_init(const lc_host_api_t *host, lc_plugin *plugin, void **state) {
-            (void)state; return host->observe(plugin, "com.bench.tick", NULL, tick, NULL, NULL);
+
+        // The reply to a flush: every notification sent before it has run.
+        static void flush(const lc_notification_t *note, void *ctx) {
+            (void)note, (void)ctx;
+            lc_dict *info = bench_host->dict->create();
+            bench_host->dict->set_int(info, "ticks", ticks);
+            bench_host->dict->set_int(info, "answers", answers);
+            bench_host->post_name(bench_plugin, flushed, NULL, info);
+            bench_host->dict->destroy(info);
         }
+
+        bool application_openURL_options(lc_app *app, const char *url, const lc_dict *options) {
+            (void)app, (void)url, (void)options;
+            answers++;
+            return true;
+        }
+
+        static lc_status bench_init(const lc_host_api_t *host, lc_plugin *plugin, void **state) {
+            (void)state;
+            bench_host = host;
+            bench_plugin = plugin;
+            lc_name tick_name, flush_name;
+            lc_status status;
+            if ((status = host->name_intern(plugin, "com.bench.tick", &tick_name)) != LC_OK) return status;
+            if ((status = host->name_intern(plugin, "com.bench.flush", &flush_name)) != LC_OK) return status;
+            if ((status = host->name_intern(plugin, "com.bench.flushed", &flushed)) != LC_OK) return status;
+            if ((status = host->observe_name(plugin, tick_name, NULL, tick, NULL, NULL)) != LC_OK) return status;
+            return host->observe_name(plugin, flush_name, NULL, flush, NULL, NULL);
+        }
+
         static const lc_plugin_descriptor_t descriptor = {
             .struct_size = sizeof descriptor, .magic = LC_PLUGIN_MAGIC, .abi_major = LC_ABI_VERSION_MAJOR,
-            .abi_minor = LC_ABI_VERSION_MINOR, .id = "com.bench.isolated", .version = "1", .description = "bench",
+            .abi_minor = LC_ABI_VERSION_MINOR, .id = "com.bench.isolated", .version = "1", .description = "isolation bench",
             .init = bench_init,
         };
+
         LC_EXPORT const lc_plugin_descriptor_t *lc_plugin_entry(void) { return &descriptor; }
+
         """
 
     static func run(_ settings: Settings) -> [Row] {
-        let runner = LoadingBenchmarks.executableFolder() + "/lifecycle-host"
+        let runner = executableFolder() + "/lifecycle-host"
         guard access(runner, X_OK) == 0 else {
-            fputs("isolation: no plugin runner at \(runner) (build the package: swift build -c release)\n", stderr)
+            warn("isolation: no plugin runner at \(runner): liblifecycle.so looks for lifecycle-host beside itself (build the bench package: swift build -c release --package-path Benchmarks)")
             return []
         }
-        IsolationRunner.executable = runner
-        guard let folder = LoadingBenchmarks.makeTemporaryFolder() else { return [] }
-        defer { LoadingBenchmarks.removeFolder(folder) }
+        if let other = getenv("LC_PLUGIN_RUNNER") {
+            warn("isolation: LC_PLUGIN_RUNNER is set (\(String(cString: other))): that runner is measured, not \(runner)")
+        }
+        guard let folder = makeTemporaryFolder("lc-bench-isolation") else {
+            warn("isolation: cannot make a temporary folder")
+            return []
+        }
+        defer { removeFolder(folder) }
         let source = folder + "/isolated.c"
         let image = folder + "/isolated.so"
-        guard LoadingBenchmarks.writeText(source, pluginSource),
-              let pid = LoadingBenchmarks.spawn("cc", ["-shared", "-fPIC", "-O2", "-I", LoadingBenchmarks.includeFolder(), "-o", image, source],
-                                                search: true),
-              LoadingBenchmarks.waitExit(pid) == 0
-        else {
-            fputs("isolation: cc could not build the measured plugin\n", stderr)
+        guard writeText(source, pluginSource), buildPlugin(source: source, image: image) else {
+            warn("isolation: cc could not build the measured plugin")
             return []
         }
         let first = anchor_ring_allowed_cpu(0)
@@ -63,130 +111,245 @@ enum IsolationBenchmarks {
         return rows
     }
 
-    /// The rows of one placement: the plugin's process on `childCPU`, this thread on `hostCPU`.
+    /// The rows of one placement: the plugin's process (and the floors' children) on `childCPU`, this
+    /// thread on `hostCPU`.
     static func measure(_ settings: Settings, image: String, label: String, hostCPU: Int32, childCPU: Int32) -> [Row] {
-        // The runner inherits the affinity of the thread that starts it.
+        // The runner inherits the affinity of the thread that starts it (lc_app_load_plugin_with_options).
         _ = anchor_ring_pin_self(childCPU)
-        guard let isolated = Session(image: image, isolated: true) else { return [] }
+        let isolatedSession = Session(image: image, isolated: true)
         _ = anchor_ring_pin_self(hostCPU)
-        guard let inProcess = Session(image: image, isolated: false) else { return [] }
+        guard let isolated = isolatedSession, let inProcess = Session(image: image, isolated: false) else { return [] }
         defer {
             isolated.close()
             inProcess.close()
         }
         let runs = settings.quick ? 1 : settings.runs
-        let count = settings.quick ? 20_000 : 400_000
+        var failed = false
 
-        // One way: `count` notifications posted on the loop thread, then waiting until the plugin ran them all.
+        // One way: `count` notifications posted on the loop thread, then the flush's reply.
+        let count = settings.quick ? 20_000 : 400_000
         var oneWay: [Double] = []
         var local: [Double] = []
         var stream: [Double] = []
         for _ in 0..<(runs + (settings.quick ? 0 : 1)) {
-            oneWay.append(isolated.post(count))
-            local.append(inProcess.post(count))
-            stream.append(Double(anchor_process_stream(childCPU == hostCPU ? hostCPU : childCPU, Int32(count), 40, 64 << 10)) / Double(count))
+            guard let isolatedNs = isolated.post(count), let localNs = inProcess.post(count) else {
+                failed = true
+                break
+            }
+            oneWay.append(isolatedNs)
+            local.append(localNs)
+            stream.append(Double(anchor_process_stream(childCPU, Int32(count), 40, 64 << 10)) / Double(count))
         }
-        if !settings.quick {
+        if !settings.quick && oneWay.count > 1 {
             oneWay.removeFirst()
             local.removeFirst()
             stream.removeFirst()
         }
-        let oneWayFigure = summarize(oneWay, unit: "ns")
-        let rate = 1e9 / oneWayFigure.median
 
-        // Round trips: didFinishLaunching (a bool) on the plugin, one at a time: `calls` of them a run,
-        // each run's p50 and p99 taken, the median run reported (min–max), as the other groups do.
+        // Round trips: `calls` actions a run, each timed; each run's p50 and p99, the median run
+        // reported (min–max over runs), as the other groups do. The floors the same way.
         let calls = settings.quick ? 2_000 : 20_000
         var p50s: [Double] = []
         var p99s: [Double] = []
         var localP50s: [Double] = []
-        var floorP50s: [Double] = []
-        var floorP99s: [Double] = []
+        var localP99s: [Double] = []
+        var floors: [Int32: (p50: [Double], p99: [Double])] = [:]
+        let socketTypes = [Int32(SOCK_SEQPACKET.rawValue), Int32(SOCK_STREAM.rawValue)]
         var floor = [Double](repeating: 0, count: calls)
-        let floorCPU = childCPU == hostCPU ? hostCPU : childCPU
-        for _ in 0..<runs {
-            let callSamples = isolated.call(calls)
-            let localSamples = inProcess.call(calls)
-            _ = floor.withUnsafeMutableBufferPointer { anchor_process_round_trips(floorCPU, Int32(calls), $0.baseAddress) }
-            p50s.append(percentile(callSamples, 50) / 1000)
-            p99s.append(percentile(callSamples, 99) / 1000)
-            localP50s.append(percentile(localSamples, 50))
-            floorP50s.append(percentile(floor, 50) / 1000)
-            floorP99s.append(percentile(floor, 99) / 1000)
+        for _ in 0..<runs where !failed {
+            let samples = isolated.roundTrips(calls)
+            let localSamples = inProcess.roundTrips(calls)
+            p50s.append(percentile(samples, 50) / 1000)
+            p99s.append(percentile(samples, 99) / 1000)
+            localP50s.append(percentile(localSamples, 50) / 1000)
+            localP99s.append(percentile(localSamples, 99) / 1000)
+            for type in socketTypes {
+                let status = floor.withUnsafeMutableBufferPointer {
+                    anchor_process_round_trips_type(childCPU, Int32(calls), $0.baseAddress, type)
+                }
+                if status != 0 { warn("isolation: the C socket-pair floor (type \(type)) failed") }
+                floors[type, default: ([], [])].p50.append(percentile(floor, 50) / 1000)
+                floors[type, default: ([], [])].p99.append(percentile(floor, 99) / 1000)
+            }
         }
+        // Every tick and every openURL reached the plugin, in both processes.
+        for session in [isolated, inProcess] where !failed {
+            guard session.flush() else {
+                failed = true
+                break
+            }
+            if session.ticks != session.ticksSent || session.answers != session.actionsPerformed {
+                warn("isolation: the \(session.isolated ? "isolated" : "in-process") plugin ran \(session.ticks) of \(session.ticksSent) notifications and \(session.answers) of \(session.actionsPerformed) openURL calls")
+            }
+        }
+        if isolated.failures + inProcess.failures > 0 {
+            warn("isolation: \(isolated.failures + inProcess.failures) lc_app_perform(OPEN_URL) calls failed")
+        }
+        guard !failed, !oneWay.isEmpty, !p50s.isEmpty else { return [] }
+
+        let oneWayFigure = summarize(oneWay, unit: "ns")
+        let rate = 1e9 / oneWayFigure.median
+        let localFigure = summarize(local, unit: "ns")
+        let streamFigure = summarize(stream, unit: "ns")
         let p50 = summarize(p50s, unit: "µs")
         let p99 = summarize(p99s, unit: "µs")
-        let localP50 = summarize(localP50s, unit: "ns")
-        let floorP50 = summarize(floorP50s, unit: "µs")
-        let floorP99 = summarize(floorP99s, unit: "µs")
+        let localP50 = summarize(localP50s, unit: "µs")
+        let localP99 = summarize(localP99s, unit: "µs")
+        let seqpacket = socketTypes[0], streamType = socketTypes[1]
+        let seqP50 = summarize(floors[seqpacket]!.p50, unit: "µs")
+        let seqP99 = summarize(floors[seqpacket]!.p99, unit: "µs")
+        let streamP50 = summarize(floors[streamType]!.p50, unit: "µs")
+        let streamP99 = summarize(floors[streamType]!.p99, unit: "µs")
+        let seqLabel = "C: one byte there and back over a SOCK_SEQPACKET socket pair to a child process"
+        let streamLabel = "C: one byte there and back over a SOCK_STREAM socket pair to a child process"
+        let oneCPU = label == "one CPU"
 
         return [
-            Row(group: group, name: "isolated observer: notifications one way (post on the loop thread, plugin in its own process, \(label), -c release)",
+            Row(group: group, name: "isolated observer: notifications one way (lc_app_post_name on the loop thread, plugin in its own process, \(label), C ABI, -c release)",
                 ours: Figure(median: rate / 1e6, min: 1e3 / oneWay.max()!, max: 1e3 / oneWay.min()!, unit: "M notifications/s",
-                             note: "\(Figure.format(oneWayFigure.median)) ns each"),
-                anchors: [("the same observer in the host's process", summarize(local, unit: "ns")),
-                          ("C: 40-byte records over a socket pair to a child process, 64 KiB writes", summarize(stream, unit: "ns"))],
-                target: "≥ 1 M notifications/s", met: rate >= 1e6,
-                ratios: "\(ratio(oneWayFigure.median, summarize(local, unit: "ns").median)) in-process, \(ratio(oneWayFigure.median, summarize(stream, unit: "ns").median)) the C stream"),
-            Row(group: group, name: "isolated delegate call: didFinishLaunchingWithOptions round trip p50 (\(label), -c release)",
-                ours: p50, anchors: [("the same function in the host's process (libffi)", localP50),
-                                     ("C: one byte there and back over a socket pair to a child process", floorP50)],
-                target: label == "one CPU" ? "≤ 15 µs p50 on one CPU" : "information", met: label == "one CPU" ? p50.median <= 15 : nil,
-                ratios: "\(ratio(p50.median, floorP50.median)) the C round trip, \(ratio(p50.median * 1000, localP50.median)) in-process"),
-            Row(group: group, name: "isolated delegate call: didFinishLaunchingWithOptions round trip p99 (\(label), -c release)",
-                ours: p99, anchors: [("C: one byte there and back over a socket pair to a child process", floorP99)],
-                target: "information", met: nil, ratios: "\(ratio(p99.median, floorP99.median)) the C round trip"),
+                             note: "\(Figure.format(oneWayFigure.median)) ns each, \(count) posts then a flush's reply"),
+                anchors: [("the same observer in the host's process (lc_app_load_plugin)", localFigure),
+                          ("C: 40-byte records over a SOCK_STREAM socket pair to a child process, 64 KiB writes", streamFigure)],
+                target: "≥ 1 M notifications/s", met: settings.quick ? nil : rate >= 1e6,
+                ratios: "\(ratio(oneWayFigure.median, localFigure.median)) in-process, \(ratio(oneWayFigure.median, streamFigure.median)) the C stream"),
+            Row(group: group, name: "isolated delegate through an action: lc_app_perform(OPEN_URL) → application_openURL_options round trip p50 (\(label), C ABI, -c release)",
+                ours: p50, anchors: [("the same action, the plugin in the host's process (lc_app_load_plugin)", localP50),
+                                     (seqLabel, seqP50), (streamLabel, streamP50)],
+                target: oneCPU ? "≤ 15 µs p50 on one CPU" : "information", met: oneCPU && !settings.quick ? p50.median <= 15 : nil,
+                ratios: "\(ratio(p50.median, seqP50.median)) the SOCK_SEQPACKET floor, \(ratio(p50.median, streamP50.median)) the SOCK_STREAM floor, \(ratio(p50.median, localP50.median)) in-process"),
+            Row(group: group, name: "isolated delegate through an action: lc_app_perform(OPEN_URL) → application_openURL_options round trip p99 (\(label), C ABI, -c release)",
+                ours: p99, anchors: [("the same action, the plugin in the host's process (lc_app_load_plugin)", localP99),
+                                     (seqLabel, seqP99), (streamLabel, streamP99)],
+                target: "information", met: nil,
+                ratios: "\(ratio(p99.median, seqP99.median)) the SOCK_SEQPACKET floor, \(ratio(p99.median, streamP99.median)) the SOCK_STREAM floor, \(ratio(p99.median, localP99.median)) in-process"),
         ]
     }
 
-    /// One application with the measured plugin, in-process or isolated, launched.
+    static func lastError() -> String { lc_last_error_message().map { String(cString: $0) } ?? "?" }
+
+    /// One application (launched, active) with the measured plugin, in-process or isolated, and an
+    /// observer of the plugin's flush replies.
     final class Session {
-        let handle: AppHandle
-        let plugin: LoadedPlugin
-        let name: NotificationName
-        let launch: (Application, UserInfo) -> Bool
+        let app: OpaquePointer
+        let isolated: Bool
+        let tick: lc_name
+        let flushName: lc_name
+        let url = strdup("app://bench/item/7")!
+        /// What this side sent (from the plugin's counts at the start), and what the plugin says it ran
+        /// (its last flush reply).
+        var ticksSent: Int64 = 0
+        var actionsPerformed: Int64 = 0
+        var failures = 0
+        var ticks: Int64 = -1
+        var answers: Int64 = -1
+        var replied = false
+        var running = false
 
         init?(image: String, isolated: Bool) {
-            do {
-                handle = try AppHandle(configuration: Configuration())
-                plugin = isolated ? try handle.loadIsolatedPlugin(path: image, settings: IsolationSettings()) : try handle.loadPlugin(path: image)
-                name = try NotificationName("com.bench.tick")
-                try handle.app.perform(.launch())
-            } catch {
-                fputs("isolation: \(error)\n", stderr)
+            self.isolated = isolated
+            var made: OpaquePointer?
+            guard lc_app_create(nil, &made) == lc_status(LC_OK), let app = made else {
+                warn("isolation: lc_app_create failed: \(IsolationBenchmarks.lastError())")
                 return nil
             }
-            guard let handlers = isolated ? plugin.isolatedDelegateHandlers : plugin.inProcessDelegateHandlers,
-                  let launch = handlers.didFinishLaunching
-            else {
-                fputs("isolation: the measured plugin has no didFinishLaunching\n", stderr)
+            self.app = app
+            var tick: lc_name = 0
+            var flushID: lc_name = 0
+            var flushed: lc_name = 0
+            var status = lc_name_intern("com.bench.tick", &tick)
+            if status == lc_status(LC_OK) { status = lc_name_intern("com.bench.flush", &flushID) }
+            if status == lc_status(LC_OK) { status = lc_name_intern("com.bench.flushed", &flushed) }
+            self.tick = tick
+            self.flushName = flushID
+            if status == lc_status(LC_OK) {
+                var options = lc_load_options_t()
+                options.struct_size = UInt32(MemoryLayout<lc_load_options_t>.size)
+                options.flags = lc_load_flags(LC_LOAD_ISOLATED)
+                status = isolated ? lc_app_load_plugin_with_options(app, image, &options, nil) : lc_app_load_plugin(app, image, nil)
+            }
+            if status == lc_status(LC_OK) {
+                let context = Unmanaged.passUnretained(self).toOpaque()
+                status = lc_app_observe_name(app, flushed, nil, { note, context in
+                    let session = Unmanaged<Session>.fromOpaque(context!).takeUnretainedValue()
+                    if let info = note?.pointee.user_info {
+                        var value: Int64 = 0
+                        if lc_dict_get_int(info, "ticks", &value) == lc_status(LC_OK) { session.ticks = value }
+                        if lc_dict_get_int(info, "answers", &value) == lc_status(LC_OK) { session.answers = value }
+                    }
+                    session.replied = true
+                    if session.running { _ = lc_app_stop(session.app) }
+                }, context, nil)
+            }
+            if status == lc_status(LC_OK) { status = lc_app_perform_simple(app, lc_action_kind(LC_ACTION_LAUNCH)) }
+            guard status == lc_status(LC_OK), lc_app_state(app) == lc_state(LC_STATE_ACTIVE) else {
+                warn("isolation: \(isolated ? "isolated" : "in-process") set-up failed (\(String(cString: lc_status_name(status)))): \(IsolationBenchmarks.lastError())")
+                lc_app_destroy(app)
+                free(url)
                 return nil
             }
-            self.launch = launch
+            // The plugin's counts so far: an image loaded in this process before (the same path, kept
+            // mapped) keeps its static counters.
+            guard self.flush() else {
+                lc_app_destroy(app)
+                free(url)
+                return nil
+            }
+            ticksSent = ticks
+            actionsPerformed = answers
         }
 
-        /// Nanoseconds a notification, `count` of them, until the plugin has run them all.
-        func post(_ count: Int) -> Double {
-            let center = handle.app.center
+        /// Posts the flush and runs the loop (slices of 50 ms, at most 30 s) until the plugin's reply
+        /// arrives; false (with a warning) when it does not.
+        func flush() -> Bool {
+            replied = false
+            guard lc_app_post_name(app, flushName, nil, nil) == lc_status(LC_OK) else {
+                warn("isolation: lc_app_post_name failed: \(IsolationBenchmarks.lastError())")
+                return false
+            }
+            let deadline = nowNanoseconds() + 30_000_000_000
+            while !replied && nowNanoseconds() < deadline {
+                running = true
+                let status = lc_app_run_for(app, 0.05)
+                running = false
+                if status != lc_status(LC_OK) {
+                    warn("isolation: lc_app_run_for failed: \(IsolationBenchmarks.lastError())")
+                    return false
+                }
+            }
+            if !replied { warn("isolation: no reply from the \(isolated ? "isolated" : "in-process") plugin within 30 s") }
+            return replied
+        }
+
+        /// Nanoseconds a notification: `count` posts on the loop thread, until the plugin has run them all.
+        func post(_ count: Int) -> Double? {
             let start = nowNanoseconds()
-            for _ in 0..<count { center.post(name) }
-            handle.settleIsolatedPlugins()
-            return Double(nowNanoseconds() - start) / Double(count)
+            for _ in 0..<count where lc_app_post_name(app, tick, nil, nil) != lc_status(LC_OK) { failures += 1 }
+            guard flush() else { return nil }
+            let elapsed = nowNanoseconds() - start
+            ticksSent += Int64(count)
+            return Double(elapsed) / Double(count)
         }
 
-        /// Each call's nanoseconds.
-        func call(_ count: Int) -> [Double] {
+        /// Each action's nanoseconds: `count` lc_app_perform(OPEN_URL).
+        func roundTrips(_ count: Int) -> [Double] {
+            var action = lc_action_t()
+            action.struct_size = UInt32(MemoryLayout<lc_action_t>.size)
+            action.kind = lc_action_kind(LC_ACTION_OPEN_URL)
+            action.url = UnsafePointer(url)
             var samples = [Double](repeating: 0, count: count)
-            let app = handle.app
-            let options = UserInfo()
             for index in 0..<count {
                 let start = nowNanoseconds()
-                blackHole(launch(app, options))
+                let status = lc_app_perform(app, &action)
                 samples[index] = Double(nowNanoseconds() - start)
+                if status != lc_status(LC_OK) { failures += 1 }
             }
+            actionsPerformed += Int64(count)
             return samples
         }
 
-        func close() { handle.shutdown() }
+        func close() {
+            lc_app_destroy(app)
+            free(url)
+        }
     }
 }

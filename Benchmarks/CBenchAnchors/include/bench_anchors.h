@@ -84,3 +84,38 @@ int anchor_process_round_trips(int child_cpu, int samples, double *out_ns);
 int64_t anchor_process_stream(int child_cpu, int records, int record_size, int batch);
 /// The heap in use now: mallinfo2().uordblks, in bytes.
 size_t anchor_ffi_heap_in_use(void);
+
+// ---- anchor_rings_*: the cross-thread group, several producers without a shared lock ----
+// (appended by the cross-thread group)
+
+/// Throughput through one SPSC ring per producer (4096 items each) and one eventfd: `producers`
+/// (1...64) new threads push `count / producers` items each into their own ring; the calling thread,
+/// as a main loop, drains every ring in turn and sleeps in epoll_wait on the eventfd only when all are
+/// empty (a producer writes the eventfd only when the consumer announced its sleep). Returns the
+/// nanoseconds from releasing the producers to the last item handled, or -1 (a thread or fd could not
+/// be made, or the items did not all arrive within 60 s).
+int64_t anchor_rings_throughput(int producers, int count);
+/// Bytes of heap in use now (glibc mallinfo2(), all arenas): uordblks + hblkhd.
+size_t anchor_rings_heap_in_use(void);
+/// Bytes free inside malloc's arenas (mallinfo2().fordblks): kept by the process, not in use.
+size_t anchor_rings_arena_free(void);
+/// The resident set size now (/proc/self/statm), in bytes; 0 when it cannot be read.
+size_t anchor_rings_rss_bytes(void);
+/// `malloc_trim(0)`: hands the free memory of every arena back to the system; 1 when some was released.
+int anchor_rings_trim(void);
+
+// ---- anchor_deleg_*, anchor_process_round_trips_type: the delegates and isolation groups ----------
+// (appended for DelegateBenchmarks.swift and IsolationBenchmarks.swift)
+
+/// The C loop a host keeping an array of callbacks would write: `iterations` times, calls the `n`
+/// functions `void fn(void *app)` in order through plain function pointers. Returns n × iterations.
+uint64_t anchor_deleg_c_loop(void *const *fns, size_t n, void *app, size_t iterations);
+/// The same with one raw `ffi_call` per function, through one cif (`void (void *)`) prepared once.
+/// Returns n × iterations (0 when the cif cannot be prepared).
+uint64_t anchor_deleg_ffi_loop(void *const *fns, size_t n, void *app, size_t iterations);
+/// `anchor_process_round_trips` over a Unix socket pair of `socket_type` (SOCK_STREAM or
+/// SOCK_SEQPACKET): one byte there and back to a forked child pinned to `child_cpu` (-1: left as is),
+/// `samples` times; each round trip (ns) to `out_ns`. Returns 0, or -1 when the pair or child cannot be
+/// made or a round trip failed.
+int anchor_process_round_trips_type(int child_cpu, int samples, double *out_ns, int socket_type);
+// ---- end of anchor_deleg_* ----

@@ -27,27 +27,3 @@ extension LoadedPlugin {
     /// How its process last failed (nil: it runs, or never failed).
     package var isolatedFailure: PluginFailure? { isolation?.failure }
 }
-
-extension AppHandle {
-    /// Waits until every isolated plugin has run what it was sent (what the engine does at the end of
-    /// each action and budgeted phase). [loop-thread]
-    package func settleIsolatedPlugins() { (attachment as? PluginSet)?.settle() }
-}
-
-extension LoadedPlugin {
-    /// The delegate handlers the engine calls for an isolated plugin (each call crosses to its
-    /// process), for measuring a call without a whole action around it; nil in-process.
-    package var isolatedDelegateHandlers: DelegateHandlers? {
-        guard let isolation, isolation.status == .running else { return nil }
-        return isolation.makeHandlers(implementedRows)
-    }
-}
-
-extension LoadedPlugin {
-    /// The delegate handlers of a plugin in the host's process, bound anew (for measuring a call); nil
-    /// for an isolated one.
-    package var inProcessDelegateHandlers: DelegateHandlers? {
-        guard isolation == nil, isActive else { return nil }
-        return bindDelegates().handlers
-    }
-}

@@ -5,7 +5,7 @@
 // Swift API (closures) beside Foundation, from the posting rows.
 
 /// The SVG, or nil when the posting rows are missing (e.g. --filter left them out).
-func postingPlot(_ rows: [Row]) -> String? {
+public func postingPlot(_ rows: [Row]) -> String? {
     var series: [String: [(n: Double, ns: Double)]] = [:]
     let oursC = "C ABI: lc_app_post_name, C observers", oursSwift = "Swift API: center.post, Swift closures"
     let cLoop = "plain C loop", glib = "GLib g_signal_emit", sigc = "libsigc++ emit", foundation = "Foundation NotificationCenter"
