@@ -40,6 +40,10 @@ extension MainRunLoop {
             return 0
         }
         var ran = 0
+        if !state.pointee.next.isEmpty {
+            ran += dispatchNext(honoursStop)
+            if stopping(honoursStop) { return ran }
+        }
         if wake {
             ran += dispatchPosted(honoursStop)
             if stopping(honoursStop) { return ran }
@@ -71,7 +75,25 @@ extension MainRunLoop {
         honoursStop && stopRequested.load(ordering: .relaxed)
     }
 
-    /// Whether a batch interrupted by `stop()` still has items to run. [loop-thread]
+    /// Runs the `performNext` work there was when the turn began, in order; what it adds waits for
+    /// the next turn. On stop, the rest stays, first, for the next turn.
+    func dispatchNext(_ honoursStop: Bool) -> Int {
+        let work = state.pointee.next
+        state.pointee.next = []
+        var ran = 0
+        for index in work.indices {
+            work[index]()
+            ran += 1
+            if stopping(honoursStop), index + 1 < work.count {
+                state.pointee.next = Array(work[(index + 1)...]) + state.pointee.next
+                break
+            }
+        }
+        return ran
+    }
+
+    /// Whether a batch interrupted by `stop()` or by the end of its slice still has items to run.
+    /// [loop-thread]
     var hasCarriedWork: Bool { batch != nil }
 
     /// Whether posted work may be waiting without a wake-up event: a carried batch, or a last take
@@ -100,9 +122,10 @@ extension MainRunLoop {
         return ran
     }
 
-    /// Runs the batch from `batchIndex` in order, moving each item out; on stop, the rest stays for
-    /// the next turn.
+    /// Runs the batch from `batchIndex` in order, moving each item out, for at most `postedSlice`
+    /// (checked every 64 items); on stop or at the slice's end, the rest stays for the next turn.
     func runBatch(_ honoursStop: Bool) -> Int {
+        let sliceEnd = lcs_monotonic_ns() &+ Self.postedSliceNanoseconds
         // Locals: callbacks cannot reach the batch (reentrant turns are refused; perform and stop
         // touch only the queue and the stop flag).
         var ran = 0
@@ -138,7 +161,8 @@ extension MainRunLoop {
                         ran += 1
                     }
                 }
-                if index < count || chunk.pointee.next != nil, stopping(honoursStop) {
+                if index < count || chunk.pointee.next != nil,
+                   stopping(honoursStop) || (ran & 63 == 0 && lcs_monotonic_ns() >= sliceEnd) {
                     // Keep the epoll fd readable for a foreign poller while work is carried over.
                     _ = lcs_eventfd_signal(wakeFD)
                     if index == count { finish(chunk) } else { batchIndex = index }

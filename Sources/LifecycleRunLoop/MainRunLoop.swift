@@ -84,6 +84,8 @@ public final class MainRunLoop: @unchecked Sendable {
         var signalSources: [Int32: [LoopSource]] = [:]
         var nextSourceID = MainRunLoop.firstSourceID
         var isDispatching = false
+        /// `performNext`'s work, in order: run at the start of a turn, before the cross-thread batch.
+        var next: [() -> Void] = []
     }
 
     var batch: UnsafeMutablePointer<WorkChunk>? {
@@ -230,6 +232,26 @@ public final class MainRunLoop: @unchecked Sendable {
             _ = nanosleep(&pause, nil)
         }
     }
+
+    /// Schedules `work` to run on the loop thread at the start of its next turn, before any work
+    /// other threads have queued (and before any `perform`).
+    ///
+    /// [loop-thread] For the owner's own control flow — a scenario's next line, the action an OS
+    /// event asks for — which must not wait behind a flood of posts from other threads: the loop
+    /// runs at most `postedSlice` of queued work a turn, so such work starts within one slice.
+    /// Work added by `performNext` from inside such work runs at the turn after, in order. Not
+    /// bounded (the loop's own thread adds it) and never refused.
+    public func performNext(_ work: @escaping () -> Void) {
+        precondition(isOnLoopThread, "MainRunLoop.performNext must be called on the loop thread")
+        state.pointee.next.append(work)
+    }
+
+    /// How long a turn runs work queued from other threads before it turns to its timers, signals,
+    /// descriptors and `performNext` work again (the rest runs at the next turn, which does not wait):
+    /// 2 ms. A flood of posts delays them by one slice, not by the whole queue (up to 1,048,576
+    /// messages). Checked every 64 messages, so one message that runs long ends its slice late.
+    public static var postedSlice: Duration { .nanoseconds(Int64(postedSliceNanoseconds)) }
+    static let postedSliceNanoseconds: UInt64 = 2_000_000
 
     /// Schedules `work` to run on the loop thread, unless this thread is over the queue's bound.
     ///
@@ -394,7 +416,7 @@ public final class MainRunLoop: @unchecked Sendable {
             queueLock.unlock()
             if empty { state.pointee.takeFoundWork = false }
         }
-        if hasPostedWork { _ = lcs_eventfd_signal(wakeFD) }
+        if hasPostedWork || !state.pointee.next.isEmpty { _ = lcs_eventfd_signal(wakeFD) }
     }
 
     /// The earliest deadline of an active timer, nil when there is none. [loop-thread]
@@ -424,7 +446,7 @@ public final class MainRunLoop: @unchecked Sendable {
                 let remaining = deadline - now
                 timeoutMS = Int32(clamping: remaining / 1_000_000 + (remaining % 1_000_000 == 0 ? 0 : 1))
             }
-            if hasPostedWork { timeoutMS = 0 }
+            if hasPostedWork || !state.pointee.next.isEmpty { timeoutMS = 0 }
             try turn(timeoutMS: timeoutMS, honoursStop: true)
         }
     }

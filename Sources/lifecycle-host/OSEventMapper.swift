@@ -137,7 +137,7 @@ final class HostOSEvents: @unchecked Sendable {
             guard Self.returnsToForeground(state()) else { return }
             // A later turn: readers of this turn (a clock step read while stopped) and signals that were
             // pending with this one are handled first, while the app is still suspended.
-            loop.perform { [weak self] in
+            loop.performNext { [weak self] in
                 guard let self, sources.signals.isWatching, Self.returnsToForeground(state()) else { return }
                 perform(.action(.foreground), origin)
             }
@@ -157,7 +157,7 @@ final class HostOSEvents: @unchecked Sendable {
     /// should be written before the process stops. The state is read again then.
     func applicationStateChanged(to state: ApplicationState) {
         guard stopPending, state == .suspended else { return }
-        loop.perform { [weak self] in self?.stopIfSuspended() }
+        loop.performNext { [weak self] in self?.stopIfSuspended() }
     }
 
     private static func returnsToForeground(_ state: ApplicationState) -> Bool {

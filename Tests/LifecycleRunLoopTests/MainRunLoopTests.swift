@@ -232,6 +232,56 @@ final class MainRunLoopTests: XCTestCase {
         XCTAssertEqual(loop.dispatchPending(), 0)
     }
 
+    /// The owner's next step (`performNext`) runs at the start of the next turn, before work other
+    /// threads queued earlier; what it adds runs at the turn after, in order.
+    func testPerformNextRunsBeforeWorkOtherThreadsQueuedEarlier() throws {
+        let loop = try MainRunLoop()
+        let log = LoopConfined<[String]>([])
+        onAnotherThread {
+            for index in 0..<3 { loop.perform { log.value.append("posted \(index)") } }
+        }
+        loop.performNext {
+            log.value.append("next 1")
+            loop.performNext { log.value.append("next 3") }
+        }
+        loop.performNext { log.value.append("next 2") }
+        XCTAssertTrue(log.value.isEmpty, "performNext never runs inline")
+        loop.dispatchPending()
+        XCTAssertEqual(log.value, ["next 1", "next 2", "posted 0", "posted 1", "posted 2"])
+        loop.dispatchPending()
+        XCTAssertEqual(log.value.last, "next 3")
+        XCTAssertEqual(loop.dispatchPending(), 0)
+    }
+
+    /// A turn runs at most `postedSlice` of queued work (checked every 64 items): work that takes
+    /// 64 ms in all is run over several turns, and a timer that falls due in between fires between two
+    /// slices, not after the whole queue.
+    func testQueuedWorkRunsInSlicesAndATimerFiresBetweenThem() throws {
+        let loop = try MainRunLoop()
+        let log = LoopConfined<[String]>([])
+        let items = 640  // 0.1 ms each: 64 ms; a slice ends after 64 of them (6.4 ms)
+        onAnotherThread {
+            for index in 0..<items {
+                loop.perform {
+                    let start = MonotonicInstant.now
+                    while MonotonicInstant.now.nanoseconds - start.nanoseconds < 100_000 {}
+                    log.value.append("work \(index)")
+                }
+            }
+        }
+        loop.addTimer(after: .milliseconds(1)) { log.value.append("timer") }
+        var turns = 0
+        while log.value.count < items + 1 {
+            loop.dispatchPending()
+            turns += 1
+            XCTAssertLessThan(turns, 1_000)
+        }
+        XCTAssertGreaterThanOrEqual(turns, 10, "64 ms of work took \(turns) turns")
+        let timer = try XCTUnwrap(log.value.firstIndex(of: "timer"))
+        XCTAssertLessThan(timer, items / 2, "the timer fired after \(timer) of \(items) items")
+        XCTAssertEqual(log.value.filter { $0 != "timer" }, (0..<items).map { "work \($0)" }, "in order")
+    }
+
     // MARK: Timers
 
     func testTimersFireInDeadlineOrderAndNotBeforeTheirDeadline() throws {
