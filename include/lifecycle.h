@@ -37,13 +37,14 @@ extern "C" {
 // Version
 
 #define LC_ABI_VERSION_MAJOR 1
-#define LC_ABI_VERSION_MINOR 3 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
+#define LC_ABI_VERSION_MINOR 4 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
                                 // 1.2: scenes and Handoff (lc_scene, lc_scene_*, lc_app_scene, LC_NAME_SCENE_*, the scene and Handoff
                                 //      delegate functions, the scene actions); fields appended to lc_config_t, lc_action_t,
                                 //      lc_trace_event_t, lc_delegate_t, lc_plugin_delegate_t and lc_host_api_t
                                 // 1.3: the hang budget (lc_config_t.hang_budget, budget_name "hang"), the nesting limit of
                                 //      posts (LC_ERR_NESTING_LIMIT), the queue bound (LC_ERR_QUEUE_FULL), isolated plugins
                                 //      (lc_app_load_plugin_with_options, lc_load_options_t)
+                                // 1.4: plugins' quotas (LC_ERR_QUOTA)
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -85,6 +86,10 @@ enum {
     LC_ERR_NESTING_LIMIT = -17,          // a post from inside 64 nested dispatches (an observer re-posting from
                                          // its own callback, …): refused, nothing delivered; the dispatches
                                          // under way go on. The trace has an `error` event "post refused".
+    // ABI 1.4
+    LC_ERR_QUOTA = -18,                  // a plugin is at one of its quotas (observers, timers, open background
+                                         // tasks, custom names: see lc_host_api_t, "Quotas"); nothing changed.
+                                         // The trace has a `quota` event naming the plugin and the quota.
 };
 
 /// The constant's name, e.g. "LC_ERR_ILLEGAL_ACTION". Static storage. [thread-safe]
@@ -177,6 +182,18 @@ typedef uint64_t lc_source_id;      // a timer or fd source; 0 is never valid
 // dictionaries and lists read out of a dictionary are owned by it and valid as long as it is, and
 // until it is next changed. Setting copies the value in. Every function here is [thread-safe] on
 // distinct dictionaries; one dictionary must not be used from two threads at once.
+//
+// Limits, the same for every dictionary and in every mode (in the host's process and isolated): lists
+// and dictionaries nest at most 64 levels below a dictionary's own entries, and its entries take at
+// most 67108844 bytes (64 MiB - 20) in the archive encoding (each entry 8 + the key's bytes + 9 + the
+// value's body: 8 for an int or a double, 1 for a bool, the bytes of a string or a byte string, the
+// items or entries of a list or dictionary). A setter or an append that would break one returns
+// LC_ERR_INVALID_ARGUMENT and changes nothing; lc_last_error_message() names the key and the limit
+// ("lc_dict_set_dict: 'deep' would make the dictionary 65 levels deep (at most 64); nothing was
+// set"). Sizes are checked before the value is read. Posting a dictionary over them (only one the
+// host made can be: connection options wrap an activity 3 levels down) is refused the same way. In a
+// `coder` (state preservation), a refused setter means the state was not encoded: nothing is saved
+// and the previous archive is kept (the trace's `error archive` line says so).
 
 /// A new, empty dictionary, owned by the caller. [thread-safe]
 LC_EXPORT lc_dict *lc_dict_create(void);
@@ -348,10 +365,14 @@ enum {
     LC_SCENE_MANIFEST_SINGLE_SCENE = 1u << 1, // at most one scene connected at a time
 };
 
+// lc_app_create refuses a field outside its range with LC_ERR_INVALID_ARGUMENT, the message naming the
+// field, the value and what is allowed: a watchdog_policy other than the two below, a background_modes
+// or scene_manifest bit the header does not define (or LC_SCENE_MANIFEST_SINGLE_SCENE without
+// LC_SCENE_MANIFEST), exits_on_suspend other than 0 or 1, an empty, relative or non-UTF-8 archive_directory.
 typedef struct lc_config {
     uint32_t struct_size;              // sizeof(lc_config_t)
-    lc_watchdog_policy watchdog_policy;
-    lc_background_modes background_modes;
+    lc_watchdog_policy watchdog_policy; // LC_WATCHDOG_TERMINATE or LC_WATCHDOG_REPORT
+    lc_background_modes background_modes; // LC_BACKGROUND_* bits only
     uint32_t exits_on_suspend;         // UIApplicationExitsOnSuspend: 0 or 1
     // Budgets in seconds; 0 keeps the default (launch 5, didEnterBackground 5, willTerminate 5,
     // completion handlers 30, background time 30, expiration warning 5). Otherwise above 0 and at
@@ -363,7 +384,7 @@ typedef struct lc_config {
     double completion_handler_budget;
     double background_task_budget;
     double expiration_warning;
-    const char *archive_directory;     // NULL: no state preservation. Copied.
+    const char *archive_directory;     // NULL: no state preservation; else an absolute path (UTF-8). Copied.
     // Called for every overrun as soon as it is noticed, on the watchdog thread or the main thread:
     // the callback that overran may still be running. [any thread]
     lc_watchdog_fn on_watchdog;
@@ -473,7 +494,9 @@ LC_EXPORT lc_status lc_app_remove_observer(lc_app *app, lc_observer_token token)
 /// while the application is suspended, carries a copy taken now. From another thread,
 /// LC_ERR_QUEUE_FULL (nothing queued) when that thread already has 65536 messages waiting for the
 /// main loop, or all threads 1048576: retry after the loop has run, coalesce, or drop. On the main
-/// thread from inside 64 nested dispatches, LC_ERR_NESTING_LIMIT (1.3), nothing delivered. [thread-safe]
+/// thread from inside 64 nested dispatches, LC_ERR_NESTING_LIMIT (1.3), nothing delivered. A
+/// `user_info` over the dictionary limits (see "Dictionaries and lists"): LC_ERR_INVALID_ARGUMENT,
+/// nothing posted. [thread-safe]
 LC_EXPORT lc_status lc_app_post(lc_app *app, const char *name, const void *sender, const lc_dict *user_info);
 /// lc_app_observe by interned id (see lc_name_intern). LC_ERR_UNKNOWN_NAME for 0 or an id never
 /// issued (the message names the id). Writes the token to `*out` (may be NULL). [main-thread]
@@ -506,7 +529,8 @@ typedef struct lc_delegate {
     void (*protected_data_will_become_unavailable)(lc_app *app, void *ctx);
     void (*protected_data_did_become_available)(lc_app *app, void *ctx);
     bool (*open_url)(lc_app *app, const char *url, const char *source_application, const lc_dict *annotation, void *ctx);
-    // Call `complete(ctx_of_completion, result)` exactly once, from any thread, within 30 s.
+    // Call `complete(ctx_of_completion, result)` exactly once, from any thread, within 30 s. A result
+    // outside lc_fetch_result counts as LC_FETCH_FAILED.
     void (*perform_fetch)(lc_app *app, void (*complete)(void *completion, lc_fetch_result result), void *completion, void *ctx);
     void (*did_receive_remote_notification)(lc_app *app, const lc_dict *user_info,
                                             void (*complete)(void *completion, lc_fetch_result result), void *completion,
@@ -700,7 +724,9 @@ typedef struct lc_dict_api {
 // (complete, token). Call `complete(plugin, token, result)` once, from any thread, within the
 // completion budget (30 s). Tokens are 64-bit ids the host never reuses: a late call (after the
 // request ended), a repeated call, another plugin's token, or a token never issued returns
-// LC_ERR_NOT_FOUND, is logged, and completes nothing. LC_OK means this call completed the request.
+// LC_ERR_NOT_FOUND, is logged, and completes nothing. A result other than LC_FETCH_NEW_DATA, _NO_DATA and
+// _FAILED returns LC_ERR_INVALID_ARGUMENT, is logged, and completes nothing: the request stays open for a
+// call with a valid result. LC_OK means this call completed the request.
 typedef uint64_t lc_completion_token; // 0 is never a valid token
 typedef lc_status (*lc_complete_fn)(lc_plugin *plugin, lc_completion_token token, lc_fetch_result result);
 
@@ -766,16 +792,50 @@ typedef struct lc_plugin_delegate {
 /// timer it is and removes them when the plugin is unloaded.
 ///
 /// Ownership rules:
-///   * Each plugin receives its own copy of this table (and of `dict`) in a read-only page: a plugin
-///     that writes to it faults (SIGSEGV) in its own write; no plugin can change another's table.
+///   * Each plugin receives its own copy of this table (and of `dict`) in a read-only page of its own:
+///     a plugin that writes to it faults (SIGSEGV) in its own write; no plugin's table shares a page
+///     with another's.
 ///   * Observers, background tasks and timers belong to the plugin that created them. A plugin may
 ///     remove, end or cancel only its own: remove_observer, end_background_task and cancel_timer
 ///     answer LC_ERR_NOT_FOUND (and lc_last_error_message() names the calling plugin) for a token, task
 ///     or timer of another plugin or of the host, exactly as for one that never existed; nothing changes.
 ///   * Completion tokens (ABI 1.1, lc_plugin_delegate_t) belong to the plugin whose delegate received
 ///     them: completing another plugin's token answers LC_ERR_NOT_FOUND and completes nothing.
-///   * `plugin` must be the handle this plugin's init received; passing another plugin's handle is
-///     outside the contract (the host cannot tell a handle given away from one guessed).
+///   * `plugin` must be the handle this plugin's init received. A handle is a token the host made
+///     (not an address: never dereference it); one the host never gave out, or one of a plugin whose
+///     application is gone, is refused with LC_ERR_INVALID_ARGUMENT. On the main thread, inside a
+///     callback of a plugin (an observer, a delegate function, a timer, posted work, init, an
+///     expiration handler), a call made with another plugin's handle is refused with
+///     LC_ERR_INVALID_ARGUMENT and traced (kind "handle-refused"); nothing changes.
+///
+/// What the host's checks can and cannot stop. They stop accidents, and the abuses that go through
+/// the host's API: a write to a table (its own page, read-only), a stale or made-up handle, a call in
+/// another plugin's name from inside one's own callback, another plugin's token, task or timer. A
+/// plugin loaded in the host's process is code of the host's process, and nothing stops what it does
+/// to memory: it can make its own table's page writable again (it then rewrites only its own table:
+/// every table has a page of its own), read another plugin's handle out of that plugin's memory and
+/// use it from a thread of its own (the check against the running callback holds on the main thread
+/// only), or write anywhere. Against such a plugin, load it isolated (LC_LOAD_ISOLATED,
+/// `lifecycle-host run --isolate`): in a process of its own, it can reach nothing of the host's or of
+/// the other plugins' but through the protocol, and every frame it sends is checked.
+///
+/// Quotas (ABI 1.4): what a plugin makes the host keep is counted per plugin, in the host's process
+/// and isolated alike, and a call past a quota returns LC_ERR_QUOTA and changes nothing;
+/// lc_last_error_message() (where the plugin can read it) says "FUNCTION: plugin 'ID' is at its quota
+/// of N KIND; refused, nothing changed". The host's quotas (lifecycle-host's defaults):
+///   * observers: 100000 registered at once (observe, observe_name; remove_observer gives one back);
+///   * timers: 10000 waiting at once (add_timer; one is given back when it fires or is cancelled);
+///   * open background tasks: 1000 (begin_background_task; given back when the task ends: by
+///     end_background_task, the watchdog, or the application's end);
+///   * custom notification names: 10000 (observe, post, name_intern of a dotted name no one had
+///     used; isolated, each distinct custom name the plugin observes or posts, by string or by id).
+///     Never given back: names live as long as the process.
+///   Unloading gives everything back. Each refusal is traced (kind "quota", name the quota,
+///   observer the plugin; the first at once, then at most one event a second counting the refusals
+///   since) and counted (lifecycle_plugin_quota_refusals_total). An isolated plugin refused 1000
+///   times within 10 s is cut off: SIGKILL, "plugin-failed", cause "quota exceeded".
+/// Log lines: at most 100 a second per plugin on average, in bursts of up to 1000; the lines over it
+/// are dropped and one warning line says how many ("suppressed N log lines of plugin 'ID' ...").
 struct lc_host_api {
     uint32_t struct_size;
     uint32_t abi_major;
@@ -783,25 +843,27 @@ struct lc_host_api {
     const lc_dict_api_t *dict;
     /// Sets the message shown when init fails (copied). [main-thread]
     lc_status (*set_error)(lc_plugin *plugin, const char *message);
-    /// Logs a line attributed to the plugin. [thread-safe]
+    /// Logs a line attributed to the plugin, within its rate (see "Log lines" above). [thread-safe]
     void (*log)(lc_plugin *plugin, lc_log_level level, const char *message);
-    /// See lc_app_observe. [main-thread]
+    /// See lc_app_observe; LC_ERR_QUOTA at the plugin's quota of observers, or of custom names for a new
+    /// name. [main-thread]
     lc_status (*observe)(lc_plugin *plugin, const char *name, const void *sender, lc_observer_fn fn, void *ctx,
                          lc_observer_token *out);
     /// See lc_app_remove_observer; only an observer this plugin registered (else LC_ERR_NOT_FOUND). [main-thread]
     lc_status (*remove_observer)(lc_plugin *plugin, lc_observer_token token);
-    /// See lc_app_post (LC_ERR_QUEUE_FULL over the queue's bound). [thread-safe]
+    /// See lc_app_post (LC_ERR_QUEUE_FULL over the queue's bound; LC_ERR_QUOTA for a new custom name past
+    /// the plugin's quota). [thread-safe]
     lc_status (*post)(lc_plugin *plugin, const char *name, const void *sender, const lc_dict *user_info);
     /// The application's state. [main-thread]
     lc_state (*state)(lc_plugin *plugin);
-    /// See lc_app_begin_background_task. [main-thread]
+    /// See lc_app_begin_background_task; LC_ERR_QUOTA at the plugin's quota of open tasks. [main-thread]
     lc_status (*begin_background_task)(lc_plugin *plugin, const char *name, void (*expiration)(void *ctx), void *ctx,
                                        lc_task_id *out);
     /// See lc_app_end_background_task; only a task this plugin began (else LC_ERR_NOT_FOUND, checked on
     /// the calling thread). [thread-safe]
     lc_status (*end_background_task)(lc_plugin *plugin, lc_task_id task);
-    /// See lc_app_add_timer / lc_app_cancel_timer; cancel_timer only a timer this plugin added (else
-    /// LC_ERR_NOT_FOUND). [main-thread]
+    /// See lc_app_add_timer / lc_app_cancel_timer; add_timer LC_ERR_QUOTA at the plugin's quota of timers;
+    /// cancel_timer only a timer this plugin added (else LC_ERR_NOT_FOUND). [main-thread]
     lc_status (*add_timer)(lc_plugin *plugin, double seconds, void (*fn)(void *ctx), void *ctx, lc_source_id *out);
     lc_status (*cancel_timer)(lc_plugin *plugin, lc_source_id source);
     /// See lc_app_perform_async (LC_ERR_QUEUE_FULL over the queue's bound). [thread-safe]
@@ -815,14 +877,16 @@ struct lc_host_api {
     /// ignores exported delegate functions (the 1.0 way) of this plugin. LC_ERR_ILLEGAL_ACTION outside
     /// init or on a second call; LC_ERR_INVALID_ARGUMENT for NULL or a struct_size below 8. [main-thread]
     lc_status (*set_delegate)(lc_plugin *plugin, const lc_plugin_delegate_t *delegate);
-    /// See lc_name_intern (ABI 1.1). [thread-safe]
+    /// See lc_name_intern (ABI 1.1); LC_ERR_QUOTA for a new custom name past the plugin's quota. [thread-safe]
     lc_status (*name_intern)(lc_plugin *plugin, const char *name, lc_name *out);
-    /// See lc_app_observe_name (ABI 1.1); the observer is the calling plugin's. [main-thread]
+    /// See lc_app_observe_name (ABI 1.1); the observer is the calling plugin's (LC_ERR_QUOTA at its quota of
+    /// observers). [main-thread]
     lc_status (*observe_name)(lc_plugin *plugin, lc_name name, const void *sender, lc_observer_fn fn, void *ctx,
                               lc_observer_token *out);
     /// See lc_app_post_name (ABI 1.1): on the main thread observers have run when it returns; from
     /// another thread it is queued in this thread's order, or refused with LC_ERR_QUEUE_FULL over the
-    /// queue's bound. [thread-safe]
+    /// queue's bound. Isolated, a custom name new to the host counts towards the plugin's quota of
+    /// custom names (LC_ERR_QUOTA past it). [thread-safe]
     lc_status (*post_name)(lc_plugin *plugin, lc_name name, const void *sender, const lc_dict *user_info);
 
     // ---- ABI 1.2 (a 1.2 plugin is never loaded by an older host; a plugin declaring 1.1 checks
@@ -858,11 +922,12 @@ LC_EXPORT const char *lc_plugin_id(const lc_plugin *plugin);
 // the same checks, and is presented to the application as any plugin: its observers receive the same
 // notifications in the same order on its own main thread, its delegate functions are called, its
 // host-API calls reach the application. A crash (a signal, an exit), a callback that overruns its
-// budget (killed, SIGKILL) or a broken protocol takes the plugin out (its observers, delegate
-// functions, timers and background tasks removed; its open completions called with
-// LC_FETCH_FAILED) and is reported in the trace (kind "plugin-failed", observer: the plugin,
-// detail: the signal or status and the callback it was running); the application and the other
-// plugins go on. Differences a plugin can see, and the costs: docs/c-api.md, "Isolated plugins".
+// budget (killed, SIGKILL), a broken protocol or calls past a quota kept up (1000 refused within
+// 10 s, see "Quotas"; SIGKILL) takes the plugin out (its observers, delegate functions, timers and
+// background tasks removed; its open completions called with LC_FETCH_FAILED) and is reported in
+// the trace (kind "plugin-failed", observer: the plugin, detail: the signal or status and the
+// callback it was running); the application and the other plugins go on. Differences a plugin can
+// see, and the costs: docs/c-api.md, "Isolated plugins".
 
 /// How lc_app_load_plugin_with_options loads a plugin.
 typedef uint32_t lc_load_flags;
@@ -909,8 +974,9 @@ LC_EXPORT lc_status lc_app_load_plugin_with_options(lc_app *app, const char *pat
 // freed, so a call at any time lands safely; a pointer whose request ended uncalled (watchdog,
 // application stopped, plugin unloaded) stays bound to that ended request for good, so a late call is
 // reported and completes nothing; a second call is reported and completes nothing for at least 60 s
-// after the request ended (only after that may the pointer serve a new request). Plugins that need
-// the full guarantee use the 1.1 delegate table, whose tokens are never reused.
+// after the request ended (only after that may the pointer serve a new request). A result outside
+// lc_fetch_result counts as LC_FETCH_FAILED. Plugins that need the full guarantee use the 1.1 delegate
+// table, whose tokens are never reused.
 //
 // Define LC_DECLARE_DELEGATE_FUNCTIONS before including this header to have the compiler check your
 // definitions against these prototypes.

@@ -214,7 +214,7 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
         guard let path else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_load_plugin: path is NULL") }
         do {
             let plugin = try handle.loadPlugin(path: String(cString: path))
-            out?.pointee = plugin.opaque
+            out?.pointee = plugin.handle
             return lc_status(LC_OK)
         } catch let refusal as PluginRefusal {
             return lcFail(refusal.status, refusal.message)
@@ -239,7 +239,7 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
             let file = String(cString: path)
             let plugin: LoadedPlugin
             if let settings { plugin = try handle.loadIsolatedPlugin(path: file, settings: settings) } else { plugin = try handle.loadPlugin(path: file) }
-            out?.pointee = plugin.opaque
+            out?.pointee = plugin.handle
             return lc_status(LC_OK)
         } catch {
             return lcFail(error.status, error.message)
@@ -273,6 +273,6 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
 }
 
 @c @implementation public func lc_plugin_id(_ plugin: OpaquePointer?) -> UnsafePointer<CChar>? {
-    guard let plugin else { return nil }
-    return LoadedPlugin.from(plugin).cID
+    // A handle this process never gave out (or of a plugin whose application is gone) names nothing.
+    return PluginHandles.plugin(for: plugin)?.cID
 }

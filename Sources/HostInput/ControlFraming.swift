@@ -14,6 +14,16 @@ package enum ControlFraming {
     package static let notUTF8Response = "error: request is not UTF-8"
     /// The response to a request over `maxRequestLength` (the server then closes the connection).
     package static let tooLongResponse = "error: request too long"
+    /// The most client connections a server holds at once.
+    package static let maxConnections = 64
+    /// How long a request line may take from its first byte to its line feed (`unfinishedResponse`).
+    package static let lineTimeout: Duration = .seconds(5)
+    /// The response to a request line not finished within `lineTimeout` (the server then closes the connection).
+    package static let unfinishedResponse = "error: request not finished within \(lineTimeout.components.seconds) s"
+    /// The response to a client that finds `maxConnections` connections open and none idle (then closed).
+    package static let busyResponse = "error: too many connections (at most \(maxConnections))"
+    /// The last line of the connection idle longest, closed to make room for a new client.
+    package static let evictedResponse = "error: closed to make room: at most \(maxConnections) connections, and this one was idle longest"
 
     /// One complete line of a connection's input.
     package enum Frame: Equatable, Sendable {

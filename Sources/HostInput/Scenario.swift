@@ -81,10 +81,12 @@ package enum ScenarioParser {
     ///
     /// Lines end with LF or CR LF (a file saved on Windows): the CR is not part of the line. (Split on
     /// bytes: in a Swift `String` CR LF is one `Character`, so splitting on the character "\n" would
-    /// find no line break at all in a CR LF file.)
+    /// find no line break at all in a CR LF file.) A UTF-8 byte order mark (EF BB BF, as some Windows
+    /// editors write) at the very start of the text is skipped; anywhere else it is text like any other.
     package static func parse(text: String, file: String) throws(ScenarioFileError) -> [ScenarioLine] {
         var lines: [ScenarioLine] = []
-        for (index, raw) in text.utf8.split(separator: 10, omittingEmptySubsequences: false).enumerated() {
+        let bytes = text.utf8.starts(with: byteOrderMark) ? text.utf8.dropFirst(byteOrderMark.count) : text.utf8[...]
+        for (index, raw) in bytes.split(separator: 10, omittingEmptySubsequences: false).enumerated() {
             let text = String(decoding: raw.last == 13 ? raw.dropLast() : raw, as: UTF8.self)
             do {
                 if let command = try parse(line: text) {
@@ -96,6 +98,9 @@ package enum ScenarioParser {
         }
         return lines
     }
+
+    /// The UTF-8 byte order mark (U+FEFF).
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
 
     /// Parses one line; nil for a blank or comment line.
     package static func parse(line: String) throws(ScenarioError) -> HostCommand? {

@@ -23,6 +23,8 @@ package final class AppHandle: @unchecked Sendable {
     package var closures: CompletionClosurePool { CompletionClosurePool.shared }
     /// Live timers and who added them (a plugin's id, or nil for a C caller).
     private var timers: [UInt64: (source: LoopSource, owner: String?)] = [:]
+    /// How many of `timers` each owner added (kept with `timers`: `timerCount(owner:)`).
+    private var timerCounts: [String: Int] = [:]
     private var nextTimerID: UInt64 = 1
     /// The scenes remembered as `lc_scene *` handles (`SceneHandles`). [loop-thread]
     var rememberedScenes: Set<ObjectIdentifier> = []
@@ -60,6 +62,7 @@ package final class AppHandle: @unchecked Sendable {
         attachment?.shutdown(self)
         for timer in timers.values { timer.source.cancel() }
         timers.removeAll()
+        timerCounts.removeAll()
         SceneHandles.forget(owner: ObjectIdentifier(self))
         rememberedScenes.removeAll()
     }
@@ -120,19 +123,34 @@ package final class AppHandle: @unchecked Sendable {
         let delay = CSeconds.duration(seconds, atMost: 1e9)
         let source = loop.addTimer(after: delay) { [weak self] in
             guard let self else { return }
-            timers[id] = nil
+            forgetTimer(id)
             app.runMarked("timer", owner: owner ?? "", body)
         }
         timers[id] = (source, owner)
+        if let owner { timerCounts[owner, default: 0] += 1 }
         return id
     }
 
     @discardableResult
     package func cancelTimer(_ id: UInt64) -> Bool {
-        guard let timer = timers.removeValue(forKey: id) else { return false }
+        guard let timer = forgetTimer(id) else { return false }
         timer.source.cancel()
         return true
     }
+
+    /// Takes timer `id` out of the table (it fired, or is being cancelled), and out of its owner's count.
+    @discardableResult
+    private func forgetTimer(_ id: UInt64) -> (source: LoopSource, owner: String?)? {
+        guard let timer = timers.removeValue(forKey: id) else { return nil }
+        if let owner = timer.owner {
+            let left = (timerCounts[owner] ?? 1) - 1
+            timerCounts[owner] = left > 0 ? left : nil
+        }
+        return timer
+    }
+
+    /// How many live timers (added, neither fired nor cancelled) `owner` added. O(1). [loop-thread]
+    package func timerCount(owner: String) -> Int { timerCounts[owner] ?? 0 }
 
     /// Whether timer `id` is live and was added by `owner`.
     package func hasTimer(_ id: UInt64, owner: String) -> Bool { timers[id]?.owner == owner }

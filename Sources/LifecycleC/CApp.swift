@@ -70,10 +70,12 @@ extension AppHandle {
     /// from another thread the post is queued (no lock but the loop's queue lock, no `String`), or
     /// refused with `LC_ERR_QUEUE_FULL` when this thread is over the queue's bound.
     /// `userInfo` is copied (its value is read now).
-    /// On the loop thread, `LC_ERR_NESTING_LIMIT` when refused at the nesting limit.
+    /// On the loop thread, `LC_ERR_NESTING_LIMIT` when refused at the nesting limit. On any thread,
+    /// `LC_ERR_INVALID_ARGUMENT` when `userInfo` is over `UserInfoLimits` (nothing posted).
     package func post(_ name: NotificationName, sender: UnsafeRawPointer?, userInfo: OpaquePointer?,
                       function: String = "post") -> lc_status
     {
+        if let refused = lcPostLimitRefusal(userInfo, function) { return refused }
         let box = userInfo.map { UserInfoBox.from($0) }
         let posted = center._withUnsafeGuaranteedRef {
             $0.post(name, sender: NotificationSender(rawValue: UInt(bitPattern: sender)), userInfo: box?.current, rawUserInfo: box)
@@ -156,6 +158,8 @@ extension AppHandle {
 // MARK: Creating an application
 
 /// The configuration a C caller gave, over the defaults; a shorter (older) struct's tail stays default.
+/// - Throws: `CStatusError` (`LC_ERR_INVALID_ARGUMENT`, naming the field) for a struct_size below 8, a
+///   budget out of range (`CSeconds.budget`) or an enumeration, bit set or path out of range (`ConfigRanges`).
 package func configuration(from config: UnsafePointer<lc_config_t>?) throws(CStatusError) -> Configuration {
     var configuration = Configuration()
     guard let config else { return configuration }
@@ -166,6 +170,7 @@ package func configuration(from config: UnsafePointer<lc_config_t>?) throws(CSta
         throw CStatusError(status: lc_status(LC_ERR_INVALID_ARGUMENT), message: "config->struct_size is \(size); use lc_config_init")
     }
     withUnsafeMutableBytes(of: &c) { $0.copyMemory(from: UnsafeRawBufferPointer(start: config, count: min(size, MemoryLayout<lc_config_t>.size))) }
+    let archiveDirectory = try ConfigRanges.check(c)  // the enumerations, bit sets and path: in range, or refused
     configuration.watchdogPolicy = Int(c.watchdog_policy) == LC_WATCHDOG_REPORT ? .report : .terminate
     configuration.backgroundModes = Configuration.BackgroundModes(rawValue: c.background_modes)
     configuration.exitsOnSuspend = c.exits_on_suspend != 0
@@ -178,7 +183,7 @@ package func configuration(from config: UnsafePointer<lc_config_t>?) throws(CSta
     b.expirationWarning = try CSeconds.budget(c.expiration_warning, field: "expiration_warning", keep: b.expirationWarning)
     b.hang = try CSeconds.budget(c.hang_budget, field: "hang_budget", keep: b.hang)  // 1.3: a 1.2 struct is zero-filled there
     configuration.budgets = b
-    configuration.archiveDirectory = c.archive_directory.map { String(cString: $0) }
+    configuration.archiveDirectory = archiveDirectory
     if c.scene_manifest & UInt32(LC_SCENE_MANIFEST) != 0 {
         configuration.sceneManifest = SceneManifest(supportsMultipleScenes: c.scene_manifest & UInt32(LC_SCENE_MANIFEST_SINGLE_SCENE) == 0)
     }
@@ -370,12 +375,13 @@ extension AppHandle {
         return lc_status(LC_OK)
     }
 
-    /// Hands the archive to C as a dictionary and takes back what C wrote into it.
+    /// Hands the archive to C as a dictionary and takes back what C wrote into it (a refused write:
+    /// the encoding failed, `StateArchive.take`).
     @discardableResult
     static func withArchive(_ archive: StateArchive, _ body: (OpaquePointer) -> Bool) -> Bool {
         let box = UserInfoBox(archive.values)
         let answer = withExtendedLifetime(box) { body(box.opaque) }
-        archive.values = box.value
+        archive.take(box)
         return answer
     }
 }

@@ -11,6 +11,11 @@ import Glibc
 // box are owned by it. Every function is [thread-safe] on distinct dictionaries: a box is used by
 // one thread at a time (the C ABI's rule), and the only shared state is the thread-local last error.
 // Each function records a message for `lc_last_error_message` before returning an error.
+//
+// Limits: a setter that would make the dictionary deeper than 64 levels or larger than 64 MiB − 20
+// bytes of entries (`UserInfoLimits`, checked in O(1) from the footprint every dictionary keeps) is
+// refused with `LC_ERR_INVALID_ARGUMENT`, naming the key and the limit; nothing changes. A refused
+// setter is remembered by the box (`UserInfoBox.refusedWrite`): in a coder, the state was not encoded.
 
 // MARK: - Helpers for the rest of the host
 
@@ -266,14 +271,41 @@ package func lcDictGetList(
 
 // MARK: - Dictionaries: setters
 
-/// Stores `value` under `key` (replacing in place, or appending). The value is built before the
-/// dictionary changes, so it may come from the dictionary itself.
+/// Stores `value` under `key` (replacing in place, or appending), unless the dictionary would then be
+/// over `UserInfoLimits` (refused, naming the key and the limit; nothing changes). The value is built
+/// before the dictionary changes, so it may come from the dictionary itself.
 private func dictSet(_ function: String, _ dict: OpaquePointer, _ key: UnsafePointer<CChar>, _ value: UserInfoValue)
     -> lc_status
 {
     guard let name = lcString(key, function, "key") else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
-    UserInfoBox.from(dict).value[name] = value
+    let box = UserInfoBox.from(dict)
+    if let excess = box.value.limitExceeded(setting: value, forKey: name) { return limitRefusal(function, name, excess) }
+    box.value[name] = value
     return ok
+}
+
+/// The refusal of a string or bytes value of `body` bytes under `key` that would make the dictionary
+/// larger than `UserInfoLimits` allows, made before the value is copied (size before content); nil
+/// when it fits (or the key is not UTF-8: `dictSet` says so). The words are `dictSet`'s.
+private func sizeRefused(_ function: String, _ dict: OpaquePointer, _ key: UnsafePointer<CChar>, body: Int) -> lc_status? {
+    guard let name = String(validatingCString: key) else { return nil }
+    let entry = UserInfoFootprint(key: name, scalarBody: body)
+    guard let excess = UserInfoBox.from(dict).value.limitExceeded(settingEntry: entry, forKey: name) else { return nil }
+    return limitRefusal(function, name, excess)
+}
+
+/// Records "`function`: 'KEY' would make the dictionary 65 levels deep (at most 64); nothing was set"
+/// and returns `LC_ERR_INVALID_ARGUMENT`.
+private func limitRefusal(_ function: String, _ key: String, _ excess: UserInfoLimitExceeded) -> lc_status {
+    lcFail(LC_ERR_INVALID_ARGUMENT, "\(function): '\(key)' would make the dictionary \(excess); nothing was set")
+}
+
+/// Runs a setter's `body` on `dict`; a refusal is remembered by the box (`UserInfoBox.noteRefusedWrite`).
+@inline(__always)
+private func setting(_ dict: OpaquePointer, _ function: String, _ body: () -> lc_status) -> lc_status {
+    let status = body()
+    if status != ok { UserInfoBox.from(dict).noteRefusedWrite(function) }
+    return status
 }
 
 /// Copies `value` (UTF-8) in under `key`. [thread-safe]
@@ -282,34 +314,43 @@ package func lcDictSetString(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>
 {
     let function = "lc_dict_set_string"
     guard let dict else { return lcNull(function, "dict") }
-    guard let key else { return lcNull(function, "key") }
-    guard let value else { return lcNull(function, "value") }
-    guard let string = lcString(value, function, "value") else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
-    return dictSet(function, dict, key, .string(string))
+    return setting(dict, function) {
+        guard let key else { return lcNull(function, "key") }
+        guard let value else { return lcNull(function, "value") }
+        if let refused = sizeRefused(function, dict, key, body: strlen(value)) { return refused }
+        guard let string = lcString(value, function, "value") else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
+        return dictSet(function, dict, key, .string(string))
+    }
 }
 
 /// Stores an integer under `key`. [thread-safe]
 package func lcDictSetInt(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: Int64) -> lc_status {
     let function = "lc_dict_set_int"
     guard let dict else { return lcNull(function, "dict") }
-    guard let key else { return lcNull(function, "key") }
-    return dictSet(function, dict, key, .int(value))
+    return setting(dict, function) {
+        guard let key else { return lcNull(function, "key") }
+        return dictSet(function, dict, key, .int(value))
+    }
 }
 
 /// Stores a double under `key`. [thread-safe]
 package func lcDictSetDouble(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: Double) -> lc_status {
     let function = "lc_dict_set_double"
     guard let dict else { return lcNull(function, "dict") }
-    guard let key else { return lcNull(function, "key") }
-    return dictSet(function, dict, key, .double(value))
+    return setting(dict, function) {
+        guard let key else { return lcNull(function, "key") }
+        return dictSet(function, dict, key, .double(value))
+    }
 }
 
 /// Stores a boolean under `key`. [thread-safe]
 package func lcDictSetBool(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ value: Bool) -> lc_status {
     let function = "lc_dict_set_bool"
     guard let dict else { return lcNull(function, "dict") }
-    guard let key else { return lcNull(function, "key") }
-    return dictSet(function, dict, key, .bool(value))
+    return setting(dict, function) {
+        guard let key else { return lcNull(function, "key") }
+        return dictSet(function, dict, key, .bool(value))
+    }
 }
 
 /// Copies `length` bytes in under `key`; `data` may be NULL only when `length` is 0. [thread-safe]
@@ -318,11 +359,14 @@ package func lcDictSetBytes(
 ) -> lc_status {
     let function = "lc_dict_set_bytes"
     guard let dict else { return lcNull(function, "dict") }
-    guard let key else { return lcNull(function, "key") }
-    guard data != nil || length == 0 else { return lcNull(function, "data") }
-    guard length >= 0 else { return lcFail(LC_ERR_INVALID_ARGUMENT, "\(function): length \(UInt(bitPattern: length)) is too large") }
-    let bytes = data.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
-    return dictSet(function, dict, key, .bytes(bytes))
+    return setting(dict, function) {
+        guard let key else { return lcNull(function, "key") }
+        guard data != nil || length == 0 else { return lcNull(function, "data") }
+        guard length >= 0 else { return lcFail(LC_ERR_INVALID_ARGUMENT, "\(function): length \(UInt(bitPattern: length)) is too large") }
+        if let refused = sizeRefused(function, dict, key, body: length) { return refused }
+        let bytes = data.map { [UInt8](UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
+        return dictSet(function, dict, key, .bytes(bytes))
+    }
 }
 
 /// Copies the dictionary `value` in under `key` (`value` may be `dict` itself or a part of it). [thread-safe]
@@ -331,9 +375,11 @@ package func lcDictSetDict(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?,
 {
     let function = "lc_dict_set_dict"
     guard let dict else { return lcNull(function, "dict") }
-    guard let key else { return lcNull(function, "key") }
-    guard let value else { return lcNull(function, "value") }
-    return dictSet(function, dict, key, .dict(UserInfoBox.from(value).value))
+    return setting(dict, function) {
+        guard let key else { return lcNull(function, "key") }
+        guard let value else { return lcNull(function, "value") }
+        return dictSet(function, dict, key, .dict(UserInfoBox.from(value).value))
+    }
 }
 
 /// Copies the list `value` in under `key`. [thread-safe]
@@ -342,9 +388,11 @@ package func lcDictSetList(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?,
 {
     let function = "lc_dict_set_list"
     guard let dict else { return lcNull(function, "dict") }
-    guard let key else { return lcNull(function, "key") }
-    guard let value else { return lcNull(function, "value") }
-    return dictSet(function, dict, key, .list(ListBox.from(value).value))
+    return setting(dict, function) {
+        guard let key else { return lcNull(function, "key") }
+        guard let value else { return lcNull(function, "value") }
+        return dictSet(function, dict, key, .list(ListBox.from(value).value))
+    }
 }
 
 /// Removes `key`; `LC_ERR_NOT_FOUND` when absent. [thread-safe]

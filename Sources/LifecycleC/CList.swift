@@ -1,4 +1,6 @@
-// The lc_list functions of the C ABI (boxes and ownership as described in CDict.swift).
+// The lc_list functions of the C ABI (boxes and ownership as described in CDict.swift). An append
+// that would make the list, as any dictionary's value, deeper or larger than `UserInfoLimits` allows
+// is refused (`LC_ERR_INVALID_ARGUMENT`, naming the limit); nothing changes.
 import AppLifecycle
 import CLifecycleABI
 
@@ -121,29 +123,25 @@ package func lcListAppendString(_ list: OpaquePointer?, _ value: UnsafePointer<C
     guard let list else { return lcNull(function, "list") }
     guard let value else { return lcNull(function, "value") }
     guard let string = lcString(value, function, "value") else { return lc_status(LC_ERR_INVALID_ARGUMENT) }
-    ListBox.from(list).value.append(.string(string))
-    return ok
+    return listAppend(function, list, .string(string))
 }
 
 /// Appends an integer. [thread-safe]
 package func lcListAppendInt(_ list: OpaquePointer?, _ value: Int64) -> lc_status {
     guard let list else { return lcNull("lc_list_append_int", "list") }
-    ListBox.from(list).value.append(.int(value))
-    return ok
+    return listAppend("lc_list_append_int", list, .int(value))
 }
 
 /// Appends a double. [thread-safe]
 package func lcListAppendDouble(_ list: OpaquePointer?, _ value: Double) -> lc_status {
     guard let list else { return lcNull("lc_list_append_double", "list") }
-    ListBox.from(list).value.append(.double(value))
-    return ok
+    return listAppend("lc_list_append_double", list, .double(value))
 }
 
 /// Appends a boolean. [thread-safe]
 package func lcListAppendBool(_ list: OpaquePointer?, _ value: Bool) -> lc_status {
     guard let list else { return lcNull("lc_list_append_bool", "list") }
-    ListBox.from(list).value.append(.bool(value))
-    return ok
+    return listAppend("lc_list_append_bool", list, .bool(value))
 }
 
 /// Appends a copy of the dictionary `value`. [thread-safe]
@@ -151,7 +149,13 @@ package func lcListAppendDict(_ list: OpaquePointer?, _ value: OpaquePointer?) -
     let function = "lc_list_append_dict"
     guard let list else { return lcNull(function, "list") }
     guard let value else { return lcNull(function, "value") }
-    let dict = UserInfoBox.from(value).value
-    ListBox.from(list).value.append(.dict(dict))
-    return ok
+    return listAppend(function, list, .dict(UserInfoBox.from(value).value))
+}
+
+/// Appends `item`, unless the list would then be over `UserInfoLimits` as a dictionary's value:
+/// `LC_ERR_INVALID_ARGUMENT`, "`function`: the list would be 65 levels deep (at most 64); nothing was
+/// appended". O(1).
+private func listAppend(_ function: String, _ list: OpaquePointer, _ item: UserInfoValue) -> lc_status {
+    guard let excess = ListBox.from(list).append(item) else { return ok }
+    return lcFail(LC_ERR_INVALID_ARGUMENT, "\(function): the list would be \(excess); nothing was appended")
 }

@@ -89,6 +89,7 @@ package func lcStatus(_ outcome: AppNotificationCenter.PostOutcome, name id: UIn
     case .unknownName: lcUnknownNameID(id, function)
     case .refused: lcQueueFull(function)
     case .nestingLimit: lcNestingLimit(NotificationName(internedID: id)?.rawValue ?? "#\(id)", function)
+    case .overLimit(let excess): lcUserInfoOverLimit(excess, function)
     }
 }
 
@@ -189,6 +190,8 @@ private func statusText(_ status: lc_status) -> StatusText {
         StatusText(name: "LC_ERR_QUEUE_FULL", message: "this thread has too many posts waiting for the main loop; nothing was queued")
     case LC_ERR_NESTING_LIMIT:
         StatusText(name: "LC_ERR_NESTING_LIMIT", message: "a post from inside 64 nested dispatches was refused; nothing was delivered")
+    case LC_ERR_QUOTA:
+        StatusText(name: "LC_ERR_QUOTA", message: "the plugin is at one of its quotas; nothing changed")
     default: StatusText(name: "LC_STATUS_UNKNOWN", message: "not a known status code")
     }
 }

@@ -23,6 +23,11 @@ import Synchronization
 /// (and, while the request is still known, traced by the engine as "called again" or "late"), and
 /// completes nothing — no other request, ever, since no token is issued twice.
 ///
+/// A result outside `lc_fetch_result` is range-checked before anything else (`UnknownResult`): ABI
+/// 1.1's `complete`, which returns a status, refuses it (`LC_ERR_INVALID_ARGUMENT`, logged; nothing is
+/// completed and the request stays open); the two forms that return nothing (`lc_delegate_t`'s and ABI
+/// 1.0's) take it as `LC_FETCH_FAILED`, as documented, since their caller could not learn of a refusal.
+///
 /// Memory: an entry lives while its request is open; ended ones are swept when the table has doubled
 /// since the last sweep (amortised O(1) per request).
 package enum Completions {
@@ -67,15 +72,37 @@ package enum Completions {
         }
     }
 
+    /// What `complete` does with a result outside `lc_fetch_result`.
+    package enum UnknownResult: Sendable {
+        /// `LC_ERR_INVALID_ARGUMENT`, logged; nothing is completed, the token is not used up (its request
+        /// stays open: a call with a valid result may still complete it, within its budget).
+        case refused
+        /// Taken as `LC_FETCH_FAILED` (the forms that return no status: `lc_delegate_t`, ABI 1.0).
+        case countsAsFailed
+    }
+
     /// Completes the request of `token`, if it is open and (with a `caller`) the caller's. [thread-safe]
+    ///
+    /// `result` is range-checked first (`isFetchResult`); one outside `lc_fetch_result` is handled as
+    /// `unknownResult` says.
     /// - Parameter caller: the plugin that calls (ABI 1.1); nil where the caller cannot be known.
-    /// - Returns: LC_OK, or LC_ERR_NOT_FOUND (late, repeated, unknown or foreign token), the message set.
+    /// - Returns: LC_OK, LC_ERR_INVALID_ARGUMENT (a result outside its enum, `.refused`), or
+    ///   LC_ERR_NOT_FOUND (late, repeated, unknown or foreign token), the message set.
     package static func complete(_ token: UInt64, _ result: lc_fetch_result, caller: (any PluginIdentity)?,
-                                 function: String) -> lc_status
+                                 function: String, unknownResult: UnknownResult = .refused) -> lc_status
     {
         enum Outcome { case complete(FetchCompletionHandler), report(FetchCompletionHandler?, String, Logger) }
         let callerBits = caller.map { UInt(bitPattern: ObjectIdentifier($0)) }
         let who = caller.map { "plugin '\($0.id)'" } ?? "a caller"
+        var result = result
+        if !isFetchResult(result), unknownResult == .countsAsFailed { result = lc_fetch_result(LC_FETCH_FAILED) }
+        guard isFetchResult(result) else {
+            let message = "\(function): \(who) completed token \(token) with result \(result); LC_FETCH_NEW_DATA (0), LC_FETCH_NO_DATA (1) "
+                + "or LC_FETCH_FAILED (2); nothing was completed"
+            let logger = state.withLock { $0.entries[token]?.logger } ?? caller?.owner?.app.configuration.logger ?? fallbackLogger
+            logger.warning("\(message)")
+            return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), message)
+        }
         let outcome: Outcome = state.withLock { s in
             guard var entry = s.entries[token] else {
                 return .report(nil, "\(function): \(who) completed token \(token), which names no open request (completed, ended, or never issued); ignored",
@@ -106,12 +133,15 @@ package enum Completions {
         }
     }
 
+    /// Whether `result` is one of `lc_fetch_result`'s values (`LC_FETCH_NEW_DATA` to `LC_FETCH_FAILED`). [thread-safe]
+    package static func isFetchResult(_ result: lc_fetch_result) -> Bool { result <= lc_fetch_result(LC_FETCH_FAILED) }
+
     /// How many requests the table still knows (open ones, and ended ones not swept yet). [thread-safe]
     package static var entryCount: Int { state.withLock { $0.entries.count } }
 
     /// What `lc_delegate_t` functions receive as `complete`: the token travels as the pointer's bits.
     static let delegateComplete: @convention(c) (UnsafeMutableRawPointer?, lc_fetch_result) -> Void = { token, result in
-        _ = complete(UInt64(UInt(bitPattern: token)), result, caller: nil, function: "lc_delegate_t completion")
+        _ = complete(UInt64(UInt(bitPattern: token)), result, caller: nil, function: "lc_delegate_t completion", unknownResult: .countsAsFailed)
     }
 }
 
@@ -254,6 +284,6 @@ package final class CompletionClosurePool: Sendable {
         let slot = Unmanaged<Slot>.fromOpaque(userData).takeUnretainedValue()
         slot.called.store(true, ordering: .releasing)
         _ = Completions.complete(slot.token.load(ordering: .acquiring), argument.load(as: UInt32.self), caller: nil,
-                                 function: "completion")
+                                 function: "completion", unknownResult: .countsAsFailed)
     }
 }

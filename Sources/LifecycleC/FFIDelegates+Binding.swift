@@ -143,7 +143,7 @@ extension FFIDelegates {
                 plugin = nil
             case .pluginTable(let plugin):
                 kind = .pluginTable
-                first = UnsafeRawPointer(plugin.opaque)
+                first = UnsafeRawPointer(plugin.handle)
                 ctx = nil
                 self.plugin = plugin
             }
@@ -288,11 +288,12 @@ extension FFIDelegates {
         return withExtendedLifetime(box) { body(UnsafeRawPointer(box.opaque)) }
     }
 
-    /// Runs `body` with an `lc_dict *` holding the archive's values; copies them back when `writable`.
+    /// Runs `body` with an `lc_dict *` holding the archive's values; copies them back when `writable`,
+    /// with a refused write as the encoding's failure (`StateArchive.take`).
     private static func withArchive<R>(_ archive: StateArchive, writable: Bool, _ body: (UnsafeRawPointer?) -> R) -> R {
         let box = UserInfoBox(archive.values)
         let result = withExtendedLifetime(box) { body(UnsafeRawPointer(box.opaque)) }
-        if writable { archive.values = box.value }
+        if writable { archive.take(box) }
         return result
     }
 

@@ -24,6 +24,9 @@ package final class UserInfoBox {
     /// keys in place), dropped on change.
     @exclusivity(unchecked) private var keyIndex: KeyIndex?
     @exclusivity(unchecked) private var lookups = 0
+    /// The first setter refused on this box (its function and the message it left), kept for good:
+    /// a coder with a refused write holds less than its plugin meant to save (see `StateArchive.failure`).
+    @exclusivity(unchecked) package private(set) var refusedWrite: (function: String, message: String)?
 
     package init(_ value: UserInfo = UserInfo()) { self.value = value }
 
@@ -54,6 +57,12 @@ package final class UserInfoBox {
 
     /// The value at `index` (insertion order).
     package func value(at index: Int) -> UserInfoValue { value.value(at: index) }
+
+    /// Remembers that a setter of `function` was refused, with the message it just recorded (the
+    /// first refusal only). [the box's thread]
+    package func noteRefusedWrite(_ function: String) {
+        if refusedWrite == nil { refusedWrite = (function, String(cString: lcLastErrorMessage())) }
+    }
 
     /// The key at `index` (insertion order).
     package func key(at index: Int) -> String { value.key(at: index) }
@@ -139,15 +148,35 @@ private final class KeyIndex {
     }
 }
 
-/// What a C `lc_list *` points at; same lifetime rules as `UserInfoBox`.
+/// What a C `lc_list *` points at; same lifetime rules as `UserInfoBox`. It keeps the footprint of
+/// its items (`UserInfoFootprint`: their bytes summed, the deepest), so that an append is checked
+/// against `UserInfoLimits` in O(1).
 package final class ListBox {
-    package var value: [UserInfoValue] {
+    package private(set) var value: [UserInfoValue] {
         didSet { invalidate() }
     }
     @exclusivity(unchecked) private var memory = KeptMemory()
     @exclusivity(unchecked) private var dictChildren: [Int: UserInfoBox] = [:]
+    /// The items' footprint, kept by `append`.
+    @exclusivity(unchecked) private var items: UserInfoFootprint
 
-    package init(_ value: [UserInfoValue] = []) { self.value = value }
+    package init(_ value: [UserInfoValue] = []) {
+        self.value = value
+        var items = UserInfoFootprint()
+        for item in value { items.add(UserInfoFootprint(value: item)) }
+        self.items = items
+    }
+
+    /// Appends `item` unless the list, as any dictionary's value, would be over `UserInfoLimits`:
+    /// then nothing changes and the excess is returned. O(1) (a dictionary item's footprint is kept).
+    package func append(_ item: UserInfoValue) -> UserInfoLimitExceeded? {
+        var after = items
+        after.add(UserInfoFootprint(value: item))
+        if let excess = UserInfoLimitExceeded.check(listItems: after) { return excess }
+        items = after
+        value.append(item)
+        return nil
+    }
 
     deinit { memory.free() }
 

@@ -7,12 +7,14 @@ import Logging
 import Synchronization
 
 /// The host-API tables handed to plugins in `init`: one private copy per plugin (with its own copy of
-/// the dictionary table, `host->dict`), in memory made read-only (`mprotect(PROT_READ)`) before any
-/// plugin sees it, so that a plugin writing through its `const lc_host_api_t *` faults in that plugin
-/// instead of redirecting every other plugin's calls (include/lifecycle.h, "Ownership rules").
+/// the dictionary table, `host->dict`), each in a page of its own, made read-only (`mprotect(PROT_READ)`)
+/// before any plugin sees it, so that a plugin writing through its `const lc_host_api_t *` faults in
+/// that plugin instead of redirecting every other plugin's calls — and one that makes its own page
+/// writable again (`mprotect` works on pages) can rewrite only its own table, not its neighbours'
+/// (include/lifecycle.h, "What the host's checks can and cannot stop"). A page a plugin: 4 KiB.
 ///
-/// The copies are carved out of mappings of many slots: each mapping is filled with identical copies,
-/// then made read-only once, and its slots handed out one by one. A copy handed back is handed out
+/// The copies are carved out of mappings of many pages: each mapping is filled with identical copies,
+/// then made read-only once, and its pages handed out one by one. A copy handed back is handed out
 /// again as it is (its contents never change), so a process makes a mapping (an `mmap` and an
 /// `mprotect`) only when every slot is in use: the first plugin pays one, each later mapping holds
 /// twice as many slots as the one before (up to 64 pages).
@@ -65,7 +67,8 @@ package enum HostAPITable {
     private enum Layout {
         static let pageSize = Int(sysconf(Int32(_SC_PAGESIZE)))
         static let dictOffset = (MemoryLayout<lc_host_api_t>.size + 15) & ~15
-        static let slotSize = (dictOffset + MemoryLayout<lc_dict_api_t>.size + 15) & ~15
+        /// A page: no two plugins' tables share one (see the type's documentation).
+        static let slotSize = pageSize
         /// The largest mapping, in pages.
         static let maximumPages = 64
     }
@@ -92,7 +95,7 @@ package enum HostAPITable {
 
         /// Maps `pages` pages, fills every slot with a copy, makes them read-only.
         mutating func map() {
-            precondition(Layout.slotSize <= Layout.pageSize, "the host-API tables outgrew a page")
+            precondition(Layout.dictOffset + MemoryLayout<lc_dict_api_t>.size <= Layout.pageSize, "the host-API tables outgrew a page")
             let size = pages * Layout.pageSize
             // MAP_POPULATE: every slot is written next, so the pages are made in the mmap call instead
             // of one fault each. MAP_FAILED by value: Glibc's is a function call into another library.
@@ -135,12 +138,19 @@ package enum HostAPITable {
             }
         },
         log: { plugin, level, message in
-            guard let plugin, let message else { return }
-            LoadedPlugin.from(plugin).log(level, String(cString: message))
+            guard let message, let p = PluginHandles.plugin(for: plugin) else { return }
+            p.log(level, String(cString: message))
         },
         observe: { plugin, name, sender, fn, ctx, out in
             HostCalls.withPlugin(plugin, "observe", mainThread: true) { p, handle in
-                handle.observe(name, sender: sender, fn: fn, ctx: ctx, owner: p.id, out: out, function: "observe")
+                guard name != nil else { return lcFail(LC_ERR_INVALID_ARGUMENT, "observe: name is NULL") }
+                guard fn != nil else { return lcFail(LC_ERR_INVALID_ARGUMENT, "observe: fn is NULL") }
+                if let refused = p.quotaRefusal(.observers, used: handle.app.center.observerCount(owner: p.id), "observe") { return refused }
+                switch p.internName(name, "observe") {
+                case .failed(let status): return status
+                case .name(let known):
+                    return handle.observe(nameID: known.id, sender: sender, fn: fn, ctx: ctx, owner: p.id, out: out, function: "observe")
+                }
             }
         },
         remove_observer: { plugin, token in
@@ -149,18 +159,24 @@ package enum HostAPITable {
             }
         },
         post: { plugin, name, sender, userInfo in
-            HostCalls.withPlugin(plugin, "post", mainThread: false) { _, handle in
-                handle.post(name, sender: sender, userInfo: userInfo, function: "post")
+            HostCalls.withPlugin(plugin, "post", mainThread: false) { p, handle in
+                switch p.internName(name, "post") {
+                case .failed(let status): return status
+                case .name(let known): return handle.post(known, sender: sender, userInfo: userInfo, function: "post")
+                }
             }
         },
         state: { plugin in
-            guard let plugin, let owner = LoadedPlugin.from(plugin).owner, owner.loop.isOnLoopThread else {
+            guard let owner = PluginHandles.plugin(for: plugin)?.owner, owner.loop.isOnLoopThread else {
                 return lc_state(LC_STATE_NOT_RUNNING)
             }
             return owner.app.state.lcState
         },
         begin_background_task: { plugin, name, expiration, ctx, out in
             HostCalls.withPlugin(plugin, "begin_background_task", mainThread: true) { p, handle in
+                if let refused = p.quotaRefusal(.backgroundTasks, used: handle.app.backgroundTaskCount(owner: p.id), "begin_background_task") {
+                    return refused
+                }
                 var task: lc_task_id = 0
                 let status = handle.beginBackgroundTask(name, expiration: expiration, ctx: ctx, owner: p.id, out: &task,
                                                         function: "begin_background_task")
@@ -178,7 +194,9 @@ package enum HostAPITable {
         },
         add_timer: { plugin, seconds, fn, ctx, out in
             HostCalls.withPlugin(plugin, "add_timer", mainThread: true) { p, handle in
-                handle.addTimer(seconds, fn: fn, ctx: ctx, owner: p.id, out: out, function: "add_timer")
+                if let problem = AppHandle.timerArgumentProblem(seconds, fn: fn, function: "add_timer") { return problem }
+                if let refused = p.quotaRefusal(.timers, used: handle.timerCount(owner: p.id), "add_timer") { return refused }
+                return handle.addTimer(seconds, fn: fn, ctx: ctx, owner: p.id, out: out, function: "add_timer")
             }
         },
         cancel_timer: { plugin, source in
@@ -213,20 +231,23 @@ package enum HostAPITable {
             }
         },
         name_intern: { plugin, name, out in
-            HostCalls.withPlugin(plugin, "name_intern", mainThread: false) { _, _ in
-                guard let name else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "name_intern: name is NULL") }
+            HostCalls.withPlugin(plugin, "name_intern", mainThread: false) { p, _ in
+                guard name != nil else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "name_intern: name is NULL") }
                 guard let out else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "name_intern: out is NULL") }
-                do throws(ApplicationError) {
-                    out.pointee = try NotificationName(cString: name).id
+                switch p.internName(name, "name_intern") {
+                case .failed(let status): return status
+                case .name(let known):
+                    out.pointee = known.id
                     return lc_status(LC_OK)
-                } catch {
-                    return lcFail(error)
                 }
             }
         },
         observe_name: { plugin, name, sender, fn, ctx, out in
             HostCalls.withPlugin(plugin, "observe_name", mainThread: true) { p, handle in
-                handle.observe(nameID: name, sender: sender, fn: fn, ctx: ctx, owner: p.id, out: out, function: "observe_name")
+                guard NotificationName(internedID: name) != nil else { return lcUnknownNameID(name, "observe_name") }
+                guard fn != nil else { return lcFail(LC_ERR_INVALID_ARGUMENT, "observe_name: fn is NULL") }
+                if let refused = p.quotaRefusal(.observers, used: handle.app.center.observerCount(owner: p.id), "observe_name") { return refused }
+                return handle.observe(nameID: name, sender: sender, fn: fn, ctx: ctx, owner: p.id, out: out, function: "observe_name")
             }
         },
         post_name: { plugin, name, sender, userInfo in
@@ -278,13 +299,15 @@ enum HostCalls {
                                 _ body: (LoadedPlugin, AppHandle) -> lc_status) -> lc_status
     {
         guard let plugin else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): plugin is NULL") }
-        let p = LoadedPlugin.from(plugin)
+        guard let p = PluginHandles.plugin(for: plugin) else { return PluginHandles.refuse(plugin, function) }
         guard let handle = p.owner else {
             return lcFail(lc_status(LC_ERR_NOT_FOUND), "\(function): the plugin's application is gone")
         }
-        if mainThread, !handle.loop.isOnLoopThread {
+        let onLoop = handle.loop.isOnLoopThread
+        if mainThread, !onLoop {
             return lcFail(lc_status(LC_ERR_WRONG_THREAD), "\(function) must be called on the main run loop's thread")
         }
+        if onLoop, let refused = p.callerMismatch(in: handle, function) { return refused }
         // Active from the start of init until unloaded (or refused).
         guard p.isActive else {
             return lcFail(lc_status(LC_ERR_NOT_FOUND), "\(function): plugin '\(p.id)' is not loaded")

@@ -33,7 +33,7 @@ package enum HostCallRefusals {
     /// A call of `function` by `plugin` ended with `status`. [thread-safe]
     static func refused(_ plugin: OpaquePointer?, _ function: String, _ status: lc_status) {
         guard let handler = watch.withLock({ $0 }) else { return }
-        let caller = plugin.map { LoadedPlugin.from($0) }
+        let caller = PluginHandles.plugin(for: plugin)
         handler(HostCallRefusal(plugin: caller?.id ?? "", function: function, status: status,
                                 message: String(cString: lcLastErrorMessage()), afterUnload: caller.map { !$0.isActive } ?? false))
     }

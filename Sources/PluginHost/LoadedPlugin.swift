@@ -28,6 +28,14 @@ package final class LoadedPlugin: PluginIdentity {
     /// Its place in its application's load order (`PluginSet.register`: ascending, never reused).
     var loadNumber: UInt64 = 0
 
+    /// Where its image's readable segments (its code among them) are mapped, as address ranges;
+    /// empty for an isolated plugin. Immutable: the image stays mapped for the life of the process.
+    /// [thread-safe]
+    package var imageRanges: [Range<UInt>] {
+        guard let ranges = image?.segments.ranges else { return [] }
+        return stride(from: 0, to: ranges.count - 1, by: 2).map { ranges[$0]..<ranges[$0 + 1] }
+    }
+
     /// Its image (mapped for the life of the process); nil for an isolated plugin (its image is in
     /// its own process).
     let image: PluginImage?
@@ -50,6 +58,16 @@ package final class LoadedPlugin: PluginIdentity {
     /// The proxy of a plugin isolated in a process of its own (nil: in this process).
     var isolation: IsolatedPlugin?
     package internal(set) weak var owner: AppHandle?
+    /// Its quotas, the custom names charged to it, its refused calls (`PluginQuotas`).
+    let quota: QuotaLedger
+    /// Its log lines' rate limit.
+    let logLimit: LogRateLimit
+    /// Its `lc_plugin *` (`PluginHandles`): issued as the object is made, retired as it goes.
+    package private(set) var handle = OpaquePointer(bitPattern: 0x1)!
+    /// Its owner indices in the center's owner table — by id, and by path (its `init` runs marked with
+    /// the path: it has no id yet) — for the check of a host-API call against the running callback;
+    /// made on first use. [loop-thread]
+    var callerIndices: (id: UInt32, path: UInt32)?
 
     /// A plugin opened in this process; `hostTable` nil: its own copy of the host's table.
     init(_ opened: OpenedPlugin, owner: AppHandle, hostTable: UnsafePointer<lc_host_api_t>?) {
@@ -64,6 +82,9 @@ package final class LoadedPlugin: PluginIdentity {
         self.owner = owner
         self.hostTable = hostTable ?? HostAPITable.make()
         ownsHostTable = hostTable == nil
+        quota = QuotaLedger(plugin: opened.id, limits: owner.pluginQuotas)
+        logLimit = LogRateLimit(plugin: opened.id, logger: owner.app.configuration.logger, loop: owner.loop)
+        handle = PluginHandles.issue(for: self)
     }
 
     /// An isolated plugin, as its process described it: no image, no host table of its own here.
@@ -79,26 +100,31 @@ package final class LoadedPlugin: PluginIdentity {
         self.owner = owner
         hostTable = HostAPITable.make()
         ownsHostTable = true
+        quota = QuotaLedger(plugin: id, limits: owner.pluginQuotas)
+        logLimit = LogRateLimit(plugin: id, logger: owner.app.configuration.logger, loop: owner.loop)
+        handle = PluginHandles.issue(for: self)
     }
 
     /// The id as a C string, for `lc_plugin_id`; lives as long as this object.
     package private(set) lazy var cID: UnsafePointer<CChar> = UnsafePointer(id.withCString { strdup($0) }!)
 
     deinit {
+        PluginHandles.retire(handle)
         free(UnsafeMutableRawPointer(mutating: cID))
         if ownsHostTable { HostAPITable.free(hostTable) }
     }
 
-    /// A line in the application's log, attributed to the plugin. [thread-safe]
+    /// A line in the application's log, attributed to the plugin, within its rate (`LogRateLimit`:
+    /// lines over it are dropped and counted in one "suppressed" line). [thread-safe]
     package func log(_ level: lc_log_level, _ message: String) {
-        guard let owner else { return }
+        guard owner != nil else { return }
         let logLevel: Logger.Level = switch Int(level) {
         case LC_LOG_DEBUG: .debug
         case LC_LOG_INFO: .info
         case LC_LOG_WARNING: .warning
         default: .error
         }
-        owner.app.configuration.logger.log(level: logLevel, "\(message)", metadata: ["plugin": "\(id)"])
+        logLimit.log(logLevel, message)
     }
 
     /// Ends a background task this plugin began (else LC_ERR_NOT_FOUND naming the plugin, nothing
@@ -122,9 +148,6 @@ package final class LoadedPlugin: PluginIdentity {
     /// Whether `id` was its task; forgets it. [thread-safe]
     func removeTask(_ id: UInt64) -> Bool { tasks.withLock { $0.remove(id) != nil } }
 
-    package static func from(_ pointer: OpaquePointer) -> LoadedPlugin {
-        Unmanaged<LoadedPlugin>.fromOpaque(UnsafeRawPointer(pointer)).takeUnretainedValue()
-    }
 
     /// The notification names the plugin observes.
     package var observedNames: [NotificationName] { owner?.app.center.observedNames(owner: id) ?? [] }
@@ -132,7 +155,8 @@ package final class LoadedPlugin: PluginIdentity {
     /// `lc_complete_fn`: what its ABI 1.1 delegate functions receive as `complete`.
     package static let completeFunction: @convention(c) (OpaquePointer?, UInt64, lc_fetch_result) -> lc_status = { plugin, token, result in
         guard let plugin else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "complete: plugin is NULL") }
-        return Completions.complete(token, result, caller: LoadedPlugin.from(plugin), function: "complete")
+        guard let caller = PluginHandles.plugin(for: plugin) else { return PluginHandles.refuse(plugin, "complete") }
+        return Completions.complete(token, result, caller: caller, function: "complete")
     }
 
     /// Removes everything the plugin registered. [loop-thread]
@@ -150,6 +174,8 @@ package final class LoadedPlugin: PluginIdentity {
         guard isActive else { return }
         removeRegistrations(in: handle)
         isActive = false
+        logLimit.flush()
+        quota.flushAll(handle)
         isolation?.unload()
         descriptor.deinit?(state)
         state = nil

@@ -101,7 +101,7 @@ extension AppHandle {
         var state: UnsafeMutableRawPointer?
         plugin.inInit = true
         lcClearLastError()
-        let status = opened.initialise(plugin.hostTable, plugin.opaque, &state)
+        let status = opened.initialise(plugin.hostTable, plugin.handle, &state)
         plugin.inInit = false
         guard status == LC_OK else {
             plugin.removeRegistrations(in: self)

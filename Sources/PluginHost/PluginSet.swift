@@ -17,6 +17,8 @@ final class PluginSet: AppHandleAttachment {
     var sceneRows: [String: FFIDelegates.Rows] = [:]
     /// The isolated plugins' proxies, loaded or failed, in load order (`PluginSet+Isolation`).
     var isolated: [IsolatedPlugin] = []
+    /// The quotas of the plugins loaded from now on (`AppHandle.pluginQuotas`).
+    var quotas = PluginQuotas()
 
     /// Where `id` is, or would be inserted, in `byID`.
     private func sortedIndex(of id: String) -> (index: Int, found: Bool) {
@@ -78,6 +80,13 @@ extension AppHandle {
 
     /// Loaded plugins in load order.
     package var plugins: [LoadedPlugin] { (attachment as? PluginSet)?.loaded ?? [] }
+
+    /// The quotas of the plugins this application loads from now on (in its process and isolated);
+    /// a plugin keeps those it was loaded with. [loop-thread]
+    package var pluginQuotas: PluginQuotas {
+        get { pluginSet.quotas }
+        set { pluginSet.quotas = newValue }
+    }
 
     package func plugin(id: String) -> LoadedPlugin? { (attachment as? PluginSet)?.plugin(id: id) }
 

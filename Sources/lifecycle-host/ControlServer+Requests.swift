@@ -28,6 +28,7 @@ extension ControlServer {
         reading: for _ in 0..<Self.readsPerEvent {
             let count = buffer.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, $0.count, 0) }
             if count > 0 {
+                connection.lastInput = lcs_monotonic_ns()
                 connection.input.append(contentsOf: buffer[0..<count])
                 if count < Self.readChunk { break }
             } else if count == 0 {
@@ -64,16 +65,21 @@ extension ControlServer {
         case .waiting(let consumed):
             connection.input.removeFirst(consumed)
             connection.scanned = connection.input.count
-        case .tooLong: tooLong(connection)
+            watchUnfinishedLine(connection, newLine: consumed > 0)
+        case .tooLong: turnAway(connection, ControlFraming.tooLongResponse)
         case .stopped: break
         }
     }
 
-    private func tooLong(_ connection: Connection) {
-        connection.output.append(contentsOf: ControlFraming.responseBytes(ControlFraming.tooLongResponse))
+    /// Answers `response` as the connection's last line: nothing more is read (what waits is
+    /// discarded), and the connection closes once the output is sent.
+    func turnAway(_ connection: Connection, _ response: String) {
+        connection.output.append(contentsOf: ControlFraming.responseBytes(response))
         connection.input.removeAll()
         connection.scanned = 0
         connection.stopReading()
+        connection.lineDeadline?.cancel()
+        connection.lineDeadline = nil
         Self.discardInput(connection.fd)
     }
 
@@ -105,7 +111,7 @@ extension ControlServer {
     }
 
     /// Waits for writability while output waits (and stops reading meanwhile), else for input.
-    private func updateInterest(_ connection: Connection) {
+    func updateInterest(_ connection: Connection) {
         let wanted: IOEvents
         if connection.sent < connection.output.count {
             wanted = .writable
@@ -122,10 +128,12 @@ extension ControlServer {
         }
     }
 
-    private func drop(_ connection: Connection) {
+    func drop(_ connection: Connection) {
         guard connections.removeValue(forKey: connection.token) != nil else { return }
         connection.source?.cancel()
         connection.source = nil
+        connection.lineDeadline?.cancel()
+        connection.lineDeadline = nil
         _ = Glibc.close(connection.fd)
     }
 }
@@ -147,11 +155,21 @@ final class Connection {
     private(set) var isReading = true
     /// The connection's IO source: `.readable`, or `.writable` while output waits.
     var source: LoopSource?
+    /// When bytes last came (`lcs_monotonic_ns`; its accept until the first): the idlest is closed
+    /// first when the server is full.
+    var lastInput: UInt64
+    /// While `input` holds an unfinished line: the timer that turns the connection away at
+    /// `ControlFraming.lineTimeout` after that line's first byte.
+    var lineDeadline: LoopSource?
 
     init(fd: Int32, token: UInt64) {
         self.fd = fd
         self.token = token
+        lastInput = lcs_monotonic_ns()
     }
+
+    /// Nothing half-received, nothing unsent, still taking requests: closing it loses nothing.
+    var isIdle: Bool { isReading && input.isEmpty && sent >= output.count }
 
     func stopReading() { isReading = false }
 }

@@ -26,6 +26,11 @@ import CLifecycleSystem
 /// - A request that is not valid UTF-8 gets `error: request is not UTF-8`; the connection stays open.
 /// - A request longer than 65536 bytes gets `error: request too long`, and then the server closes
 ///   the connection (the rest of that line is not read).
+/// - A request line not finished (no line feed) within 5 s of its first byte gets
+///   `error: request not finished within 5 s`, and then the server closes the connection.
+/// - At most 64 connections at once: a new client takes the place of the connection idle longest
+///   (which gets `error: closed to make room: …` and is closed), or, when none is idle, gets
+///   `error: too many connections (at most 64)` and is closed (see `ControlServer+Limits.swift`).
 /// - A client may shut down its writing side after its last request (`shutdown(SHUT_WR)`, as
 ///   `nc -N` does): the responses still come, and a last line without a line feed counts as a
 ///   request. The server then closes the connection.
@@ -51,7 +56,7 @@ final class ControlServer {
     /// The socket file.
     let path: String
 
-    private let loop: MainRunLoop
+    let loop: MainRunLoop
     let handler: (String) -> String
     private let ownerUID: uid_t
     private var listenFD: Int32 = -1
@@ -205,6 +210,8 @@ final class ControlServer {
         for connection in connections.values {
             connection.source?.cancel()
             connection.source = nil
+            connection.lineDeadline?.cancel()
+            connection.lineDeadline = nil
             descriptors.append(connection.fd)
         }
         connections.removeAll()
@@ -259,6 +266,12 @@ final class ControlServer {
             }
             guard uid == ownerUID || uid == 0 else {
                 reject(fd, uid: uid)
+                continue
+            }
+            guard makeRoomForAClient() else {
+                Self.sendLast(fd, ControlFraming.busyResponse)
+                Self.discardInput(fd)
+                _ = Glibc.close(fd)
                 continue
             }
             let connection = Connection(fd: fd, token: nextToken)

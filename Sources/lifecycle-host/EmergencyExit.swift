@@ -1,4 +1,6 @@
 import AppLifecycle
+import CLifecycleSystem
+import PluginHost
 @preconcurrency import Glibc
 import Synchronization
 
@@ -9,15 +11,18 @@ import Synchronization
 /// Every such end does the same things, in order: writes its last trace line (rendered from a
 /// typed `HostEvent`), writes the metrics file when there is one (`setLastWrite`), says it on
 /// standard error, flushes standard output and error (only if their locks are free: the stuck thread
-/// may hold one), removes the control socket's file, then `_exit`s with the event's status — no
+/// may hold one), removes the control socket's file, kills the isolated plugins' processes and all
+/// they started (`IsolatedProcesses.endAll`), then `_exit`s with the event's status — no
 /// `atexit` handler, no destructor, nothing that could block.
 ///
 /// **Exit interception.** `arm()` (at the start of `run`) registers an `on_exit` handler once; until
 /// `disarm()` (when `run` returns), an `exit()` from anywhere — a plugin's `init`, an observer, a
 /// plugin thread — is not the host's: the handler writes an `exit` event naming the callback the loop
-/// thread was in (or what the host was doing: loading a plugin), and `_exit`s with
-/// `HostExit.pluginExit` instead of the status the caller asked for (the only way to change the status
-/// of an exit under way). `_exit`, `quick_exit` and a crash cannot be intercepted.
+/// thread was in (or what the host was doing: loading a plugin) — or, called on another thread, the
+/// plugin whose code is on that thread's stack (its return addresses against the images of the
+/// plugins loaded in this process) — and `_exit`s with `HostExit.pluginExit` instead of the status the
+/// caller asked for (the only way to change the status of an exit under way). `_exit`, `quick_exit`
+/// and a crash cannot be intercepted.
 enum EmergencyExit {
     private struct State {
         var writer: TraceWriter?
@@ -29,6 +34,9 @@ enum EmergencyExit {
         var registered = false
         /// Run before `_exit`: the metrics file's last write (`--metrics-file`).
         var lastWrite: (@Sendable () -> Void)?
+        /// Where the plugins loaded in this process are mapped, by id: who called an `exit()` from a
+        /// thread that is not the main one.
+        var pluginImages: [(id: String, ranges: [Range<UInt>])] = []
     }
 
     private static let shared = Mutex(State())
@@ -37,13 +45,24 @@ enum EmergencyExit {
     static func setWriter(_ writer: TraceWriter?) { shared.withLock { $0.writer = writer } }
 
     /// The socket file to remove (nil: none). [thread-safe]
-    static func setSocketPath(_ path: String?) { shared.withLock { $0.socketPath = path } }
+    static func setSocketPath(_ path: String?) {
+        shared.withLock { $0.socketPath = path }
+        lcs_crash_guard_set_socket(path)  // a crash removes it too
+    }
 
     /// What to write last, after the trace line, before `_exit` (nil: nothing). [thread-safe]
     static func setLastWrite(_ body: (@Sendable () -> Void)?) { shared.withLock { $0.lastWrite = body } }
 
     /// The application whose running callbacks an `exit` event names. [thread-safe]
     static func setApplication(_ application: Application?) { shared.withLock { $0.application = application } }
+
+    /// Adds a plugin loaded in this process: `ranges`, its image's address ranges. [thread-safe]
+    static func addPluginImage(id: String, ranges: [Range<UInt>]) {
+        guard !ranges.isEmpty else { return }
+        shared.withLock { $0.pluginImages.append((id, ranges)) }
+        // A crash in that code names the plugin too (the crash guard reads plain memory).
+        for range in ranges { _ = lcs_crash_guard_add_code(id, range.lowerBound, range.upperBound) }
+    }
 
     /// The application's state after the last traced event. [thread-safe]
     static func noteState(_ state: ApplicationState) { shared.withLock { $0.state = state } }
@@ -73,14 +92,35 @@ enum EmergencyExit {
         flushIfFree(stdout)
         flushIfFree(stderr)
         if let socketPath { _ = unlink(socketPath) }
+        // No unload runs: the isolated plugins' processes, and all they started, end here.
+        IsolatedProcesses.endAll()
         _exit(event.status)
     }
 
     /// The `on_exit` handler: an exit the host did not make while armed becomes a `pluginExit` end.
     private static func intercepted(status: Int32) {
-        let (armed, application) = shared.withLock { ($0.armed, $0.application) }
+        let (armed, application, images) = shared.withLock { ($0.armed, $0.application, $0.pluginImages) }
         guard armed else { return }
-        end(.unexpectedExit(status: status, running: application?.runningCallbacks))
+        if application?.loop.isOnLoopThread ?? true {
+            end(.unexpectedExit(status: status, running: application?.runningCallbacks, thread: nil))
+        }
+        end(.unexpectedExit(status: status, running: nil, thread: .other(plugin: pluginOnStack(images))))
+    }
+
+    /// The first plugin (innermost frame first) whose image holds a return address of this thread's
+    /// stack; nil when none does. O(frames × segments of the plugins loaded), once, at the end.
+    private static func pluginOnStack(_ images: [(id: String, ranges: [Range<UInt>])]) -> String? {
+        guard !images.isEmpty else { return nil }
+        let capacity: Int32 = 128
+        return withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: Int(capacity)) { frames in
+            let count = Int(lcs_backtrace(frames.baseAddress, capacity))
+            for frame in frames.prefix(count) {
+                guard let frame else { continue }
+                let address = UInt(bitPattern: frame)
+                if let owner = images.first(where: { image in image.ranges.contains { $0.contains(address) } }) { return owner.id }
+            }
+            return nil
+        }
     }
 
     /// Flushes a stream unless another thread holds its lock (which may never be released).
@@ -101,8 +141,14 @@ enum HostEvent {
     /// (`terminationOverdue`).
     case terminationOverdue(WatchdogReport)
     /// `exit(status)` was called by code that is not the host's while `run` ran (`pluginExit`);
-    /// `running`: the callbacks the loop thread was in, if any.
-    case unexpectedExit(status: Int32, running: (outermost: RunningCallback, innermost: RunningCallback)?)
+    /// `running`: the callbacks the loop thread was in, if any; `thread`: nil on the loop thread.
+    case unexpectedExit(status: Int32, running: (outermost: RunningCallback, innermost: RunningCallback)?, thread: ExitThread?)
+
+    /// Where an `exit()` that was not on the loop thread came from.
+    enum ExitThread {
+        /// Another thread: `plugin`, the one whose code is on its stack (nil: no plugin's).
+        case other(plugin: String?)
+    }
 
     var status: Int32 {
         switch self {
@@ -117,8 +163,8 @@ enum HostEvent {
         switch self {
         case .watchdogKill(let report): "watchdog: \(report.description)"
         case .terminationOverdue(let report): "watchdog: \(report.description); the process exits with status \(status)"
-        case .unexpectedExit(let code, let running):
-            "exit(\(code)) was called \(Self.place(running)), not by the host; the process exits with status \(status)"
+        case .unexpectedExit(let code, let running, let thread):
+            "exit(\(code)) was called \(Self.place(running, thread)), not by the host; the process exits with status \(status)"
         }
     }
 
@@ -131,14 +177,25 @@ enum HostEvent {
         case .terminationOverdue(let report):
             TraceLine(kind: "watchdog", name: report.event, state: state, plugin: report.observer,
                       detail: report.description + "; the process exits with status \(status)", budget: report.budgetName)
-        case .unexpectedExit(let code, let running):
-            TraceLine(kind: "exit", name: "exit(\(code))", state: state, plugin: running?.innermost.owner,
-                      detail: "called \(Self.place(running)), not by the host; the process exits with status \(status)")
+        case .unexpectedExit(let code, let running, let thread):
+            TraceLine(kind: "exit", name: "exit(\(code))", state: state, plugin: Self.caller(running, thread),
+                      detail: "called \(Self.place(running, thread)), not by the host; the process exits with status \(status)")
         }
     }
 
-    /// `in the didBecomeActive observer of 'x'`, `in init of '/p/libx.so'`, `outside any callback`.
-    private static func place(_ running: (outermost: RunningCallback, innermost: RunningCallback)?) -> String {
+    /// The plugin the trace line names: the innermost callback's owner, or the plugin on the stack.
+    private static func caller(_ running: (outermost: RunningCallback, innermost: RunningCallback)?, _ thread: ExitThread?) -> String? {
+        if case .other(let plugin)? = thread { return plugin }
+        return running?.innermost.owner
+    }
+
+    /// `in the didBecomeActive observer of 'x'`, `in init of '/p/libx.so'`, `outside any callback`,
+    /// `on a thread of 'x' (not the main thread)`.
+    private static func place(_ running: (outermost: RunningCallback, innermost: RunningCallback)?, _ thread: ExitThread?) -> String {
+        if case .other(let plugin)? = thread {
+            guard let plugin else { return "on a thread that is not the main thread, with no plugin's code on its stack" }
+            return "on a thread of '\(plugin)' (not the main thread)"
+        }
         guard let running else { return "outside any callback" }
         if running.innermost == running.outermost { return "in the \(running.innermost)" }
         return "in the \(running.innermost) (inside the \(running.outermost))"

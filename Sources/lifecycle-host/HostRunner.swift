@@ -32,6 +32,8 @@ struct RunOptions {
     var scanBudget = PluginScanner.defaultBudget
     /// How plugins are loaded (`--allow-unsafe-plugins`).
     var pluginLoading: PluginLoadOptions = []
+    /// What each plugin may make the host keep (`--plugin-quota`).
+    var pluginQuotas = PluginQuotas()
     /// `--metrics`, `--metrics-file`, `--metrics-interval`.
     var metrics = MetricsSettings()
 }
@@ -82,7 +84,7 @@ final class HostRunner: @unchecked Sendable {
             if let path = options.script {
                 guard let text = readFile(path, atMost: ScenarioParser.maxFileBytes) else {
                     let why = errno == EFBIG ? "it is larger than \(ScenarioParser.maxFileBytes) bytes" : String(cString: strerror(errno))
-                    fputs("lifecycle-host: cannot read scenario \(path): \(why)\n", stderr)
+                    fputs("lifecycle-host: cannot read scenario \(printable(path)): \(why)\n", stderr)
                     return HostExit.scriptError
                 }
                 script = try ScenarioParser.parse(text: text, file: path)
@@ -90,7 +92,7 @@ final class HostRunner: @unchecked Sendable {
                 script = try ScenarioParser.parse(text: given.text, file: given.name)
             }
         } catch {
-            fputs("\(error.description)\n", stderr)
+            fputs("\(printable(error.description))\n", stderr)
             return HostExit.scriptError
         }
 
@@ -99,7 +101,7 @@ final class HostRunner: @unchecked Sendable {
         switch TraceOutput.open(options.traceOutput, format: options.trace) {
         case .success(let fd): writer = TraceWriter(format: options.trace, fd: fd)
         case .failure(let failure):
-            fputs("lifecycle-host: \(failure.message)\n", stderr)
+            fputs("lifecycle-host: \(printable(failure.message))\n", stderr)
             return HostExit.failure
         }
 
@@ -120,15 +122,20 @@ final class HostRunner: @unchecked Sendable {
             return HostExit.failure
         }
         self.handle = handle
+        handle.pluginQuotas = options.pluginQuotas
         EmergencyExit.setWriter(writer)
         EmergencyExit.setApplication(handle.app)
         EmergencyExit.arm()
+        writer.guardCrashes()
         defer {
             // After `shutdown` (defers run in reverse): a plugin's deinit calling exit() is still caught.
             EmergencyExit.disarm()
             EmergencyExit.setApplication(nil)
         }
-        defer { shutdown() }
+        // Shut down before the status is final (below): what happens then — an isolated plugin failing in
+        // its deinit — decides it too. The defer covers the early returns.
+        var shutDown = false
+        defer { if !shutDown { shutdown() } }
         handle.swiftTraceHandler = { [unowned self] event in self.traced(event) }
         writer.writeHeader()
         for problem in problems { hostLine("error", "systemd", detail: problem) }
@@ -171,7 +178,7 @@ final class HostRunner: @unchecked Sendable {
         if !scriptLaunches {
             perform(.action(.launch(options: options.launchOptions, inBackground: options.backgroundLaunch)), origin: nil)
         }
-        if !script.isEmpty { handle.loop.perform { [unowned self] in self.runScript() } }
+        if !script.isEmpty { handle.loop.performNext { [unowned self] in self.runScript() } }
         // The scenario first, then the prompt: their lines never interleave.
         if options.interactive, script.isEmpty { startPrompt(handle) }
         finishIfDone()
@@ -180,6 +187,14 @@ final class HostRunner: @unchecked Sendable {
                 fputs("lifecycle-host: \(error.message)\n", stderr)
                 exitCode = HostExit.failure
             }
+        }
+        shutDown = true
+        let failedBefore = failedPlugins
+        shutdown()
+        // An isolated plugin failing while it was unloaded (traced: `plugin-failed … while handling
+        // deinit`) turns a clean end, or one that only left the application running, into 7.
+        if failedPlugins > failedBefore, exitCode == HostExit.ok || exitCode == HostExit.scenarioLeftRunning {
+            return HostExit.isolatedPluginFailed
         }
         return exitCode ?? HostExit.failure
     }
@@ -193,7 +208,7 @@ final class HostRunner: @unchecked Sendable {
         sources?.stop()
         if let path = options.timeline, let timeline {
             if !writeFile(path, timeline.svg()) {
-                fputs("lifecycle-host: cannot write \(path): \(String(cString: strerror(errno)))\n", stderr)
+                fputs("lifecycle-host: cannot write \(printable(path)): \(String(cString: strerror(errno)))\n", stderr)
             }
         }
         if let handle { handle.app.runMarked("plugin unload", owner: "") { handle.shutdown() } }
@@ -257,6 +272,7 @@ final class HostRunner: @unchecked Sendable {
                     try handle.loadPlugin(path: path, options: options.pluginLoading)
                 }
             }
+            EmergencyExit.addPluginImage(id: plugin.id, ranges: plugin.imageRanges)
             hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)\(plugin.isIsolated ? " (isolated)" : "")")
             for need in PluginNeed.unmet(by: options.configuration, for: plugin.implementedMethods) {
                 hostLine("warning", need.name, plugin: plugin.id, detail: need.offSentence(plugin: plugin.id))
@@ -271,7 +287,7 @@ final class HostRunner: @unchecked Sendable {
         refusedPlugins += 1
         operators?.pluginRefused()
         hostLine("error", "plugin refused", detail: refusal.message)
-        fputs("lifecycle-host: plugin refused: \(refusal.message)\n", stderr)
+        fputs("lifecycle-host: plugin refused: \(printable(refusal.message))\n", stderr)
     }
 
     // MARK: Commands
@@ -344,15 +360,16 @@ final class HostRunner: @unchecked Sendable {
         scriptIndex += 1
         if let failure = perform(line.command, origin: .script(location: line.location)) {
             hostLine("error", line.text.trimmingWhitespace(), detail: "\(line.location): \(failure)")
-            fputs("\(line.location): \(failure)\n", stderr)
+            fputs("\(printable(line.location)): \(failure)\n", stderr)
             finish(HostExit.scriptError)
             return
         }
         if case .wait(let duration) = line.command {
             handle.loop.addTimer(after: duration) { [unowned self] in self.runScript() }
         } else {
-            // One loop turn between lines: posts from other threads, signals and sockets interleave.
-            handle.loop.perform { [unowned self] in self.runScript() }
+            // One loop turn between lines: posts from other threads (a slice of them), signals and
+            // sockets interleave; the next line never waits behind a flood of posts (`performNext`).
+            handle.loop.performNext { [unowned self] in self.runScript() }
         }
     }
 
@@ -366,7 +383,7 @@ final class HostRunner: @unchecked Sendable {
         if handle.app.state != .notRunning {
             if !inputOpen, !endRequested, !options.interactive, !scenarioLeftRunning, let file = scenarioName {
                 scenarioLeftRunning = true
-                fputs("lifecycle-host: \(file) ended with the application \(handle.app.state): the host terminates it "
+                fputs("lifecycle-host: \(printable(file)) ended with the application \(handle.app.state): the host terminates it "
                       + "(end the scenario with 'terminate' to end the run cleanly; exit status \(HostExit.scenarioLeftRunning))\n", stderr)
                 perform(.action(.terminate), origin: .scriptEnded(file: file))
             }

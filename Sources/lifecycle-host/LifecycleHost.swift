@@ -200,6 +200,11 @@ struct Run: ParsableCommand {
     @Flag(name: .customLong("allow-unsafe-plugins"), help: UnsafePlugins.help)
     var allowUnsafePlugins = false
 
+    @Option(name: .customLong("plugin-quota"), help: ArgumentHelp(
+        "The most a plugin may make the host keep at once: observers, timers, background-tasks or custom-names "
+            + "(defaults 100000, 10000, 1000, 10000; 1 to 10000000). Repeatable.", valueName: "KIND=N"))
+    var pluginQuotas: [String] = []
+
     @OptionGroup var engine: EngineOptions
 
     @OptionGroup var metrics: MetricsOptions
@@ -212,7 +217,8 @@ struct Run: ParsableCommand {
             pressureWarning: pressureWarning, pressureCritical: pressureCritical, pressureDelay: pressureDelay,
             noClock: noClock, socket: socket,
             noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, rescan: rescan,
-            scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, engine: engine.values, metrics: metrics.values)
+            scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, pluginQuotas: pluginQuotas, engine: engine.values,
+            metrics: metrics.values)
     }
 
     /// Checked here, not in `run()`: ArgumentParser then shows `run`'s usage under the error.
@@ -262,40 +268,49 @@ struct Check: ParsableCommand {
             EmergencyExit.setApplication(nil)
         }
         defer { if let problem = scanner.save() { fputs("lifecycle-host: plugin registry: \(problem)\n", stderr) } }
-        var refused = 0
+        var refused = 0, exited = 0
         for path in plugins {
             do throws(PluginRefusal) {
                 let path = absolute(path)
                 if let refusal = folderRefusal(path, instead: "give the plugin files in it (check \(path)/*.so)") { throw refusal }
                 // Scanned first, in a process of its own: a plugin that crashes there is not loaded here.
-                if let refusal = scanner.check(path) { throw refusal }
+                if let scanned = scanner.refusal(for: path) {
+                    if scanned.calledExit { exited += 1 }
+                    throw scanned.refusal
+                }
                 let plugin = try handle.app.runMarked("init", owner: path) { () throws(PluginRefusal) in
                     try handle.loadPlugin(path: path, options: loading)
                 }
-                print("\(plugin.path)")
-                print("  id:          \(plugin.id)")
-                print("  version:     \(plugin.version)")
-                print("  abi:         \(plugin.abiMajor).\(plugin.abiMinor)")
-                print("  description: \(plugin.summary)")
+                say("\(plugin.path)")
+                say("  id:          \(plugin.id)")
+                say("  version:     \(plugin.version)")
+                say("  abi:         \(plugin.abiMajor).\(plugin.abiMinor)")
+                say("  description: \(plugin.summary)")
                 let names = plugin.observedNames.map(\.rawValue)
-                print("  observes:    \(names.isEmpty ? "(nothing)" : names.joined(separator: ", "))")
+                say("  observes:    \(names.isEmpty ? "(nothing)" : names.joined(separator: ", "))")
                 let methods = plugin.implementedMethods.map(\.selector)
-                print("  delegates:   \(methods.isEmpty ? "(none)" : methods.joined(separator: ", "))")
+                say("  delegates:   \(methods.isEmpty ? "(none)" : methods.joined(separator: ", "))")
                 // ABI 1.2: the scene delegate methods, only for a plugin that has some.
                 let sceneMethods = plugin.implementedSceneMethods.map(\.selector)
-                if !sceneMethods.isEmpty { print("  scenes:      \(sceneMethods.joined(separator: ", "))") }
+                if !sceneMethods.isEmpty { say("  scenes:      \(sceneMethods.joined(separator: ", "))") }
                 // What `run` leaves off unless asked: state preservation, background fetch.
-                for need in PluginNeed.needs(of: plugin.implementedMethods) { print("  needs:       \(need.option) for \(need.featureAndMethods)") }
-                for warning in PluginNeed.warnings(for: plugin.implementedMethods) { print("  warning:     \(warning)") }
+                for need in PluginNeed.needs(of: plugin.implementedMethods) { say("  needs:       \(need.option) for \(need.featureAndMethods)") }
+                for warning in PluginNeed.warnings(for: plugin.implementedMethods) { say("  warning:     \(warning)") }
                 handle.app.runMarked("deinit", owner: plugin.id) { handle.unload(plugin) }
             } catch {
                 refused += 1
-                print("\(error.path)")
-                print("  refused:     \(error.reason)")
+                say("\(error.path)")
+                say("  refused:     \(error.reason)")
             }
         }
+        // An exit() in a plugin's init (here, in its scan) is status 6, as `run` ends; it wins over 3.
+        if exited > 0 { throw ExitCode(HostExit.pluginExit) }
         if refused > 0 { throw ExitCode(HostExit.pluginRefused) }
     }
+
+    /// One line of the report on standard output, `printable`: a path or a plugin's words holding a line
+    /// feed stay on their line.
+    private func say(_ line: String) { print(printable(line)) }
 }
 
 /// `--allow-unsafe-plugins`, on `run` and `check`.

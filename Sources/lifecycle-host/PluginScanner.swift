@@ -23,13 +23,26 @@ struct PluginScanner {
         self.options = options
     }
 
+    /// Why the scanner refuses a plugin.
+    struct Refusal {
+        let refusal: PluginRefusal
+        /// Its process exited while scanned, now or when remembered (the plugin called `exit()`):
+        /// `check` then ends with `HostExit.pluginExit`, as `run` does for an `exit()` in init.
+        let calledExit: Bool
+    }
+
     /// Nil when the plugin at `path` may be loaded in the host's process; else why not.
-    mutating func check(_ path: String) -> PluginRefusal? {
+    mutating func check(_ path: String) -> PluginRefusal? { refusal(for: path)?.refusal }
+
+    /// Nil when the plugin at `path` may be loaded in the host's process; else why not, typed.
+    mutating func refusal(for path: String) -> Refusal? {
         guard let key = PluginScanRegistry.key(path) else { return nil }  // the loader says why in its words
         let place = registry.file.map { "remembered in \($0)" } ?? "not remembered: no cache folder"
         switch registry.entry(key) {
         case .crashed(let why)?:
             return refusal(path, "remembered as crashing when scanned: \(why) (\(place); --rescan to scan it again)")
+        case .exited(let why)?:
+            return refusal(path, "remembered as crashing when scanned: \(why) (\(place); --rescan to scan it again)", calledExit: true)
         case .clean?:
             return nil
         case nil:
@@ -40,8 +53,11 @@ struct PluginScanner {
             case .crashed(let why):
                 record(key, .crashed(why))
                 return refusal(path, "crashed when scanned: \(why) (\(place); --rescan to scan it again)")
+            case .exited(let why):
+                record(key, .exited(why))
+                return refusal(path, "crashed when scanned: \(why) (\(place); --rescan to scan it again)", calledExit: true)
             case .refused(let refusal):
-                return refusal
+                return Refusal(refusal: refusal, calledExit: false)
             }
         }
     }
@@ -51,8 +67,8 @@ struct PluginScanner {
         changed = true
     }
 
-    private func refusal(_ path: String, _ reason: String) -> PluginRefusal {
-        PluginRefusal(path: path, reason: reason, status: lc_status(LC_ERR_PLUGIN_REFUSED))
+    private func refusal(_ path: String, _ reason: String, calledExit: Bool = false) -> Refusal {
+        Refusal(refusal: PluginRefusal(path: path, reason: reason, status: lc_status(LC_ERR_PLUGIN_REFUSED)), calledExit: calledExit)
     }
 
     /// Writes the registry if anything changed. - Returns: the error's words.

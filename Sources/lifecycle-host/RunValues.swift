@@ -35,6 +35,8 @@ struct RunValues: Equatable {
     var rescan = false
     var scanBudget: String?
     var allowUnsafePlugins = false
+    /// `--plugin-quota KIND=N`, as given, in order (a later one for the same kind wins).
+    var pluginQuotas: [String] = []
     var engine = EngineValues()
     var metrics = MetricsValues()
 
@@ -69,6 +71,11 @@ struct RunValues: Equatable {
         options.rescan = rescan
         options.scanBudget = try lifecycle_host.scanBudget(scanBudget)
         options.pluginLoading = allowUnsafePlugins ? .allowUnsafePermissions : []
+        for quota in pluginQuotas {
+            do throws(QuotaSettingError) { try options.pluginQuotas.set(parsing: quota) } catch {
+                throw ValidationError("--plugin-quota: \(error.message)")
+            }
+        }
         options.metrics = try metrics.settings()
         return options
     }
@@ -131,13 +138,14 @@ struct RunValues: Equatable {
                 case "--restart": values.restart = value
                 case "--isolate-budget": values.isolateBudget = value
                 case "--scan-budget": values.scanBudget = value
+                case "--plugin-quota": values.pluginQuotas.append(value)
                 case "--metrics": values.metrics.address = value
                 case "--metrics-file": values.metrics.file = value
                 case "--metrics-interval": values.metrics.interval = value
                 default: return nil
                 }
                 switch name {
-                case "--plugin", "--plugin-dir", "--launch-option", "--budget", "--background-mode": continue  // repeatable
+                case "--plugin", "--plugin-dir", "--launch-option", "--budget", "--background-mode", "--plugin-quota": continue  // repeatable
                 default: break
                 }
             }
@@ -152,16 +160,47 @@ extension LifecycleHost {
     /// whose values do not validate, goes to ArgumentParser as before.
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.first == PluginRunnerCommand.name { Glibc.exit(PluginRunnerCommand.run(arguments)) }
-        if arguments.first == ValidationStep.name { Glibc.exit(ValidationStep.run(arguments)) }
+        if arguments.first == PluginRunnerCommand.name { end(PluginRunnerCommand.run(arguments)) }
+        if arguments.first == ValidationStep.name { end(ValidationStep.run(arguments)) }
         // Isolated plugins run in this executable, in its plugin-runner role.
         IsolationRunner.executable = "/proc/self/exe"
         if let values = RunValues.parse(arguments), let options = try? values.options() {
-            let code = HostRunner(options: options).run()
-            if code != 0 { Glibc.exit(code) }
-            return
+            end(HostRunner(options: options).run())
         }
-        if let unknown = Usage.unknownSubcommand(arguments) { exit(withError: ValidationError(unknown)) }
-        main(IsolateOption.spelledForParser(arguments))
+        if let unknown = Usage.unknownSubcommand(arguments) { end(report(ValidationError(unknown))) }
+        end(runParsed(IsolateOption.spelledForParser(arguments)))
+    }
+
+    /// ArgumentParser's `main`, without its `exit`: parses, runs, and turns an error (or `--help`,
+    /// `--version`, a completion script) into its text and status, as `exit(withError:)` would.
+    private static func runParsed(_ arguments: [String]) -> Int32 {
+        do {
+            var command = try parseAsRoot(arguments)
+            try command.run()
+            return 0
+        } catch {
+            return report(error)
+        }
+    }
+
+    /// Prints what ArgumentParser says of `error` (standard output for a clean end such as `--help`,
+    /// standard error otherwise) and returns its status.
+    private static func report(_ error: Error) -> Int32 {
+        let code = exitCode(for: error)
+        let text = fullMessage(for: error)
+        if !text.isEmpty {
+            if code.isSuccess { print(text) } else { fputs(text + "\n", stderr) }
+        }
+        return code.rawValue
+    }
+
+    /// Ends the process with `status`: standard output and error flushed, then `_exit`. No `atexit`
+    /// handler runs — a plugin's could otherwise call `_exit(0)` and turn a failing scenario (2), a
+    /// refused plugin (3) or a run that ended with the application running (8) into a success (and
+    /// a plugin runner's status, which the host reports, into another). Everything the host writes
+    /// at its end (the last trace line, the metrics file, the socket file's removal) is done before.
+    static func end(_ status: Int32) -> Never {
+        fflush(nil)
+        _exit(status)
     }
 }

@@ -1,4 +1,5 @@
 import AppLifecycle
+import CLifecycleSystem
 @preconcurrency import Glibc
 import Synchronization
 
@@ -50,7 +51,14 @@ final class TraceWriter: Sendable {
             seq += 1
             let text = format == .json ? Self.json(line, time: time, seq: seq) : text(line, time: time)
             writeAll(text + "\n")
+            lcs_crash_guard_note_line(seq, Int32(ApplicationState.allCases.firstIndex(of: line.state) ?? 0))
         }
+    }
+
+    /// Makes this writer the one a crash of the host's process writes its last line to (the crash
+    /// guard, `lcs_crash_guard_install`: kind `crash`, the signal, the plugin whose code faulted).
+    func guardCrashes() {
+        _ = lcs_crash_guard_install(fd, format == .json ? 1 : 0, origin.nanoseconds)
     }
 
     /// The header row of the text format (nothing for JSON).
@@ -78,11 +86,13 @@ final class TraceWriter: Sendable {
         return pad(time, 9) + pad(state, 12) + pad(kind, 16) + pad(name, 52) + plugin
     }
 
+    /// One row of the text format: every field `printable` (a path or a plugin's words holding a line
+    /// feed or an escape sequence stays on its row, uncoloured).
     private func text(_ line: TraceLine, time: Double) -> String {
-        var row = Self.columns(time: String(format3(time)), state: line.state.rawValue, kind: line.kind, name: line.name,
-                               plugin: line.plugin ?? "")
-        var detail = line.detail ?? ""
-        if let scene = line.scene { detail = detail.isEmpty ? "{\(scene)}" : "{\(scene)} \(detail)" }
+        var row = Self.columns(time: String(format3(time)), state: line.state.rawValue, kind: printable(line.kind), name: printable(line.name),
+                               plugin: printable(line.plugin ?? ""))
+        var detail = printable(line.detail ?? "")
+        if let scene = line.scene.map(printable) { detail = detail.isEmpty ? "{\(scene)}" : "{\(scene)} \(detail)" }
         if !detail.isEmpty { row += (line.plugin?.isEmpty == false ? "  " : "") + detail }
         while row.last == " " { row.removeLast() }
         guard colour else { return row }

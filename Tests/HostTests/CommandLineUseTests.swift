@@ -273,6 +273,47 @@ final class CommandLineUseTests: XCTestCase {
         }
     }
 
+    // MARK: Paths
+
+    /// A path holding a line feed or an escape sequence is printed escaped (`\n`, `\u{1B}`), on its one
+    /// line: in `check`'s report, the text trace, `validate`'s report and the lines on standard error.
+    func testAPathWithALineFeedIsPrintedEscapedOnItsOneLine() throws {
+        let folder = try CBuild.temporaryFolder("newline-path")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let odd = folder + "/nl\ndir\u{1B}[31m"
+        try FileManager.default.createDirectory(atPath: odd, withIntermediateDirectories: false)
+        let plugin = odd + "/libEcho.so", missing = odd + "/missing.so"
+        try FileManager.default.copyItem(atPath: CBuild.products + "/libEcho.so", toPath: plugin)
+        let shown = folder + "/nl\\ndir\\u{1B}[31m"
+        let cache = ["XDG_CACHE_HOME": folder + "/cache"]
+
+        let check = try CBuild.run(host, ["check", plugin, missing], environment: cache)
+        XCTAssertEqual(check.status, 3, check.output)
+        let report = split(check.output).out.split(separator: "\n").map(String.init)
+        XCTAssertEqual(Array(report.prefix(2)), ["\(shown)/libEcho.so", "  id:          org.applifecycle.echo"], check.output)
+        XCTAssertEqual(Array(report.suffix(2)), ["\(shown)/missing.so", "  refused:     cannot open: No such file or directory"], check.output)
+
+        let script = try writeScenario("launch\nterminate\n", in: folder)
+        let run = try CBuild.run(host, ["run", "--no-socket", "--no-signals", "--no-pressure", "--no-clock", "--script", script,
+                                        "--plugin", plugin, "--plugin", missing], environment: cache)
+        XCTAssertEqual(run.status, 3, run.output)
+        let (out, err) = split(run.output)
+        let rows = out.split(separator: "\n").map(String.init)
+        XCTAssertEqual(rows.filter { !$0.hasPrefix("echo: ") && $0.first?.isNumber != true && !$0.hasPrefix("time ") }, [], "one row a line")
+        XCTAssertEqual(rows.filter { $0.contains(" loaded ") }.map { $0.hasSuffix(" 1.0.0 \(shown)/libEcho.so") }, [true], out)
+        XCTAssertEqual(rows.filter { $0.contains(" plugin refused ") }.map { $0.hasSuffix(" \(shown)/missing.so: cannot open: No such file or directory") },
+                       [true], out)
+        XCTAssertTrue(err.hasPrefix("lifecycle-host: plugin refused: \(shown)/missing.so: cannot open: No such file or directory\n"), err)
+
+        let unread = try CBuild.run(host, ["run", "--no-socket", "--script", odd + "/none.scenario"])
+        XCTAssertEqual(unread.status, 2, unread.output)
+        XCTAssertEqual(split(unread.output).err, "lifecycle-host: cannot read scenario \(shown)/none.scenario: No such file or directory\n")
+
+        let validate = try CBuild.run(host, ["validate", plugin], environment: cache)
+        XCTAssertEqual(validate.status, 0, validate.output)
+        XCTAssertEqual(split(validate.output).out.split(separator: "\n").first.map(String.init), "validate \(shown)/libEcho.so")
+    }
+
     // MARK: Plugins
 
     /// `--plugin DIR` is refused saying to use --plugin-dir (not "not a regular file"); `check DIR`

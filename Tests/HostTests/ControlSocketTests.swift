@@ -102,6 +102,96 @@ final class ControlSocketTests: XCTestCase {
         server.close()
     }
 
+    // MARK: Limits (ControlServer+Limits.swift)
+
+    /// An unfinished request line is answered with an error, and the connection closed, 5 s after its
+    /// first byte; a connection that holds nothing unfinished has no deadline, however long it waits.
+    func testAnUnfinishedLineIsTurnedAwayAfterFiveSecondsAndAnIdleConnectionIsNot() throws {
+        let loop = try MainRunLoop()
+        let log = RequestLog()
+        let server = try echoServer(loop, log: log)
+        let path = socketPath
+        let (reply, after, held, patient) = try serve(loop, timeout: .seconds(40)) { () throws -> (String?, String?, Duration, String?) in
+            let idle = try RawClient(path: path)
+            let client = try RawClient(path: path)
+            let started = MonotonicInstant.now
+            try client.send("done\nstatus but no line feed")
+            XCTAssertEqual(try client.readLine(), "ok: done")
+            let reply = try client.readLine(timeout: .seconds(10))
+            let held = MonotonicInstant.now.duration(since: started)
+            let after = try client.readLine()
+            try idle.send("still here\n")
+            return (reply, after, held, try idle.readLine())
+        }
+        XCTAssertEqual(reply, "error: request not finished within 5 s")
+        XCTAssertNil(after, "closed after the error")
+        XCTAssertGreaterThanOrEqual(held, .milliseconds(4900))
+        XCTAssertLessThan(held, .seconds(8))
+        XCTAssertEqual(patient, "ok: still here")
+        XCTAssertEqual(log.lines, ["done", "still here"], "the unfinished line never reached the handler")
+        server.close()
+    }
+
+    /// 100 clients each holding an unfinished 60,000-byte line: the server holds 64 connections (at
+    /// most 64 × 64 KiB of partial lines), turns the other 36 away at once, closes the 64 at their
+    /// deadline, then serves as before.
+    func testConnectionsAreBoundedAndThoseBeyondAreTurnedAway() throws {
+        let loop = try MainRunLoop()
+        let server = try echoServer(loop)
+        let path = socketPath
+        let probe = LoopProbe(loop: loop, server: server)
+        let (held, turnedAway, answers, fresh) = try serve(loop, timeout: .seconds(60)) { () throws -> (Int, [String?], [String?], String) in
+            let partial = String(repeating: "x", count: 60_000)
+            var clients: [RawClient] = []
+            for _ in 0..<64 {
+                let client = try RawClient(path: path)
+                try client.send(partial)
+                clients.append(client)
+            }
+            // Every one of the 64 holds its bytes at the server (none is idle) before more come.
+            XCTAssertTrue(probe.waitUntil { $0.connections.count == 64 && $0.connections.values.allSatisfy { !$0.input.isEmpty } })
+            var turnedAway: [String?] = []
+            for _ in 0..<36 {
+                let late = try RawClient(path: path)
+                let first = try late.readLine(timeout: .milliseconds(500))
+                turnedAway += [first, first == RawClient.timedOut ? nil : try late.readLine()]
+            }
+            let held = probe.read { $0.connections.count } ?? -1
+            // Their deadlines were all armed within moments: 10 s in all for the 64 answers.
+            let deadline = MonotonicInstant.now + .seconds(10)
+            let answers = try clients.map { try $0.readLine(timeout: max(deadline.duration(since: MonotonicInstant.now), .milliseconds(100))) }
+            return (held, turnedAway, answers, try ControlClient.request(path: path, line: "after"))
+        }
+        XCTAssertEqual(held, 64)
+        XCTAssertEqual(turnedAway, Array(repeating: ["error: too many connections (at most 64)", nil], count: 36).flatMap { $0 })
+        XCTAssertEqual(answers, Array(repeating: "error: request not finished within 5 s", count: 64))
+        XCTAssertEqual(fresh, "ok: after")
+        server.close()
+    }
+
+    /// 64 clients that connect and say nothing do not lock the others out: a new client takes the
+    /// place of the one idle longest, which is told why and closed.
+    func testANewClientTakesThePlaceOfTheConnectionIdleLongest() throws {
+        let loop = try MainRunLoop()
+        let server = try echoServer(loop)
+        let path = socketPath
+        let probe = LoopProbe(loop: loop, server: server)
+        let (reply, oldest, second) = try serve(loop, timeout: .seconds(40)) { () throws -> (String, [String?], String?) in
+            var silent: [RawClient] = []
+            for _ in 0..<64 {
+                silent.append(try RawClient(path: path))
+                let count = silent.count
+                XCTAssertTrue(probe.waitUntil { $0.connections.count == count }, "accepted in order")
+            }
+            let reply = try ControlClient.request(path: path, line: "hello")
+            return (reply, [try silent[0].readLine(), try silent[0].readLine()], try silent[1].readLine(timeout: .milliseconds(200)))
+        }
+        XCTAssertEqual(reply, "ok: hello")
+        XCTAssertEqual(oldest, ["error: closed to make room: at most 64 connections, and this one was idle longest", nil])
+        XCTAssertEqual(second, RawClient.timedOut, "only the idlest made room")
+        server.close()
+    }
+
     func testTwoClientsInterleaved() throws {
         let loop = try MainRunLoop()
         let server = try echoServer(loop)
@@ -446,6 +536,42 @@ private func serve<T: Sendable>(_ loop: MainRunLoop, timeout: Duration = .second
         throw CancellationError()
     }
     return try result.get()
+}
+
+/// Looks at the server from a client thread: the work runs on the loop's thread (`MainRunLoop.perform`)
+/// and the client waits for it, at most 5 s.
+private final class LoopProbe: @unchecked Sendable {
+    // @unchecked: `server` is touched only on the loop's thread, inside `perform`.
+    private let loop: MainRunLoop
+    private let server: ControlServer
+
+    init(loop: MainRunLoop, server: ControlServer) {
+        self.loop = loop
+        self.server = server
+    }
+
+    /// `body(server)` on the loop's thread; nil if the loop did not get to it within 5 s.
+    func read<T: Sendable>(_ body: @escaping @Sendable (ControlServer) -> T) -> T? {
+        let box = Mutex<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        loop.perform { [self] in
+            let value = body(server)
+            box.withLock { $0 = value }
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 5) == .success else { return nil }
+        return box.withLock { $0 }
+    }
+
+    /// Whether `condition(server)` came true within 5 s (checked every 10 ms).
+    func waitUntil(_ condition: @escaping @Sendable (ControlServer) -> Bool) -> Bool {
+        let deadline = MonotonicInstant.now + .seconds(5)
+        while MonotonicInstant.now < deadline {
+            if read(condition) == true { return true }
+            usleep(10_000)
+        }
+        return false
+    }
 }
 
 /// A client thread's result, handed to the test thread.

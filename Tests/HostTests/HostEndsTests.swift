@@ -19,8 +19,9 @@ final class HostEndsTests: XCTestCase {
         super.tearDown()
     }
 
-    /// A plugin `id` whose init runs `initBody` (after keeping `host` and `plugin`), with `extra` C above it.
-    private func plugin(_ name: String, id: String, extra: String = "", initBody: String) throws -> String {
+    /// A plugin `id` whose init runs `initBody` (after keeping `host` and `plugin`), with `extra` C above it
+    /// and `deinitFunction` (a function of `extra`) as its deinit.
+    private func plugin(_ name: String, id: String, extra: String = "", initBody: String, deinitFunction: String = "0") throws -> String {
         let source = """
             #include "lifecycle.h"
             #include <stdio.h>
@@ -35,6 +36,7 @@ final class HostEndsTests: XCTestCase {
             static const lc_plugin_descriptor_t descriptor = {
                 .struct_size = sizeof descriptor, .magic = LC_PLUGIN_MAGIC, .abi_major = LC_ABI_VERSION_MAJOR,
                 .abi_minor = LC_ABI_VERSION_MINOR, .id = "\(id)", .version = "1.0", .description = "hostile", .init = plugin_init,
+                .deinit = \(deinitFunction),
             };
             LC_EXPORT const lc_plugin_descriptor_t *lc_plugin_entry(void) { return &descriptor; }
             """
@@ -200,6 +202,107 @@ final class HostEndsTests: XCTestCase {
                                    "echo: willTerminate"])
     }
 
+    // MARK: A post flood delays neither the scenario nor signals
+
+    /// Four plugin threads post as fast as the queue's bound lets them, to an observer that spends
+    /// ~10 µs a post: the queue holds up to 262,144 posts, seconds of work. Each scenario line, and
+    /// the memory warning a SIGUSR1 asks for, still runs within one slice of that work (the loop runs
+    /// 2 ms of queued posts a turn; the host's own next step goes first), not behind the whole queue.
+    func testAFourThreadPostFloodDelaysNeitherTheScenarioNorASignal() throws {
+        let image = try plugin("flood", id: "com.example.flood", extra: """
+            #include <pthread.h>
+            #include <sched.h>
+            #include <stdatomic.h>
+            #include <time.h>
+            static lc_name flood;
+            static atomic_int stopping;
+            static pthread_t threads[4];
+            static unsigned long seen;
+            static void slow(const lc_notification_t *n, void *c) {
+                (void)n, (void)c;
+                struct timespec start, now;
+                clock_gettime(CLOCK_MONOTONIC, &start);
+                do clock_gettime(CLOCK_MONOTONIC, &now);
+                while ((now.tv_sec - start.tv_sec) * 1000000000L + (now.tv_nsec - start.tv_nsec) < 10000);
+                seen++;
+            }
+            static void *poster(void *arg) {
+                (void)arg;
+                while (!atomic_load(&stopping))
+                    if (host->post_name(self, flood, NULL, NULL) != LC_OK) sched_yield();
+                return NULL;
+            }
+            static void stop_threads(void *state) {
+                (void)state;
+                atomic_store(&stopping, 1);
+                for (int i = 0; i < 4; i++) pthread_join(threads[i], NULL);
+            }
+            """, initBody: """
+            lc_status s = host->name_intern(self, "com.example.flood", &flood);
+            if (s == LC_OK) s = host->observe_name(self, flood, NULL, slow, NULL, NULL);
+            for (int i = 0; s == LC_OK && i < 4; i++) pthread_create(&threads[i], NULL, poster, NULL);
+            return s;
+            """, deinitFunction: "stop_threads")
+        let script = folder + "/flood.scenario"
+        try "launch\nhome\nforeground\nwait 2s\nterminate\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let process = try RunningProcess(host, ["run", "--trace", "json", "--no-socket", "--no-pressure", "--no-clock", "--plugin", image,
+                                                "--script", script])
+        // Mid-flood, during the 2 s wait: SIGUSR1 asks for a memory warning.
+        XCTAssertNotNil(process.waitForLine(timeout: 20) { $0.contains(#""kind":"action","name":"foreground""#) }, "foreground ran")
+        let sent = Date()
+        process.signal(SIGUSR1)
+        let warning = process.waitForLine(timeout: 20) { $0.contains(#""kind":"action","name":"memory-warning""#) }
+        XCTAssertNotNil(warning, "the signal's memory warning ran: \(process.output.suffix(5))")
+        XCTAssertLessThan(seconds(since: sent), 1, "the memory warning waited behind the flood")
+        XCTAssertEqual(process.wait(timeout: 30), 0, process.standardError)
+        // Under the flood the host's thread gets its share of 2 CPUs with four posting threads, so the
+        // bounds leave room for the scheduler: the whole queue is seconds of work (4.4 s measured
+        // before the slices), one slice 2 ms.
+        let actions = process.output.map { json($0) }.filter { $0["kind"] as? String == "action" }
+        XCTAssertEqual(actions.map { $0["name"] as? String ?? "?" }, ["launch", "home", "foreground", "memory-warning", "terminate"])
+        let times = actions.map { $0["t"] as? Double ?? -1 }
+        guard times.count == 5 else { return }
+        // launch → home → foreground: one loop turn each (a slice of posts at most); the terminate
+        // comes 2 s after the foreground.
+        XCTAssertLessThan(times[1] - times[0], 1, "home waited behind the flood: \(times)")
+        XCTAssertLessThan(times[2] - times[1], 1, "foreground waited behind the flood: \(times)")
+        XCTAssertLessThan(times[4] - times[2], 2 + 1, "terminate waited behind the flood: \(times)")
+    }
+
+    // MARK: A crash in the host's process
+
+    /// A plugin in the host's process that crashes (a NULL write in its observer): nothing can catch
+    /// the crash, but the host's last words are said from the signal handler — a `crash` line naming
+    /// the signal, the state and the plugin whose code faulted — and the socket file is removed; then
+    /// the process dies of the signal, as without the handler.
+    func testACrashInAPluginObserverWritesTheLastLineAndRemovesTheSocket() throws {
+        let crashing = try plugin("crash", id: "com.example.crash",
+                                  extra: "static void boom(const lc_notification_t *n, void *c) { (void)n, (void)c; *(volatile int *)0 = 1; }",
+                                  initBody: #"return host->observe(self, "didBecomeActive", NULL, boom, NULL, NULL);"#)
+        for format in ["json", "text"] {
+            let socket = folder + "/crash-\(format).sock"
+            let process = try RunningProcess(host, ["run", "--trace", format, "--socket", socket, "--no-pressure", "--no-clock",
+                                                    "--plugin", crashing], environment: ["SWIFT_BACKTRACE": "enable=no"])
+            XCTAssertEqual(process.wait(timeout: 20), SIGSEGV, "killed by the signal, as without the handler")
+            let last = try XCTUnwrap(process.output.last)
+            if format == "json" {
+                let fields = json(last)
+                XCTAssertEqual(fields["kind"] as? String, "crash")
+                XCTAssertEqual(fields["name"] as? String, "SIGSEGV")
+                XCTAssertEqual(fields["state"] as? String, "active")
+                XCTAssertEqual(fields["plugin"] as? String, "com.example.crash")
+                XCTAssertEqual(fields["detail"] as? String, "the host's process was killed by SIGSEGV in the code of 'com.example.crash'")
+                let previous = json(process.output[process.output.count - 2])
+                XCTAssertEqual((fields["seq"] as? Int).map { $0 - 1 }, previous["seq"] as? Int, "the next seq")
+            } else {
+                XCTAssertTrue(last.hasSuffix("active      crash           SIGSEGV" + String(repeating: " ", count: 45)
+                                                 + "com.example.crash  the host's process was killed by SIGSEGV in the code of 'com.example.crash'"),
+                              last)
+            }
+            XCTAssertFalse(FileManager.default.fileExists(atPath: socket), "the socket file is removed")
+        }
+    }
+
     // MARK: exit() from a plugin
 
     func testExitZeroInInitGivesStatus6AnExitEventAndNoSocketLeft() throws {
@@ -234,6 +337,54 @@ final class HostEndsTests: XCTestCase {
                        "called in the didBecomeActive observer of 'com.example.exit', not by the host; the process exits with status 6")
     }
 
+    /// An `exit()` on a thread the plugin started (the main thread idle in the loop meanwhile) is
+    /// traced naming that plugin — found by its code on the thread's stack — not "outside any callback".
+    func testExitOnAPluginsOwnThreadNamesThePlugin() throws {
+        let exiting = try plugin("thread-exit", id: "com.example.threadexit", extra: """
+            #include <pthread.h>
+            #include <unistd.h>
+            static pthread_t thread;
+            static void *later(void *arg) { (void)arg; usleep(100000); exit(4); return NULL; }
+            """, initBody: "pthread_create(&thread, NULL, later, NULL); return LC_OK;")
+        let script = folder + "/thread-exit.scenario"
+        try "launch\nwait 5s\nterminate\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try CBuild.run(host, ["run", "--trace", "json", "--no-socket", "--no-pressure", "--no-clock", "--plugin", exiting,
+                                           "--plugin", Self.echo, "--script", script])
+        XCTAssertEqual(result.status, 6, result.output)
+        let parts = result.output.components(separatedBy: "--stderr--\n")
+        let last = json(try XCTUnwrap(parts[0].split(separator: "\n").last.map(String.init)))
+        XCTAssertEqual(last["kind"] as? String, "exit")
+        XCTAssertEqual(last["name"] as? String, "exit(4)")
+        XCTAssertEqual(last["plugin"] as? String, "com.example.threadexit")
+        XCTAssertEqual(last["state"] as? String, "active")
+        XCTAssertEqual(last["detail"] as? String,
+                       "called on a thread of 'com.example.threadexit' (not the main thread), not by the host; the process exits with status 6")
+        XCTAssertTrue(parts.count > 1 && parts[1].hasSuffix(
+            "lifecycle-host: exit(4) was called on a thread of 'com.example.threadexit' (not the main thread), not by the host; "
+                + "the process exits with status 6\n"), parts.count > 1 ? parts[1] : result.output)
+    }
+
+    /// A plugin's `atexit` handler that calls `_exit(0)` cannot turn the host's status into a success:
+    /// the host ends with `_exit(status)` after its own flush, and no `atexit` handler runs. Each of
+    /// the three statuses a CI job relies on keeps its value: a failing `expect-state` (2), a refused
+    /// plugin (3), a scenario that ends with the application running (8).
+    func testAPluginsAtexitHandlerCannotRewriteTheExitStatus() throws {
+        let rewriting = try plugin("atexit", id: "com.example.atexit",
+                                   extra: "#include <unistd.h>\nstatic void bye(void) { _exit(0); }",
+                                   initBody: "atexit(bye); return LC_OK;")
+        func status(_ scenario: String, plugins: [String]) throws -> Int32 {
+            let script = folder + "/atexit.scenario"
+            try scenario.write(toFile: script, atomically: true, encoding: .utf8)
+            var arguments = ["run", "--trace", "json", "--no-socket", "--no-pressure", "--no-clock", "--script", script]
+            for plugin in plugins { arguments += ["--plugin", plugin] }
+            return try CBuild.run(host, arguments).status
+        }
+        XCTAssertEqual(try status("launch\nexpect-state background\nterminate\n", plugins: [rewriting]), 2, "a failing expect-state")
+        XCTAssertEqual(try status("launch\nterminate\n", plugins: [rewriting, folder + "/missing.so"]), 3, "a refused plugin")
+        XCTAssertEqual(try status("launch\n", plugins: [rewriting]), 8, "the scenario ended with the application running")
+        XCTAssertEqual(try status("launch\nterminate\n", plugins: [rewriting]), 0, "a clean end is still 0")
+    }
+
     /// `check` scans a plugin's init in a process of its own first (see PluginScanTests): an exit()
     /// there is a refusal naming the status, and the host's own process never runs that init.
     func testCheckRefusesAPluginThatExitsInInitFromItsScan() throws {
@@ -241,7 +392,7 @@ final class HostEndsTests: XCTestCase {
         let cache = NSTemporaryDirectory() + "lc-ends-cache-\(getpid())-\(UInt32.random(in: 0 ... .max))"
         defer { try? FileManager.default.removeItem(atPath: cache) }
         let result = try CBuild.run(host, ["check", exiting], environment: ["XDG_CACHE_HOME": cache])
-        XCTAssertEqual(result.status, 3, result.output)
+        XCTAssertEqual(result.status, 6, result.output)  // docs/host.md: `check` exits 6 when a plugin calls exit() in its init
         XCTAssertEqual(result.output,
                        "\(exiting)\n  refused:     crashed when scanned: the plugin's process exited with status 0 while running init "
                        + "(remembered in \(cache)/lifecycle-host/plugin-registry; --rescan to scan it again)\n")

@@ -1,5 +1,7 @@
 import AppLifecycle
+import Foundation
 import HostInput
+import TestSupport
 import XCTest
 
 /// The control protocol without a socket (`ControlFraming`, `ControlRequest`): what the server and the
@@ -113,6 +115,29 @@ final class HostInputTests: XCTestCase {
                            "error: unknown action '\(verb)'; 'help' lists the actions")
         }
         XCTAssertLessThan(ContinuousClock.now - started, .seconds(3), "ten 64 KiB requests (each a table of 22 × 15 × 65531 cells before)")
+    }
+
+    /// A scenario saved with a UTF-8 byte order mark (as Notepad writes one) reads as it would without
+    /// it, lines numbered as before; a BOM anywhere else is text like any other.
+    func testAByteOrderMarkAtTheStartOfAScenarioIsSkipped() throws {
+        let lines = try ScenarioParser.parse(text: "\u{FEFF}launch\r\n# a comment\r\nterminate\r\n", file: "bom.txt")
+        XCTAssertEqual(lines.map(\.text), ["launch", "terminate"])
+        XCTAssertEqual(lines.map(\.line), [1, 3])
+        XCTAssertThrowsError(try ScenarioParser.parse(text: "launch\n\u{FEFF}terminate\n", file: "mid.txt")) { error in
+            XCTAssertEqual((error as? ScenarioFileError)?.location, "mid.txt:2")
+            XCTAssertEqual((error as? ScenarioFileError)?.message,
+                           "unknown action '\u{FEFF}terminate' (did you mean 'terminate'?); 'help' lists the actions")
+        }
+        // The host, reading such a file: the run goes to its end.
+        let folder = try CBuild.temporaryFolder("bom")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let file = folder + "/bom.txt"
+        try Data([0xEF, 0xBB, 0xBF] + Array("launch\nhome\nterminate\n".utf8)).write(to: URL(fileURLWithPath: file))
+        let result = try CBuild.run(CBuild.products + "/lifecycle-host", ["run", "--trace", "json", "--no-socket", "--no-signals", "--no-pressure",
+                                                                          "--no-clock", "--script", file])
+        XCTAssertEqual(result.status, 0, result.output)
+        let actions = result.output.split(separator: "\n").filter { $0.contains("\"kind\":\"action\"") }
+        XCTAssertEqual(actions.map { $0.contains("\"name\":\"launch\"") }, [true, false, false], result.output)
     }
 
     /// `lifecycle-host send WORDS…` quotes each word so that the host's tokenizer reads the same words.

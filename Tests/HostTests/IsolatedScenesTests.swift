@@ -244,8 +244,8 @@ final class IsolatedScenesTests: XCTestCase {
     /// crafted `result` frame: not what the runner sends for any C answer) broke the protocol: cut off,
     /// the rule named; the scene connects with the default configuration.
     func testAConfigurationAnswerWithoutANameCutsTheProcessOff() throws {
-        // result (0x8C) for call 1 (the first call that waits): answer 1, an empty dictionary.
-        let bytes = IsolationProtocolTests.frame(kind: 0x8C, word: 1, payload: [1] + IsolationProtocolTests.le32(0))
+        // result (0x8C) for call 1 (the first call that waits): answer 1, an empty dictionary, no encoding failure.
+        let bytes = IsolationProtocolTests.frame(kind: 0x8C, word: 1, payload: [1] + IsolationProtocolTests.le32(0) + [0])
         let liar = try IsolationFixtures.build("""
             #include "lifecycle.h"
             #include <stdlib.h>

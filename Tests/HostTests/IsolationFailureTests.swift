@@ -143,7 +143,7 @@ final class IsolationFailureTests: XCTestCase {
         XCTAssertEqual(result.status, 7, result.output)
         let failure = try XCTUnwrap(result.failures().first, result.output)
         XCTAssertEqual(failure.name, "protocol violation")
-        XCTAssertEqual(failure.detail, "cut off (SIGKILL): a frame announces 4294967295 bytes (frames are 16 to 16777216 bytes); "
+        XCTAssertEqual(failure.detail, "cut off (SIGKILL): a frame announces 4294967295 bytes (frames are 16 to 68157440 bytes); "
                        + "while handling didBecomeActive; not restarted (policy never)")
         XCTAssertEqual(result.failures().count, 1)
         XCTAssertEqual(result.printed["echo"], try echoAlone(scenario: "home-and-return"))

@@ -19,6 +19,14 @@ final class IsolationProtocolTests: XCTestCase {
     }
 
     static func le32(_ value: UInt32) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
+    static func le64(_ value: UInt64) -> [UInt8] { withUnsafeBytes(of: value.littleEndian) { Array($0) } }
+
+    /// The archive encoding of `{"d": {"d": … {"leaf": 1}}}`, `levels` dictionaries deep below the top.
+    static func chainEntries(_ levels: Int) -> [UInt8] {
+        var entries = le64(4) + Array("leaf".utf8) + [0x69] + le64(8) + le64(1)
+        for _ in 0..<levels { entries = le64(1) + Array("d".utf8) + [0x6D] + le64(UInt64(entries.count)) + entries }
+        return entries
+    }
 
     /// Runs a plugin that writes `bytes` to the socket from its didBecomeActive observer (and stays in it).
     func cutOff(_ bytes: [UInt8], name: String) throws -> IsolationTests.Run.Record? {
@@ -40,18 +48,26 @@ final class IsolationProtocolTests: XCTestCase {
             ("kind", Self.frame(kind: 0x99), "a frame of unknown kind 0x99 (16 bytes)"),
             ("direction", Self.frame(kind: 0x04), "a notify frame, which only the host sends"),
             ("reserved", Self.frame(kind: 0x85, word: 1, reserved: 1), "the removeObserver frame's reserved header bytes are not 0"),
-            ("small", Self.frame(kind: 0x85, size: 8), "a frame announces 8 bytes (frames are 16 to 16777216 bytes)"),
+            ("small", Self.frame(kind: 0x85, size: 8), "a frame announces 8 bytes (frames are 16 to 68157440 bytes)"),
+            ("huge", Self.frame(kind: 0x85, size: 68_157_441), "a frame announces 68157441 bytes (frames are 16 to 68157440 bytes)"),
             ("token", Self.frame(kind: 0x85, word: 77), "remove_observer names token 77, which it never registered"),
             ("key", Self.frame(kind: 0x8D, word: 999, payload: Self.le32(0) + [0]), "a completion for key 999, never handed out"),
             ("long", Self.frame(kind: 0x87, payload: Self.le32(1) + Self.le32(100_000)), "the log frame's message is 100000 bytes (at most 65536)"),
             ("utf8", Self.frame(kind: 0x87, payload: Self.le32(1) + Self.le32(2) + [0xFF, 0xFE]), "the log frame's message is not valid UTF-8"),
             ("short", Self.frame(kind: 0x84, word: 5), "the observe frame ends inside its name (0 bytes left, 4 needed)"),
             ("trailing", Self.frame(kind: 0x85, word: 1, payload: [1, 2, 3]), "the removeObserver frame has 3 bytes after its last field"),
-            ("result", Self.frame(kind: 0x8C, word: 3, payload: [1] + Self.le32(UInt32.max)), "a result for call 3, which is not waiting"),
+            ("result", Self.frame(kind: 0x8C, word: 3, payload: [1] + Self.le32(UInt32.max) + [0]), "a result for call 3, which is not waiting"),
+            ("flag", Self.frame(kind: 0x8C, word: 3, payload: [1] + Self.le32(UInt32.max) + [2]), "the result frame's encoding flag is 2"),
             ("name", Self.frame(kind: 0x86, payload: Self.le32(500) + [UInt8](repeating: 0, count: 8) + Self.le32(UInt32.max)),
              "name id 500 was never sent with its text"),
             ("dict", Self.frame(kind: 0x86, payload: Self.le32(2) + [UInt8](repeating: 0, count: 8) + Self.le32(3) + [0x01, 0x02, 0x03]),
              "the post frame's userInfo is not a valid dictionary: malformed payload: truncated key length at byte 0"),
+            // The dictionary limits: its length before its entries are read, then its depth.
+            ("large", Self.frame(kind: 0x86, payload: Self.le32(2) + [UInt8](repeating: 0, count: 8) + Self.le32(67_108_845)),
+             "the post frame's userInfo is 67108845 bytes (at most 67108844)"),
+            ("deep", Self.frame(kind: 0x86, payload: Self.le32(2) + [UInt8](repeating: 0, count: 8)
+                                    + Self.le32(UInt32(Self.chainEntries(65).count)) + Self.chainEntries(65)),
+             "the post frame's userInfo is not a valid dictionary: malformed payload: lists and dictionaries nest deeper than 64 levels at byte \(64 * 18 + 9)"),
         ]
         for (name, bytes, rule) in cases {
             let failure = try XCTUnwrap(cutOff(bytes, name: "liar-\(name)"), name)

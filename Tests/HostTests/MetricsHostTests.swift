@@ -206,6 +206,32 @@ final class MetricsHostTests: XCTestCase {
         XCTAssertEqual(process.wait(), 0)
     }
 
+    /// Sixteen clients that connect and say nothing (every connection the port holds) do not keep a
+    /// scraper out: a scrape takes the place of the silent connection that waited longest, which gets
+    /// `408` and is closed; all 20 scrapes are served.
+    func testSixteenSilentConnectionsDoNotKeepAScraperOut() throws {
+        let (process, port) = try startHost()
+        defer { process.signal(SIGKILL) }
+        let silent = try (0..<16).map { _ in try Self.connect(port) }
+        defer { silent.forEach { close($0) } }
+        var statuses: [String] = []
+        var last = ""
+        for _ in 0..<20 {
+            let response = Self.split(try Self.exchange(port, "GET /metrics HTTP/1.1\r\n\r\n"))
+            statuses.append(response.status)
+            last = response.body
+        }
+        XCTAssertEqual(statuses, Array(repeating: "HTTP/1.1 200 OK", count: 20))
+        // The first scrape found 16 connections waiting: the oldest made room; the others then fit.
+        XCTAssertEqual(Self.split(Self.readToEnd(silent[0])).status, "HTTP/1.1 408 Request Timeout")
+        let exposition = try Exposition(last)
+        XCTAssertEqual(exposition["lifecycle_metrics_http_responses_total{code=\"200\"}"], 20)
+        XCTAssertEqual(exposition["lifecycle_metrics_http_responses_total{code=\"408\"}"], 1)
+        XCTAssertNil(exposition["lifecycle_metrics_http_responses_total{code=\"503\"}"])
+        process.send("quit")
+        XCTAssertEqual(process.wait(), 0)
+    }
+
     func testTheMetricsFileIsWrittenOnATimerAndAtTheEnd() throws {
         let folder = try CBuild.temporaryFolder("metrics-file")
         let file = folder + "/host.prom"

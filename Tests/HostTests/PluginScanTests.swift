@@ -80,6 +80,30 @@ final class PluginScanTests: XCTestCase {
         XCTAssertTrue(fixed.output.contains("  id:          com.example.initsegv"))
     }
 
+    /// docs/host.md: `check` exits 6 when a plugin calls `exit()` in its init — whether its scan saw it
+    /// now or the registry remembers it — and 6 wins over another plugin's refusal (3).
+    func testAnExitInInitIsStatusSixWhenScannedAndWhenRemembered() throws {
+        let exiting = try IsolationFixtures.build(IsolationFixtures.initialiser(id: "com.example.initexit", body: "exit(9);"), named: "initexit")
+        let crashing = try IsolationFixtures.build(IsolationFixtures.initialiser(id: "com.example.initabrt", body: "abort();"), named: "initabrt")
+        let place = "remembered in \(registry); --rescan to scan it again"
+        let why = "the plugin's process exited with status 9 while running init"
+
+        let first = try host(["check", exiting])
+        XCTAssertEqual(first.status, 6, first.output)
+        XCTAssertEqual(refusals(first.output), [exiting: "crashed when scanned: \(why) (\(place))"])
+        let entry = try String(contentsOfFile: registry, encoding: .utf8).split(separator: "\n").dropFirst().map { $0.split(separator: "\t").map(String.init) }
+        XCTAssertEqual(entry.map { [$0[0], $0[3], $0[4]] }, [[exiting, "exited", why]])
+
+        let remembered = try host(["check", crashing, exiting])
+        XCTAssertEqual(remembered.status, 6, remembered.output)
+        XCTAssertEqual(refusals(remembered.output), [
+            exiting: "remembered as crashing when scanned: \(why) (\(place))",
+            crashing: "crashed when scanned: the plugin's process was killed by SIGABRT while running init (\(place))",
+        ])
+        let onlyCrash = try host(["check", crashing])
+        XCTAssertEqual(onlyCrash.status, 3, onlyCrash.output)
+    }
+
     func testAnInitThatHangsIsKilledAtTheScanBudgetAndRemembered() throws {
         let hang = try IsolationFixtures.build(IsolationFixtures.initialiser(id: "com.example.inithang", body: "for (;;) {} return LC_OK;"),
                                                named: "inithang")

@@ -72,7 +72,7 @@ final class ValidateTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.output)
         let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         XCTAssertEqual(lines.first, "validate \(echo)")
-        XCTAssertEqual(lines[1], "plugin:    org.applifecycle.echo 1.0.0 (ABI 1.3): Prints every standard notification")
+        XCTAssertEqual(lines[1], "plugin:    org.applifecycle.echo 1.0.0 (ABI 1.4): Prints every standard notification")
         XCTAssertEqual(lines[3], "delegates: (none)")
         let checks = lines.filter { $0.hasPrefix("PASS  ") || $0.hasPrefix("FAIL  ") || $0.hasPrefix("SKIP  ") }
         XCTAssertEqual(checks.map { String($0.dropFirst(6).prefix(32)).trimmingCharacters(in: .whitespaces) }, Self.checkIDs)
@@ -176,6 +176,33 @@ final class ValidateTests: XCTestCase {
         XCTAssertEqual(poster.failed, ["unload"], poster.output)
         XCTAssertEqual(poster.checks["unload"]?.reasons,
                        ["post in or after its deinit refused with LC_ERR_NOT_FOUND: post: plugin 'com.example.latepost' is not loaded"])
+    }
+
+    /// A plugin whose init starts a timer, or a thread, that crashes 50 ms later: each step lets the
+    /// loop run on after init (`ValidationStep.settle`), so the crash fails `init` with its reason, and
+    /// the sequences it never reached are skipped, not passed.
+    func testACrashFiftyMillisecondsAfterInitFailsInitAndTheSequencesAreNotRun() throws {
+        let timer = try plugin("latetimer", initBody: "return host->add_timer(me, 0.05, boom, NULL, NULL);", deinitBody: "", extra: """
+            #include <signal.h>
+            static void boom(void *ctx) { (void)ctx; raise(SIGSEGV); }
+            """)
+        let thread = try plugin("latethread", initBody: """
+            pthread_t thread;
+            return pthread_create(&thread, NULL, boom, NULL) == 0 ? LC_OK : LC_ERR_SYSTEM;
+            """, deinitBody: "", extra: """
+            #include <signal.h>
+            static void *boom(void *arg) { (void)arg; usleep(50000); raise(SIGABRT); return NULL; }
+            """)
+        let applicable = Self.sequences.filter { $0 != "notifications" && $0 != "scenes" }
+        for (path, signal) in [(timer, "SIGSEGV"), (thread, "SIGABRT")] {
+            let report = try Self.validate(path)
+            XCTAssertEqual(report.status, 1, report.output)
+            XCTAssertEqual(report.failed, ["init"], report.output)
+            XCTAssertEqual(report.checks["init"]?.reasons, ["killed by \(signal) after its init (in a thread or timer of the plugin)"], report.output)
+            XCTAssertEqual(report.checks["init"]?.sequences, [["describe"] + applicable], report.output)
+            XCTAssertEqual(report.skipped, Self.sequences.map { "sequence:\($0)" }, report.output)
+            XCTAssertEqual(report.checks["unload"]?.result, "pass", report.output)
+        }
     }
 
     func testAnInitThatFailsFailsInitAndSkipsTheRest() throws {

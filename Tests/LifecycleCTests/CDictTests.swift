@@ -65,7 +65,7 @@ final class CDictTests: XCTestCase {
         var minor: UInt32 = 99
         lc_abi_version(&major, &minor)
         XCTAssertEqual(major, 1)
-        XCTAssertEqual(minor, 3)
+        XCTAssertEqual(minor, 4)
         XCTAssertEqual(major, UInt32(LC_ABI_VERSION_MAJOR))
         XCTAssertEqual(minor, UInt32(LC_ABI_VERSION_MINOR))
         lc_abi_version(nil, nil)  // no crash
@@ -85,8 +85,9 @@ final class CDictTests: XCTestCase {
             (LC_ERR_SYSTEM, "LC_ERR_SYSTEM"), (LC_ERR_PLUGIN_REFUSED, "LC_ERR_PLUGIN_REFUSED"),
             (LC_ERR_VERSION, "LC_ERR_VERSION"), (LC_ERR_DUPLICATE, "LC_ERR_DUPLICATE"),
             (LC_ERR_INTERNAL, "LC_ERR_INTERNAL"), (LC_ERR_QUEUE_FULL, "LC_ERR_QUEUE_FULL"), (LC_ERR_NESTING_LIMIT, "LC_ERR_NESTING_LIMIT"),
+            (LC_ERR_QUOTA, "LC_ERR_QUOTA"),
         ]
-        XCTAssertEqual(names.count, 18)
+        XCTAssertEqual(names.count, 19)
         var messages = Set<String>()
         for (status, name) in names {
             XCTAssertEqual(string(lc_status_name(lc_status(status))), name)
@@ -96,11 +97,11 @@ final class CDictTests: XCTestCase {
             // Static storage: the same pointer every time.
             XCTAssertEqual(lc_status_name(lc_status(status)), lc_status_name(lc_status(status)))
         }
-        XCTAssertEqual(messages.count, 18, "one distinct sentence per code")
+        XCTAssertEqual(messages.count, 19, "one distinct sentence per code")
         XCTAssertEqual(string(lc_status_message(OK)), "success")
         XCTAssertEqual(string(lc_status_message(NOT_FOUND)), "no such observer, task, key, plugin or delegate")
         XCTAssertEqual(string(lc_status_message(MISMATCH)), "the dictionary value has another type")
-        XCTAssertEqual(string(lc_status_name(-18)), "LC_STATUS_UNKNOWN")
+        XCTAssertEqual(string(lc_status_name(-19)), "LC_STATUS_UNKNOWN")
         XCTAssertEqual(string(lc_status_name(1)), "LC_STATUS_UNKNOWN")
         XCTAssertEqual(string(lc_status_message(-1000)), "not a known status code")
     }

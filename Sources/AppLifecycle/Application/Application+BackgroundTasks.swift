@@ -17,6 +17,7 @@ extension Application {
         let id = BackgroundTaskID(rawValue: nextTaskID)
         nextTaskID += 1
         tasks.append(OpenTask(id: id, name: name, owner: owner, expirationHandler: expirationHandler))
+        taskCounts[owner, default: 0] += 1
         trace(.backgroundTask(id: id, phase: .began, name: name, owner: owner))
         if state == .background, expirationTimer == nil { scheduleBackgroundTimers() }
         return id
@@ -30,6 +31,7 @@ extension Application {
             throw ApplicationError(.unknownBackgroundTask, "no open background task has id \(id)")
         }
         let task = tasks.remove(at: index)
+        uncount(task.owner)
         trace(.backgroundTask(id: id, phase: .ended, name: task.name, owner: task.owner))
         if tasks.isEmpty { cancelBackgroundTimers() }
         suspendIfIdle()
@@ -42,6 +44,22 @@ extension Application {
         let owned = tasks.filter { $0.owner == owner }
         for task in owned { try? endBackgroundTask(task.id) }
         return owned.count
+    }
+
+    /// How many open background tasks `owner` began (ended ones, by anyone, the watchdog included,
+    /// no longer count). O(1). [loop-thread]
+    public func backgroundTaskCount(owner: String) -> Int { taskCounts[owner] ?? 0 }
+
+    /// One task of `owner` ended.
+    private func uncount(_ owner: String) {
+        let left = (taskCounts[owner] ?? 1) - 1
+        taskCounts[owner] = left > 0 ? left : nil
+    }
+
+    /// Every task is gone (the watchdog ended them, or the application stopped running).
+    func forgetTasks() {
+        tasks.removeAll()
+        taskCounts.removeAll()
     }
 
     /// The open background tasks, oldest first.
@@ -109,7 +127,7 @@ extension Application {
             for task in tasks {
                 trace(.backgroundTask(id: task.id, phase: .endedByWatchdog, name: task.name, owner: task.owner))
             }
-            tasks.removeAll()
+            forgetTasks()
             suspendIfIdle()
         }
     }

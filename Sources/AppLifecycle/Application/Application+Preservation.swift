@@ -1,7 +1,9 @@
 /// State preservation and restoration through the archive store. A delegate takes part only if it
 /// implements both shouldSaveApplicationState and shouldRestoreApplicationState (`UIApplicationDelegate`: "Apps must
 /// implement this method and the application:shouldRestoreApplicationState: method for state
-/// preservation to occur"); one that implements only one of them is traced as skipped.
+/// preservation to occur"); one that implements only one of them is traced as skipped. A delegate
+/// whose encoding fails in either call (`StateArchive.failure`) saves nothing: its previous archive is
+/// kept, byte for byte, and traced (`archiveKept`).
 extension Application {
     func preserveState() throws(Killed) {
         guard let store = archiveStore else { return }
@@ -13,9 +15,11 @@ extension Application {
                 continue
             }
             let archive = StateArchive()
-            guard try call(.shouldSaveApplicationState, slot, { shouldSave(self, archive) }) else { continue }
+            let saving = try call(.shouldSaveApplicationState, slot, { shouldSave(self, archive) })
+            guard encodingHeld(archive, after: .shouldSaveApplicationState, slot), saving else { continue }
             if let encode = slot.handlers.willEncodeRestorableState {
                 try call(.willEncodeRestorableState, slot) { encode(self, archive) }
+                guard encodingHeld(archive, after: .willEncodeRestorableState, slot) else { continue }
             }
             do {
                 try store.save(archive.values, id: slot.id)
@@ -24,6 +28,14 @@ extension Application {
                 trace(.archiveFailed(.saved, delegate: slot.id, message: error.message))
             }
         }
+    }
+
+    /// After a call that may have filled `archive`: false, with an `archiveKept` event, when its
+    /// encoding failed (nothing is saved: the previous archive stays as it was); else true.
+    private func encodingHeld(_ archive: StateArchive, after method: DelegateMethod, _ slot: DelegateSlot) -> Bool {
+        guard let failure = archive.failure else { return true }
+        trace(.archiveKept(method: method, delegate: slot.id, failure: failure))
+        return false
     }
 
     func restoreState() throws(Killed) {

@@ -99,7 +99,7 @@ extension Application {
         cancelBackgroundTimers()
         for request in requests { request.end() }
         requests.removeAll()
-        tasks.removeAll()
+        forgetTasks()
         queued.removeAll()
         interrupted = false
         returningScenes.removeAll()

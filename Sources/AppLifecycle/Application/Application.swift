@@ -109,6 +109,8 @@ public final class Application: @unchecked Sendable {
     var lockedFromForeground = false
     var queued: [QueuedNotification] = []
     var tasks: [OpenTask] = []
+    /// How many of `tasks` each owner began (kept with `tasks`: `backgroundTaskCount(owner:)`).
+    var taskCounts: [String: Int] = [:]
     var nextTaskID: UInt64 = 1
     var backgroundSince: MonotonicInstant?
     var expirationTimer: LoopSource?
@@ -255,10 +257,12 @@ public final class Application: @unchecked Sendable {
     /// background that nothing holds (no background task, pending completion handler, or continuous
     /// background mode) is suspended.
     /// - Throws: `ApplicationError` — `.illegalAction` (names the action and the state; nothing changed),
-    ///   `.actionInProgress`, `.backgroundModeMissing`, `.notOnLoopThread`.
+    ///   `.actionInProgress`, `.backgroundModeMissing`, `.notOnLoopThread`, `.invalidArgument` (a
+    ///   dictionary it carries is over `UserInfoLimits`; nothing changed).
     public func perform(_ action: Action) throws(ApplicationError) {
         try requireLoopThread("perform(\(action.name))")
         if let running = currentAction { throw .actionInProgress(action.name, running: running) }
+        try checkLimits(of: action)
         try validate(action)
         currentAction = action.name
         if case .launch = action.kind, traceOrigin == nil { traceOrigin = .now }

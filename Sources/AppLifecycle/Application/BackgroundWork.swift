@@ -27,6 +27,8 @@ public final class FetchCompletionHandler: Sendable {
     private let called = Atomic<Bool>(false)
     private let ended = Atomic<Bool>(false)
     private let complete: @Sendable (FetchResult, _ repeated: Bool) -> Void
+    /// Run once when the request ends (`whenEnded`).
+    private let endObserver = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// A handler whose calls go to `complete` (with whether the call is a repeat): for carriers of a
     /// request to another process (an isolated plugin's side of a completion).
@@ -45,5 +47,27 @@ public final class FetchCompletionHandler: Sendable {
     /// C function pointer bound to this handler may be freed after that. [thread-safe]
     package var requestEnded: Bool { ended.load(ordering: .acquiring) }
 
-    func markEnded() { ended.store(true, ordering: .releasing) }
+    /// Ends the request: from now on a call is late. The engine's when the request is over; a carrier
+    /// of a request to another process marks its side ended when told. [thread-safe] Runs the
+    /// `whenEnded` body, once, on the calling thread.
+    package func markEnded() {
+        let observer = endObserver.withLock { observer in
+            ended.store(true, ordering: .releasing)
+            defer { observer = nil }
+            return observer
+        }
+        observer?()
+    }
+
+    /// Runs `body` once when the request ends (at once, on this thread, if it has): for a carrier of
+    /// the request to another process, which must tell that process. The engine ends requests on its
+    /// loop thread. [thread-safe] One body: a second replaces the first.
+    package func whenEnded(_ body: @escaping @Sendable () -> Void) {
+        let now = endObserver.withLock { observer in
+            if ended.load(ordering: .acquiring) { return true }
+            observer = body
+            return false
+        }
+        if now { body() }
+    }
 }

@@ -22,15 +22,18 @@
 /// ```
 ///
 /// Keys keep their order; a key appears at most once per dictionary. Lists and dictionaries nest at
-/// most 64 levels (the top-level entries are level 0). Decoding checks every length against the bytes
-/// that remain before using it, so no input can crash it, make it recurse past 64 levels, or make it
-/// allocate more than the input's size; invalid UTF-8, unknown tags, wrong fixed sizes and duplicate
-/// keys are refused.
+/// most 64 levels (the top-level entries are level 0; `UserInfoLimits.maximumDepth`). Decoding checks
+/// every length against the bytes that remain before using it, so no input can crash it, make it
+/// recurse past its depth limit, or make it allocate more than the input's size; invalid UTF-8,
+/// unknown tags, wrong fixed sizes and duplicate keys are refused. Encoding recurses once a level:
+/// its callers hand it only values within a depth limit (`ArchiveStore.save`, the isolation
+/// protocol's `FrameWriter`), checked in O(1) (`UserInfo.depth`).
 package enum ArchiveFormat {
     static let magic: [UInt8] = Array("LCAR".utf8)
     static let version: UInt16 = 1
     package static let headerSize = 20
-    static let maxDepth = 64
+    /// How deep an archive's lists and dictionaries nest at most: 64.
+    package static let maxDepth = 64
 
     enum Tag: UInt8 {
         case string = 0x73  // s
@@ -42,13 +45,13 @@ package enum ArchiveFormat {
         case dict = 0x6D  // m
     }
 
-    /// The complete archive (header and payload) holding `values`.
+    /// The complete archive (header and payload) holding `values`: `headerSize + values.encodedSize` bytes.
     ///
     /// Values nested deeper than `maxDepth` are encoded but will not decode; `ArchiveStore.save`
-    /// refuses them first (see `nestsTooDeep`).
+    /// refuses them first (`UserInfo.depth`). Recurses once a level of `values`.
     package static func encode(_ values: UserInfo) -> [UInt8] {
         var out = [UInt8](repeating: 0, count: headerSize)  // the header, written by `seal`
-        out.reserveCapacity(headerSize + encodedSize(values))
+        out.reserveCapacity(headerSize + min(values.encodedSize, 1 << 30))
         appendEntries(values, to: &out)
         seal(&out)
         return out
@@ -76,7 +79,7 @@ package enum ArchiveFormat {
         let stored = loadLE(UInt32.self, bytes, at: 16)
         let computed = bytes.withUnsafeBufferPointer { crc32(buffer: UnsafeBufferPointer(rebasing: $0[headerSize...])) }
         guard stored == computed else { throw ApplicationError(.archiveCorrupt, "checksum mismatch") }
-        var parser = Parser(bytes: bytes, offset: headerSize)
+        var parser = Parser(bytes: bytes, offset: headerSize, maxDepth: maxDepth)
         return try parser.entries(end: bytes.count, depth: 0)
     }
 
@@ -109,32 +112,19 @@ package enum ArchiveFormat {
         guard length == available else { throw corrupt("trailing bytes: \(available - length) after the payload") }
     }
 
-    /// Whether `values` nests lists and dictionaries deeper than `maxDepth`. Stops at the first level
-    /// past the limit, so it cannot overflow the stack on absurd input.
-    static func nestsTooDeep(_ values: UserInfo) -> Bool {
-        func tooDeep(_ value: UserInfoValue, level: Int) -> Bool {
-            switch value {
-            case .list(let items):
-                return level >= maxDepth || items.contains { tooDeep($0, level: level + 1) }
-            case .dict(let info):
-                return level >= maxDepth || info.values_.contains { tooDeep($0, level: level + 1) }
-            default:
-                return false
-            }
-        }
-        return values.values_.contains { tooDeep($0, level: 0) }
-    }
-
     /// Appends `values` as the payload's entries (no header, no checksum): the encoding other
-    /// carriers of a userInfo reuse (the isolation protocol's frames).
+    /// carriers of a userInfo reuse (the isolation protocol's frames). `values.encodedSize` bytes;
+    /// recurses once a level of `values` (check `values.depth` first).
     package static func appendEntries(of values: UserInfo, to out: inout [UInt8]) { appendEntries(values, to: &out) }
 
     /// Decodes entries written by `appendEntries(of:to:)` from `bytes[start..<end]`, with every check
-    /// `decode` makes of a payload (lengths against the bytes left, depth ≤ 64, UTF-8, tags, unique keys).
+    /// `decode` makes of a payload (lengths against the bytes left, UTF-8, tags, unique keys), the
+    /// lists and dictionaries nesting at most `maxDepth` levels (`ArchiveFormat.maxDepth` by default).
     /// - Throws: `.archiveCorrupt`, `malformed payload: …`.
-    package static func decodeEntries(_ bytes: [UInt8], from start: Int, to end: Int) throws(ApplicationError) -> UserInfo {
+    package static func decodeEntries(_ bytes: [UInt8], from start: Int, to end: Int,
+                                      maxDepth: Int = ArchiveFormat.maxDepth) throws(ApplicationError) -> UserInfo {
         guard start >= 0, start <= end, end <= bytes.count else { throw ApplicationError(.archiveCorrupt, "malformed payload: bad bounds") }
-        var parser = Parser(bytes: bytes, offset: start)
+        var parser = Parser(bytes: bytes, offset: start, maxDepth: maxDepth)
         return try parser.entries(end: end, depth: 0)
     }
 
@@ -191,25 +181,6 @@ package enum ArchiveFormat {
     }
 
     // MARK: Encoding
-
-    private static func encodedSize(_ info: UserInfo) -> Int {
-        var size = 0
-        for index in 0..<info.count {
-            size += 8 + info.keys_[index].utf8.count + encodedSize(info.values_[index])
-        }
-        return size
-    }
-
-    private static func encodedSize(_ value: UserInfoValue) -> Int {
-        switch value {
-        case .string(let s): return 9 + s.utf8.count
-        case .int, .double: return 17
-        case .bool: return 10
-        case .bytes(let b): return 9 + b.count
-        case .list(let items): return items.reduce(9) { $0 + encodedSize($1) }
-        case .dict(let info): return 9 + encodedSize(info)
-        }
-    }
 
     private static func appendEntries(_ info: UserInfo, to out: inout [UInt8]) {
         for index in 0..<info.count {
@@ -277,9 +248,12 @@ package enum ArchiveFormat {
     // MARK: Decoding
 
     /// Walks the payload; every read is preceded by a check against `end` of the enclosing body.
+    /// Recurses once a level, at most `maxDepth` levels. Each entry's footprint is what it read (its
+    /// bytes) and the depth it saw, so the dictionaries it makes know their size and depth at no cost.
     private struct Parser {
         let bytes: [UInt8]
         var offset: Int
+        let maxDepth: Int
 
         private func malformed(_ what: String) -> ApplicationError {
             ApplicationError(.archiveCorrupt, "malformed payload: \(what)")
@@ -306,17 +280,17 @@ package enum ArchiveFormat {
                     throw malformed("duplicate key \(Self.excerpt(key)) at byte \(start)")
                 }
                 guard offset < end else { throw malformed("key \(Self.excerpt(key)) at byte \(start) has no value") }
-                let value = try self.value(end: end, depth: depth)
+                let (value, levels) = try self.value(end: end, depth: depth)
                 // Appended directly: `seen` already rules out duplicates, and the subscript's linear
                 // search would make a many-keyed (hostile) archive quadratic.
-                info.keys_.append(key)
-                info.values_.append(value)
+                info.appendNew(key: key, value: value, footprint: UserInfoFootprint(bytes: offset - start, depth: levels))
             }
             return info
         }
 
         /// Parses one value that must end by `end`; `depth` is the level of its enclosing container.
-        mutating func value(end: Int, depth: Int) throws(ApplicationError) -> UserInfoValue {
+        /// - Returns: the value and its own depth (0 for a scalar).
+        mutating func value(end: Int, depth: Int) throws(ApplicationError) -> (UserInfoValue, Int) {
             let start = offset
             guard end - offset >= 9 else { throw malformed("truncated value header at byte \(start)") }
             let tagByte = bytes[offset]
@@ -335,37 +309,43 @@ package enum ArchiveFormat {
                     throw malformed("string at byte \(start) is not valid UTF-8")
                 }
                 offset = bodyEnd
-                return .string(string)
+                return (.string(string), 0)
             case .int, .double:
                 guard length == 8 else {
                     throw malformed("\(tag == .int ? "int" : "double") at byte \(start) has length \(length), expected 8")
                 }
                 let raw = ArchiveFormat.loadLE(UInt64.self, bytes, at: offset)
                 offset = bodyEnd
-                return tag == .int ? .int(Int64(bitPattern: raw)) : .double(Double(bitPattern: raw))
+                return (tag == .int ? .int(Int64(bitPattern: raw)) : .double(Double(bitPattern: raw)), 0)
             case .bool:
                 guard length == 1 else { throw malformed("bool at byte \(start) has length \(length), expected 1") }
                 let byte = bytes[offset]
                 guard byte <= 1 else { throw malformed("bool at byte \(start) is \(byte), expected 0 or 1") }
                 offset = bodyEnd
-                return .bool(byte == 1)
+                return (.bool(byte == 1), 0)
             case .bytes:
                 let value = UserInfoValue.bytes(Array(bytes[offset..<bodyEnd]))
                 offset = bodyEnd
-                return value
+                return (value, 0)
             case .list:
-                guard depth < ArchiveFormat.maxDepth else { throw tooDeep(start) }
+                guard depth < maxDepth else { throw tooDeep(start) }
                 var items: [UserInfoValue] = []
-                while offset < bodyEnd { items.append(try value(end: bodyEnd, depth: depth + 1)) }
-                return .list(items)
+                var deepest = 0
+                while offset < bodyEnd {
+                    let (item, levels) = try value(end: bodyEnd, depth: depth + 1)
+                    items.append(item)
+                    deepest = max(deepest, levels)
+                }
+                return (.list(items), deepest + 1)
             case .dict:
-                guard depth < ArchiveFormat.maxDepth else { throw tooDeep(start) }
-                return .dict(try entries(end: bodyEnd, depth: depth + 1))
+                guard depth < maxDepth else { throw tooDeep(start) }
+                let info = try entries(end: bodyEnd, depth: depth + 1)
+                return (.dict(info), info.depth + 1)
             }
         }
 
         private func tooDeep(_ start: Int) -> ApplicationError {
-            malformed("lists and dictionaries nest deeper than \(ArchiveFormat.maxDepth) levels at byte \(start)")
+            malformed("lists and dictionaries nest deeper than \(maxDepth) levels at byte \(start)")
         }
 
         /// A key for a message: quoted, cut to 40 characters.

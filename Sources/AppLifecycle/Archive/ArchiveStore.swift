@@ -84,6 +84,8 @@ package struct ArchiveStore: Sendable {
 
     /// Replaces the archive of `id` with `values`, atomically and durably.
     ///
+    /// Its depth and size are checked first, in O(1), and nothing is encoded past them.
+    ///
     /// Creates the folder (and missing parents, mode 0700) if needed, writes the whole archive to
     /// `<directory>/.<id>.lcarchive.<pid>.tmp` (mode 0600), fsyncs it, renames it over the archive and
     /// fsyncs the folder. Blocks for the time of the write and both fsyncs.
@@ -95,15 +97,17 @@ package struct ArchiveStore: Sendable {
     ///   message says so).
     package func save(_ values: UserInfo, id: String) throws(ApplicationError) {
         let path = try path(for: id)
-        guard !ArchiveFormat.nestsTooDeep(values) else {
+        // Both checked in O(1) before anything is encoded (`UserInfo.depth`, `.encodedSize`).
+        guard values.depth <= ArchiveFormat.maxDepth else {
             throw ApplicationError(.invalidArgument,
                                    "archive \(path) was not saved: its lists and dictionaries nest deeper than \(ArchiveFormat.maxDepth) levels")
         }
-        let bytes = ArchiveFormat.encode(values)
-        guard bytes.count <= maxBytes else {
+        let size = ArchiveFormat.headerSize + values.encodedSize
+        guard size <= maxBytes else {
             throw ApplicationError(.invalidArgument,
-                                   "archive \(path) was not saved: it would be \(bytes.count) bytes, the limit is \(maxBytes)")
+                                   "archive \(path) was not saved: it would be \(size) bytes, the limit is \(maxBytes)")
         }
+        let bytes = ArchiveFormat.encode(values)
         func failed(_ step: String, _ code: Int32) -> ApplicationError {
             ApplicationError(.archiveWriteFailed,
                              "archive \(path) could not be saved: \(step): \(errnoDescription(code)) (errno \(code))")

@@ -23,6 +23,7 @@ import CoreMetrics
 ///   Sampling needs no wake-up of an idle loop: the next sample is armed `sampleInterval` after the
 ///   last one was taken, and stays armed until a dispatch takes it.
 /// - **Plugin failures and restarts**: from the trace events of isolated plugins.
+/// - **Quota refusals**: from the `quota` trace events, each counted for the calls it stands for.
 /// - **Gauges** (queue figures, open background tasks, state): read when the embedder asks
 ///   (`Application.updateMetricGauges()`), before an export.
 ///
@@ -44,6 +45,7 @@ final class EngineMetrics: @unchecked Sendable {
     private var events: [String: Counter] = [:]
     private var failures: [String: Counter] = [:]
     private var restarts: [String: Counter] = [:]
+    private var quotaRefusals: [String: Counter] = [:]
     /// By probe kind (observer, delegate, other), then by owner index in the center.
     private var timers: [[CoreMetrics.Timer?]] = [[], [], []]
     private let queueWaiting: Gauge
@@ -102,6 +104,10 @@ final class EngineMetrics: @unchecked Sendable {
                     [("plugin", failure.plugin), ("cause", cause)]).increment()
         case .pluginRestarted(let plugin, _, _):
             counter(&restarts, plugin, LifecycleMetric.pluginRestarts, [("plugin", plugin)]).increment()
+        case .quotaRefused(let refusal):
+            // One event may stand for many refused calls (`QuotaRefusal.refused`): each is counted.
+            counter(&quotaRefusals, refusal.plugin + "\u{0}" + refusal.kind.rawValue, LifecycleMetric.pluginQuotaRefusals,
+                    [("plugin", refusal.plugin), ("kind", refusal.kind.rawValue)]).increment(by: Int64(refusal.refused))
         default:
             break
         }
@@ -183,6 +189,7 @@ final class EngineMetrics: @unchecked Sendable {
         case .overran: "overran"
         case .protocolViolation: "protocol-violation"
         case .startFailed: "start-failed"
+        case .quotaExceeded: "quota"
         }
     }
 }

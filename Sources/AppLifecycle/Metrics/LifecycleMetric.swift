@@ -16,10 +16,13 @@ public enum LifecycleMetric {
     /// `other`: init, timers, posted work, expiration handlers).
     public static let callbackDuration = "lifecycle_callback_duration_seconds"
     /// Counter: isolated plugins' processes that failed, by `plugin` and `cause` (`signal`, `exit`,
-    /// `overran`, `protocol-violation`, `start-failed`).
+    /// `overran`, `protocol-violation`, `start-failed`, `quota`).
     public static let pluginFailures = "lifecycle_plugin_failures_total"
     /// Counter: isolated plugins started again after a failure, by `plugin`.
     public static let pluginRestarts = "lifecycle_plugin_restarts_total"
+    /// Counter: plugins' calls refused at a quota (`LC_ERR_QUOTA`), by `plugin` and `kind` (`observers`,
+    /// `timers`, `background-tasks`, `custom-names`).
+    public static let pluginQuotaRefusals = "lifecycle_plugin_quota_refusals_total"
     /// Gauge: messages posted from other threads waiting for the loop (`MainRunLoop.queueFigures`).
     public static let queueWaiting = "lifecycle_queue_messages_waiting"
     /// Gauge: the most messages one loop turn took from the cross-thread queue.

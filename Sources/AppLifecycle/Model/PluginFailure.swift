@@ -20,6 +20,9 @@ public struct PluginFailure: Sendable, Hashable, CustomStringConvertible {
         case protocolViolation(String)
         /// The process could not be started, or did not answer the handshake.
         case startFailed(String)
+        /// The plugin went on calling past one of its quotas (`kind`, at most `limit` at once): `refusals`
+        /// refused calls within `window`; the host cut it off (SIGKILL).
+        case quotaExceeded(QuotaKind, limit: Int, refusals: Int, window: Duration)
     }
 
     /// What happens next.
@@ -30,6 +33,8 @@ public struct PluginFailure: Sendable, Hashable, CustomStringConvertible {
         case scheduled(attempt: Int, limit: Int, delay: Duration)
         /// Policy `on-failure`, and the plugin failed `limit` restarts: it stays out.
         case gaveUp(limit: Int)
+        /// Policy `on-failure`, but the plugin failed while it was being unloaded: it stays out.
+        case unloading
     }
 
     /// The plugin's id.
@@ -47,7 +52,8 @@ public struct PluginFailure: Sendable, Hashable, CustomStringConvertible {
         self.restart = restart
     }
 
-    /// `SIGSEGV`, `exit 3`, `overran did-enter-background budget`, `protocol violation`, `start failed`.
+    /// `SIGSEGV`, `exit 3`, `overran did-enter-background budget`, `protocol violation`, `start failed`,
+    /// `quota exceeded`.
     public var causeName: String {
         switch cause {
         case .signal(let signo): return Self.signalName(signo)
@@ -55,6 +61,7 @@ public struct PluginFailure: Sendable, Hashable, CustomStringConvertible {
         case .overran(let name, _): return "overran \(name) budget"
         case .protocolViolation: return "protocol violation"
         case .startFailed: return "start failed"
+        case .quotaExceeded: return "quota exceeded"
         }
     }
 
@@ -67,12 +74,16 @@ public struct PluginFailure: Sendable, Hashable, CustomStringConvertible {
         case .overran(let name, let budget): parts.append("did not return within its \(formatSeconds(budget)) \(name) budget: killed (SIGKILL)")
         case .protocolViolation(let what): parts.append("cut off (SIGKILL): \(what)")
         case .startFailed(let what): parts.append("could not start: \(what)")
+        case .quotaExceeded(let kind, let limit, let refusals, let window):
+            parts.append("cut off (SIGKILL): went on calling past its quota of \(limit) \(kind.noun) "
+                         + "(\(refusals) calls refused within \(formatSeconds(window)))")
         }
         if let event { parts.append("while handling \(event)") }
         switch restart {
         case .none: parts.append("not restarted (policy never)")
         case .scheduled(let attempt, let limit, let delay): parts.append("restart \(attempt) of \(limit) in \(formatSeconds(delay))")
         case .gaveUp(let limit): parts.append("gave up after \(limit) restart\(limit == 1 ? "" : "s")")
+        case .unloading: parts.append("not restarted (it was being unloaded)")
         }
         return parts.joined(separator: "; ")
     }

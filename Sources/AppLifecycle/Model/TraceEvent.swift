@@ -42,6 +42,11 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         public static let pluginFailed = Kind(rawValue: "plugin-failed")
         /// An isolated plugin was started again after a failure (observer: the plugin).
         public static let pluginRestarted = Kind(rawValue: "plugin-restarted")
+        /// A plugin's calls were refused at one of its quotas (name: the quota's kind; observer: the plugin).
+        public static let quota = Kind(rawValue: "quota")
+        /// A host-API call on the main thread named another plugin than the one whose callback was
+        /// running (name: the function; observer: the running callback's owner).
+        public static let handleRefused = Kind(rawValue: "handle-refused")
         public var description: String { rawValue }
     }
 
@@ -123,6 +128,9 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         case archive(ArchiveOperation, delegate: String, keys: Int)
         /// Saving or reading an archive failed; the engine went on (a failed read launches without it).
         case archiveFailed(ArchiveOperation, delegate: String, message: String)
+        /// The delegate's encoding failed during `method` (shouldSave or willEncode): nothing was saved,
+        /// its previous archive is kept as it was (`StateArchive.failure`).
+        case archiveKept(method: DelegateMethod, delegate: String, failure: EncodingFailure)
         /// A budget was overrun: which budget, how long it was, how long it took, who, and the policy.
         case watchdogOverrun(WatchdogReport)
         /// A post of `name` was refused: `depth` dispatches were already nested
@@ -140,6 +148,11 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         case pluginFailed(PluginFailure)
         /// An isolated plugin failed earlier was started again in a new process (restart `attempt` of `limit`).
         case pluginRestarted(plugin: String, attempt: Int, limit: Int)
+        /// Calls of a plugin were refused at one of its quotas (`LC_ERR_QUOTA`); nothing they asked for was kept.
+        case quotaRefused(QuotaRefusal)
+        /// A host-API call `function`, made on the main thread while a callback of `caller` ran, named the
+        /// plugin `handleOf`: refused, nothing changed (a plugin calls with its own `lc_plugin *`).
+        case handleRefused(function: String, handleOf: String, caller: String)
     }
 
     /// Position in the trace, from 1.
@@ -242,6 +255,8 @@ extension TraceEvent.Payload {
             return (.archive, operation == .saved ? "saved" : "read", delegate, "\(keys) keys")
         case .archiveFailed(let operation, let delegate, let message):
             return (.error, "archive", delegate, operation == .saved ? message : "\(message); launching without it")
+        case .archiveKept(let method, let delegate, let failure):
+            return (.error, "archive", delegate, "not saved, the previous archive is kept: \(method.selector) \(failure.words)")
         case .watchdogOverrun(let report):
             return (.watchdog, report.event, report.observer, report.description)
         case .postRefused(let name, let depth, let poster):
@@ -255,6 +270,10 @@ extension TraceEvent.Payload {
             return (.pluginFailed, failure.causeName, failure.plugin, failure.description)
         case .pluginRestarted(let plugin, let attempt, let limit):
             return (.pluginRestarted, "restarted", plugin, "restart \(attempt) of \(limit)")
+        case .quotaRefused(let refusal):
+            return (.quota, refusal.kind.rawValue, refusal.plugin, refusal.traceDetail)
+        case .handleRefused(let function, let handleOf, let caller):
+            return (.handleRefused, function, caller, "called with the handle of '\(handleOf)' while a callback of '\(caller)' ran: refused")
         }
     }
 

@@ -47,6 +47,10 @@ extension UserInfoValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral
 
 extension UserInfoValue: CustomStringConvertible {
     /// A JSON rendering (bytes as a hex string prefixed `0x`), stable for traces and tests.
+    ///
+    /// Recurses once a level, as the synthesized equality and hashing and a value's release do: every
+    /// value the host renders, compares or holds kept to `UserInfoLimits` at the door it came through
+    /// (64 levels; 67 with the host's own envelopes), so none of them goes deeper than that.
     public var description: String {
         switch self {
         case .string(let s): return jsonQuoted(s)
@@ -73,9 +77,16 @@ extension UserInfoValue: CustomStringConvertible {
 /// Keys keep their insertion order (so traces and archives are deterministic); setting an existing
 /// key replaces its value in place; setting `nil` removes it. Lookups are linear: these dictionaries
 /// hold a handful of entries.
+///
+/// Every dictionary knows its size and depth as `UserInfoLimits` measures them (`encodedSize`,
+/// `depth`), kept up to date by each change at O(1) beside it (a list value: O(the items reached
+/// through lists)). The subscript never refuses; `setWithinLimits(_:forKey:)` does, and so does every
+/// door of the host a dictionary passes (`limitExceeded`).
 public struct UserInfo: Sendable, Hashable {
     @usableFromInline var keys_: [String] = []
     @usableFromInline var values_: [UserInfoValue] = []
+    /// The size and depth of the entries (see `UserInfoFootprint`); not part of the value's identity.
+    var footprint_ = UserInfoFootprint()
 
     public init() {}
 
@@ -84,6 +95,13 @@ public struct UserInfo: Sendable, Hashable {
     /// The keys in insertion order.
     public var keys: [String] { keys_ }
 
+    /// The bytes the entries take in the archive encoding: an archive of this dictionary is 20 bytes
+    /// more (`ArchiveFormat`). Saturates at 2^56 − 1. O(1).
+    public var encodedSize: Int { footprint_.bytes }
+
+    /// The levels of lists and dictionaries below the entries (0 for scalars only). Saturates at 255. O(1).
+    public var depth: Int { footprint_.depth }
+
     public subscript(key: String) -> UserInfoValue? {
         get {
             guard let index = keys_.firstIndex(of: key) else { return nil }
@@ -91,15 +109,40 @@ public struct UserInfo: Sendable, Hashable {
         }
         set {
             if let index = keys_.firstIndex(of: key) {
-                if let newValue { values_[index] = newValue } else {
+                let old = UserInfoFootprint(key: key, value: values_[index])
+                if let newValue {
+                    values_[index] = newValue
+                    if footprint_.remove(old) {
+                        footprint_.add(UserInfoFootprint(key: key, value: newValue))
+                    } else {
+                        remeasure()
+                    }
+                } else {
                     keys_.remove(at: index)
                     values_.remove(at: index)
+                    if !footprint_.remove(old) { remeasure() }
                 }
             } else if let newValue {
                 keys_.append(key)
                 values_.append(newValue)
+                footprint_.add(UserInfoFootprint(key: key, value: newValue))
             }
         }
+    }
+
+    /// Appends an entry whose key is known to be absent, with its footprint measured by the caller
+    /// (the archive decoder: the bytes it read, the depth it saw). O(1).
+    mutating func appendNew(key: String, value: UserInfoValue, footprint: UserInfoFootprint) {
+        keys_.append(key)
+        values_.append(value)
+        footprint_.add(footprint)
+    }
+
+    /// Measures every entry again: after a removal of one of the deepest entries, or once saturated.
+    private mutating func remeasure() {
+        var total = UserInfoFootprint()
+        for index in keys_.indices { total.add(UserInfoFootprint(key: keys_[index], value: values_[index])) }
+        footprint_ = total
     }
 
     /// The entry at `index` in insertion order.
@@ -112,6 +155,15 @@ public struct UserInfo: Sendable, Hashable {
     /// The value at `index` in insertion order.
     @inlinable
     public func value(at index: Int) -> UserInfoValue { values_[index] }
+
+    /// Equal when the entries are, in order (the footprint follows from them, and two strings equal
+    /// as Swift compares them may differ in UTF-8 bytes).
+    public static func == (lhs: UserInfo, rhs: UserInfo) -> Bool { lhs.keys_ == rhs.keys_ && lhs.values_ == rhs.values_ }
+
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(keys_)
+        hasher.combine(values_)
+    }
 }
 
 extension UserInfo: ExpressibleByDictionaryLiteral {

@@ -137,7 +137,10 @@ public final class AppNotificationCenter: @unchecked Sendable {
         let owner = owner.isEmpty ? 0 : internOwner(owner)
         list.pointee.append(ObserverEntry(function: function, context: context, sender: sender, token: token.rawValue,
                                           owner: owner, boxed: boxed))
-        if owner != 0 { state.pointee.ownerNames[Int(owner)].insert(name.id) }
+        if owner != 0 {
+            state.pointee.ownerNames[Int(owner)].insert(name.id)
+            state.pointee.ownerObservers[Int(owner)] += 1
+        }
         return token
     }
 
@@ -146,6 +149,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         let index = UInt32(state.pointee.owners.count)
         state.pointee.owners.append(owner)
         state.pointee.ownerNames.append([])
+        state.pointee.ownerObservers.append(0)
         state.pointee.ownerIndex[owner] = index
         probe.ownerInterned(owner, at: index)
         return index
@@ -203,6 +207,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
 
     private func removeEntry(_ list: UnsafeMutablePointer<ObserverList>, at index: Int) {
         let entry = list.pointee[index]
+        if entry.owner != 0 { state.pointee.ownerObservers[Int(entry.owner)] -= 1 }
         if list.pointee.dispatchDepth > 0 {
             list.pointee.markRemoved(at: index)  // a tombstone: skipped by the running dispatch, compacted after it
             list.pointee.hasTombstones = true
@@ -233,6 +238,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
             guard let list = list(nameID) else { continue }
             removed += list.pointee.removeAll(owner: ownerID, boxes: &boxes)
         }
+        state.pointee.ownerObservers[Int(ownerID)] -= removed
         for context in boxes {
             let box = Unmanaged<ObserverBox>.fromOpaque(context)
             if state.pointee.dispatchDepth > 0 { state.pointee.graveyard.append(box) } else { box.release() }
@@ -246,6 +252,12 @@ public final class AppNotificationCenter: @unchecked Sendable {
         var n = 0
         for i in 0..<list.pointee.count where list.pointee.meta[i].token != 0 { n += 1 }
         return n
+    }
+
+    /// How many live observers `owner` registered (0 for the empty owner). O(1). [loop-thread]
+    public func observerCount(owner: String) -> Int {
+        guard !owner.isEmpty, let ownerID = state.pointee.ownerIndex[owner] else { return 0 }
+        return state.pointee.ownerObservers[Int(ownerID)]
     }
 
     /// The names that `owner` observes, in first-registration order. [loop-thread]
@@ -281,8 +293,11 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// On the loop thread, a post from inside `maximumNesting` (64) nested dispatches — an observer
     /// re-posting from its own callback — is refused: nothing is delivered, the engine traces it, and
     /// this returns false.
-    /// - Returns: false when the post was refused (from another thread over the queue's bound, or on
-    ///   the loop thread at the nesting limit).
+    ///
+    /// On any thread, a userInfo over `UserInfoLimits` (`userInfo.limitExceeded`: deeper than 64 levels
+    /// or larger than 64 MiB − 20 bytes) is refused: nothing is posted, and this returns false.
+    /// - Returns: false when the post was refused (from another thread over the queue's bound, on the
+    ///   loop thread at the nesting limit, or its userInfo over the limits).
     @discardableResult
     public func post(_ name: NotificationName, sender: NotificationSender = .none, userInfo: UserInfo? = nil) -> Bool {
         post(name, sender: sender, userInfo: userInfo, rawUserInfo: nil)
@@ -294,10 +309,12 @@ public final class AppNotificationCenter: @unchecked Sendable {
     ///
     /// `rawUserInfo` must hold the same entries as `userInfo`; it is used only during this call (a
     /// post queued from another thread, or held while delivery is held, gets a fresh handle).
-    /// - Returns: false when a post from another thread was refused (see `post(_:sender:userInfo:)`), or
-    ///   on the loop thread refused at the nesting limit (`maximumNesting`): nothing was delivered.
+    /// - Returns: false when a post from another thread was refused (see `post(_:sender:userInfo:)`), on
+    ///   the loop thread refused at the nesting limit (`maximumNesting`), or its userInfo is over
+    ///   `UserInfoLimits`: nothing was delivered.
     @discardableResult
     package func post(_ name: NotificationName, sender: NotificationSender, userInfo: UserInfo?, rawUserInfo: AnyObject?) -> Bool {
+        if let userInfo, userInfo.limitExceeded != nil { return false }
         let thread = pthread_self()
         if loop.isLoopThread(thread) {
             return deliver(name, sender: sender.rawValue, userInfo: userInfo, raw: rawUserInfo)
@@ -316,8 +333,9 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// queue lock, nothing else).
     /// - Returns: `.unknownName`, posting nothing, when `id` is 0 or was never interned; `.refused`
     ///   when a post from another thread is over the queue's bound; `.nestingLimit` when refused at the
-    ///   nesting limit.
+    ///   nesting limit; `.overLimit` when the userInfo is over `UserInfoLimits` (checked first, O(1)).
     package func post(nameID id: UInt32, sender: UInt, userInfo: UserInfo?, rawUserInfo: AnyObject? = nil) -> PostOutcome {
+        if let userInfo, let excess = userInfo.limitExceeded { return .overLimit(excess) }
         let thread = pthread_self()
         guard loop.isLoopThread(thread) else {
             // Another thread: check the id (one atomic load) and queue a four-word message.

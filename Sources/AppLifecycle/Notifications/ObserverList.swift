@@ -42,6 +42,9 @@ struct CenterState {
     /// By owner id: the name ids it has observed (a superset of those it observes now), so that
     /// removing an owner's observers visits only those lists. Not kept for the empty owner (0).
     var ownerNames: [Set<UInt32>] = [[]]
+    /// By owner id: how many live observers it has (kept as they are added and removed, so that a
+    /// plugin's quota check costs one read). Not kept for the empty owner (0).
+    var ownerObservers: [Int] = [0]
     /// Closure boxes of removed Swift observers, released once no dispatch is under way.
     var graveyard: [Unmanaged<ObserverBox>] = []
     var dispatchDepth = 0

@@ -1,6 +1,6 @@
 extension AppNotificationCenter {
     /// What became of a post by interned id (`post(nameID:sender:userInfo:rawUserInfo:)`).
-    package enum PostOutcome: Sendable {
+    package enum PostOutcome: Sendable, Equatable {
         /// Delivered (on the loop thread) or queued (from another).
         case posted
         /// The id is 0 or was never interned: nothing posted.
@@ -10,5 +10,7 @@ extension AppNotificationCenter {
         case refused
         /// On the loop thread, refused at the nesting limit (`maximumNesting`): nothing delivered.
         case nestingLimit
+        /// The userInfo is over `UserInfoLimits` (the limit, what it measures): nothing posted.
+        case overLimit(UserInfoLimitExceeded)
     }
 }

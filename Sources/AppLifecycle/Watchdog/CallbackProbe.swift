@@ -107,6 +107,19 @@ package final class CallbackProbe: @unchecked Sendable {
         _ = marks[1].compareExchange(expected: seen.whose, desired: seen.whose | Self.flag, ordering: .relaxed)
     }
 
+    /// The owner index (as the center interned it) of the innermost callback running now; nil when the
+    /// loop thread runs no marked callback, 0 for one without an owner. A few relaxed loads, no lock.
+    package func innermostOwner() -> UInt32? {
+        let outer = outerWords()
+        guard outer.what & ~Self.flag != 0 else { return nil }
+        var whose = outer.whose
+        for level in 1..<Self.levels {
+            guard marks[2 * level].load(ordering: .relaxed) != 0 else { break }
+            whose = marks[2 * level + 1].load(ordering: .relaxed)
+        }
+        return UInt32(truncatingIfNeeded: whose & 0xFFFF_FFFF)
+    }
+
     /// The callbacks running now: the outermost and the innermost (the same when nothing is nested);
     /// nil when the loop thread runs no marked callback.
     package func running() -> (outermost: RunningCallback, innermost: RunningCallback)? {

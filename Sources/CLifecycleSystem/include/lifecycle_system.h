@@ -97,6 +97,23 @@ const char *lcs_own_object_path(void);
 /// The plugin runner's path that `make install` wrote into this library's `.lifecycle_runner` section,
 /// or NULL (a build folder's copy, or a damaged slot). Static storage.
 const char *lcs_installed_runner(void);
+/// The calling thread's return addresses, innermost first, at most `size` (glibc's backtrace);
+/// how many were written. Not async-signal-safe (its first call loads the unwinder).
+int lcs_backtrace(void **frames, int size);
+/// The crash guard (crash_guard.c): on SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGTRAP or SIGSYS in
+/// this process it writes one last trace line to `fd` — kind "crash", the signal, the last traced
+/// state, the plugin whose code faulted (the faulting instruction, else the first plugin frame on the
+/// stack), as JSON (`json`) or text, `t` counted from `origin_ns` (CLOCK_MONOTONIC) — removes the
+/// socket file, then restores the previous action and lets the signal go on (the Swift runtime's
+/// backtracer, or the default: the process dies of the signal). Async-signal-safe. Installing again
+/// only changes the trace's fd, format and origin. 0, or -1 when sigaction fails.
+int lcs_crash_guard_install(int fd, int json, uint64_t origin_ns);
+/// The trace's last line so far: its seq, and its state (0 not-running … 4 suspended). [thread-safe]
+void lcs_crash_guard_note_line(uint64_t seq, int state);
+/// The control socket's file to remove (copied; NULL: none). [thread-safe]
+void lcs_crash_guard_set_socket(const char *path);
+/// A plugin's code range (`id` copied), at most 16,384 in all; -1 when full. [one thread at a time]
+int lcs_crash_guard_add_code(const char *id, uintptr_t start, uintptr_t end);
 /// Closes every descriptor from `lowest` up (close_range, else one by one).
 void lcs_close_from(int lowest);
 /// 64-bit atomic load (acquire) and store (release) on shared memory another process writes.

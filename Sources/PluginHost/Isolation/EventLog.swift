@@ -15,6 +15,7 @@ struct EventLog {
         case sync
         case initialise
         case unload
+        case requestEnded
     }
 
     /// Which budget a frame's deadline comes from.
@@ -108,6 +109,7 @@ extension EventLog.What {
         case .sync: return "the end of an action"
         case .initialise: return "init"
         case .unload: return "deinit"
+        case .requestEnded: return "the end of a request"
         }
     }
 }

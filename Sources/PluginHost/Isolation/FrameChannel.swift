@@ -28,9 +28,13 @@ final class FrameChannel {
     /// such slices, and the last stretch before it is waited for exactly (with `poll`).
     static let waitSlice: UInt64 = 20_000_000
 
+    /// The read buffer's usual size; it grows for a larger frame (up to `maximumFrame`) and comes back
+    /// to this once such a frame has been read (see `makeRoom`).
+    static let bufferSize = 256 << 10
+
     init(fd: Int32) {
         self.fd = fd
-        incoming = [UInt8](repeating: 0, count: 256 << 10)
+        incoming = [UInt8](repeating: 0, count: Self.bufferSize)
         let flags = fcntl(fd, F_GETFL)
         if flags >= 0, flags & O_NONBLOCK != 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
     }
@@ -139,11 +143,13 @@ final class FrameChannel {
     }
 
     /// Moves unread bytes to the front, and grows the buffer when a frame announced larger than the
-    /// room left is coming (never beyond one maximum frame).
+    /// room left is coming (never beyond one maximum frame); an empty buffer grown past four times its
+    /// usual size goes back to it, so that one large archive does not hold 64 MiB for the channel's life.
     private func makeRoom() {
         if head == tail {
             head = 0
             tail = 0
+            if incoming.count > 4 * Self.bufferSize { incoming = [UInt8](repeating: 0, count: Self.bufferSize) }
         } else if head > 0, head * 2 >= incoming.count || incoming.count - tail < 4096 {
             incoming.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: $0.baseAddress! + head, byteCount: tail - head) }
             tail -= head
@@ -151,9 +157,22 @@ final class FrameChannel {
         }
         if tail - head >= 4 {
             let size = Int(incoming.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: head, as: UInt32.self).littleEndian })
-            if size <= IsolationProtocol.maximumFrame, size > incoming.count - head {
-                incoming.append(contentsOf: repeatElement(0, count: size - (incoming.count - head)))
+            if size <= IsolationProtocol.maximumFrame, size > incoming.count - head { grow(to: head + size) }
+        }
+    }
+
+    /// Makes the buffer `count` bytes long, its bytes kept: one allocation and two block copies, so
+    /// that a frame of 64 MiB costs milliseconds even in a debug build (appending element by element
+    /// cost seconds there, past an isolated call's deadline).
+    private func grow(to count: Int) {
+        let old = incoming
+        incoming = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
+            guard let base = buffer.baseAddress else { return }
+            old.withUnsafeBytes { kept in
+                if let from = kept.baseAddress { memcpy(base, from, kept.count) }
+                memset(base + kept.count, 0, count - kept.count)
             }
+            initialized = count
         }
     }
 

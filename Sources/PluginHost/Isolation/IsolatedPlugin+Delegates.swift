@@ -32,13 +32,13 @@ extension IsolatedPlugin {
             case .askArchive(let set, let writable):
                 set(&h) { [unowned self] _, archive in
                     let reply = ask(row, DelegateArguments(dict: archive.values))
-                    if writable, let values = reply.archive { archive.values = values }
+                    if writable { take(reply, into: archive) }
                     return reply.answer
                 }
             case .archive(let set, let writable):
                 set(&h) { [unowned self] _, archive in
                     guard writable else { return send(row, DelegateArguments(dict: archive.values)) }
-                    if let values = ask(row, DelegateArguments(dict: archive.values)).archive { archive.values = values }
+                    take(ask(row, DelegateArguments(dict: archive.values)), into: archive)
                 }
             case .askWithString(let set):
                 set(&h) { [unowned self] _, text in ask(row, DelegateArguments(text: text)).answer }
@@ -82,21 +82,37 @@ extension IsolatedPlugin {
         }
     }
 
-    /// A call whose answer the engine needs: sent at once, then waited for until its deadline. A
-    /// plugin that failed meanwhile (or fails now) answers what an unimplemented method answers.
-    func ask(_ row: Int, _ arguments: DelegateArguments) -> (answer: Bool, archive: UserInfo?) {
-        var fallback: (answer: Bool, archive: UserInfo?) { (IsolatedCalls.defaultAnswer(row), nil) }
+    /// A call whose answer the engine needs: sent at once, then waited for until its deadline (its own,
+    /// whatever the process's progress page says). A plugin that failed meanwhile (or fails now)
+    /// answers what an unimplemented method answers.
+    ///
+    /// `failure` is set when the call did not complete (`.pluginFailed`: the process failed, with the
+    /// report; `.notDelivered`: it was not running, or the frame could not be sent), or when the plugin
+    /// answered that a write into a writable archive was refused (`.writeRefused`).
+    func ask(_ row: Int, _ arguments: DelegateArguments) -> (answer: Bool, archive: UserInfo?, failure: EncodingFailure?) {
+        var fallback: (answer: Bool, archive: UserInfo?, failure: EncodingFailure?) {
+            (IsolatedCalls.defaultAnswer(row), nil, failure.map { .pluginFailed($0) } ?? .notDelivered)
+        }
         guard status == .running else { return fallback }
         let call = nextCall
         nextCall += 1
         waitingCall = call
         callAnswer = nil
         defer { waitingCall = 0 }
-        guard sendEvent(.delegate, word: call, .delegate(row), flush: true, { out in
+        let sent = sendFrame(.delegate, word: call, .delegate(row), flush: true) { out in
             out.u8(UInt8(row))
             arguments.write(to: &out)
-        }) != 0 else { return fallback }
-        guard wait(until: { callAnswer != nil }), let answer = callAnswer else { return fallback }
+        }
+        guard wait(for: sent, until: { callAnswer != nil }), let answer = callAnswer else { return fallback }
         return answer
+    }
+
+    /// What a writable archive's call answered, into `archive`: the values the plugin left, or the
+    /// encoding's failure (the call did not complete, a write was refused, or no values came back), so
+    /// that the engine keeps the previous archive.
+    private func take(_ reply: (answer: Bool, archive: UserInfo?, failure: EncodingFailure?), into archive: StateArchive) {
+        if let failure = reply.failure { return archive.fail(failure) }
+        guard let values = reply.archive else { return archive.fail(.notDelivered) }
+        archive.values = values
     }
 }

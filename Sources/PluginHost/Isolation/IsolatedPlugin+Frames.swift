@@ -25,6 +25,7 @@ extension IsolatedPlugin {
             let sender = try frame.u64("sender")
             try frame.finish()
             guard word != 0, observers[word] == nil else { throw ProtocolViolation("observe reuses token \(word)") }
+            try checkQuota(.observers, used: observers.count)
             let observer = IsolatedObserver(token: word, owner: self)
             observers[word] = observer
             observer.registered = handle.app.center.observeRaw(name, sender: UInt(truncatingIfNeeded: sender), owner: plugin.id,
@@ -62,6 +63,7 @@ extension IsolatedPlugin {
             try frame.finish()
             guard seconds.isFinite, seconds >= 0 else { throw ProtocolViolation("add_timer with \(seconds) seconds") }
             guard word != 0, timers[word] == nil else { throw ProtocolViolation("add_timer reuses timer id \(word)") }
+            try checkQuota(.timers, used: timers.count)
             timers[word] = handle.addTimer(seconds: seconds, owner: plugin.id) { [weak self] in self?.timerFired(word) }
         case .cancelTimer:
             try frame.finish()
@@ -70,9 +72,10 @@ extension IsolatedPlugin {
         case .result:
             let answer = try frame.u8("answer") != 0
             let archive = try frame.dictionary("archive")
+            let failure = try Self.readEncodingFailure(&frame)
             try frame.finish()
             guard word != 0, word == waitingCall, callAnswer == nil else { throw ProtocolViolation("a result for call \(word), which is not waiting") }
-            callAnswer = (answer, archive)
+            callAnswer = (answer, archive, failure)
         case .completed:
             let result = try frame.u32("result")
             let repeated = try frame.u8("repeated flag") != 0
@@ -93,8 +96,21 @@ extension IsolatedPlugin {
             try frame.finish()
             guard status == .unloading else { throw ProtocolViolation("unloaded without being asked") }
             unloadedSeen = true
+        case .quotaRefused:
+            try frame.finish()
+            guard word < UInt64(QuotaKind.allCases.count) else { throw ProtocolViolation("a quota refusal of kind \(word)") }
+            quotaRefused(QuotaKind.allCases[Int(word)])
         default:
             throw ProtocolViolation("a frame of the host's kind \(frame.kind)")
+        }
+    }
+
+    /// A `result` frame's last field: 0, or 1 then the refused setter and its message.
+    static func readEncodingFailure(_ frame: inout FrameReader) throws(ProtocolViolation) -> EncodingFailure? {
+        switch try frame.u8("encoding flag") {
+        case 0: return nil
+        case 1: return .writeRefused(function: try frame.string("refused setter"), message: try frame.string("refusal"))
+        case let flag: throw ProtocolViolation("the result frame's encoding flag is \(flag)")
         }
     }
 
@@ -129,9 +145,7 @@ extension IsolatedPlugin {
     /// sent once with its id (a limited number of them).
     private func processName(_ field: (id: UInt32, text: String?)) throws(ProtocolViolation) -> NotificationName {
         if let text = field.text {
-            guard names.count < IsolationProtocol.maximumCustomNames || names[field.id] != nil else {
-                throw ProtocolViolation("more than \(IsolationProtocol.maximumCustomNames) custom notification names")
-            }
+            if names[field.id] == nil { try checkQuota(.customNames, used: names.count) }
             let name: NotificationName
             do { name = try NotificationName(text) } catch { throw ProtocolViolation("an invalid notification name: \(error.message)") }
             guard !name.isStandard else { throw ProtocolViolation("sent the standard name '\(text)' as a custom one") }
@@ -147,6 +161,12 @@ extension IsolatedPlugin {
 
     private func beginTask(request: UInt64, name: String, expires: Bool) {
         guard let handle else { return }
+        let limit = plugin.quota.limits.backgroundTasks
+        guard handle.app.backgroundTaskCount(owner: plugin.id) < limit else {
+            let message = QuotaLedger.message("begin_background_task", plugin: plugin.id, .backgroundTasks, limit: limit)
+            reply(request, lc_status(LC_ERR_QUOTA), message: message)
+            return quotaRefused(.backgroundTasks)
+        }
         var task: UInt64 = 0  // captured: set once the engine has issued the id
         let expiration: (() -> Void)? = expires ? { [weak self] in self?.sendEvent(.expire, word: task, .expiration) } : nil
         do {
@@ -164,10 +184,18 @@ extension IsolatedPlugin {
     }
 
     /// A completion handler of a request sent to the plugin (fetch, remote notification): kept under
-    /// a new key until the process calls it.
+    /// a new key until the process calls it. When the request ends, the process is told
+    /// (`requestEnded`, in order with the other frames), so that a later call there is late as in the
+    /// host's process.
     func keep(_ handler: FetchCompletionHandler) -> UInt64 {
         let key = nextCompletionKey
         nextCompletionKey += 1
+        // On the loop thread, where the engine ends requests; `isActive` first: a plugin unloaded
+        // (its application may be going) sends nothing.
+        handler.whenEnded { [weak self] in
+            guard let self, isActive else { return }
+            sendEvent(.requestEnded, word: key, .requestEnded)
+        }
         if completions.count >= completionsSweepAt {
             completions = completions.filter { !$0.value.requestEnded }
             completionsSweepAt = max(64, completions.count * 2)  // amortised O(1) a request

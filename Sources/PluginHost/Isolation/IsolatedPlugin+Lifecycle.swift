@@ -70,8 +70,8 @@ extension IsolatedPlugin {
         status = .loading
         loadAnswer = nil
         plugin.isActive = true
-        sendEvent(.proceed, .initialise, flush: true)
-        let answered = wait { loadAnswer != nil }
+        let sent = sendFrame(.proceed, .initialise, flush: true) { [plugin] out in plugin.quota.limits.write(to: &out) }
+        let answered = wait(for: sent) { loadAnswer != nil }
         func refuse(_ reason: String) -> PluginRefusal {
             plugin.removeRegistrations(in: handle)
             forgetRegistrations()
@@ -117,8 +117,8 @@ extension IsolatedPlugin {
         guard status == .running || status == .loading, process != nil else { return }
         status = .unloading
         unloadedSeen = false
-        sendEvent(.unload, .unload, flush: true)
-        _ = wait { unloadedSeen }
+        let sent = sendFrame(.unload, .unload, flush: true)
+        _ = wait(for: sent) { unloadedSeen }
         if status == .unloading { status = .unloaded }
         process?.reap(within: .milliseconds(500))
         forgetRegistrations()
@@ -126,10 +126,12 @@ extension IsolatedPlugin {
         completeOpenRequests()
     }
 
-    /// The process ended (end of file, a failed write): a failure, unless it was unloading.
+    /// The process ended (end of file, a failed write, its exit seen): a failure, unless it was
+    /// unloading and had said its deinit returned (`unloaded`). One that ends in its deinit — a crash,
+    /// an `exit()` — is reported like any other failure (never restarted).
     func ended() {
         guard let process else { return }
-        if status == .unloading {
+        if status == .unloading, unloadedSeen {
             status = .unloaded
             process.reap(within: .milliseconds(500))
             stopWatching()
@@ -139,16 +141,20 @@ extension IsolatedPlugin {
         fail(Self.cause(of: exit), killed: false)
     }
 
-    /// Takes the plugin out after its process failed, reports it, and applies the restart policy.
-    /// [loop-thread] Safe from inside a dispatch or a delegate call of the plugin's.
+    /// Takes the plugin out after its process failed, reports it, and applies the restart policy (not
+    /// to a failure while unloading). Its process is killed with everything it started (unless
+    /// `killed` is false: it has ended and was reaped). [loop-thread] Safe from inside a dispatch or
+    /// a delegate call of the plugin's.
     ///
     /// A failure while the plugin is first loaded is not reported here: the load's refusal says it.
     func fail(_ cause: PluginFailure.Cause, killed: Bool = true) {
         guard status == .running || status == .loading || status == .unloading, let handle, let process else { return }
         let wasRunning = status != .loading
-        // What it was running: the frame it says it was handling, if that is one not finished.
+        let unloading = status == .unloading
+        // What it was running: the frame its page says it was handling, if that is one not finished;
+        // else the frame the host was waiting for.
         if process.completed <= events.sent { events.finish(through: process.completed) }
-        let event = events.entry(process.handling)?.what.description
+        let event = (events.entry(process.handling)?.what ?? awaited?.what)?.description
         status = .failed
         if killed {
             // Reaped on a later turn: a callback waiting for this plugin goes on at once.
@@ -160,15 +166,18 @@ extension IsolatedPlugin {
         forgetRegistrations()
         if wasRunning { handle.unloadFailed(plugin) }
         failure = PluginFailure(plugin: plugin.id, cause: cause, event: event, restart: .none)
-        if wasRunning || isRestarting { report(cause, event: event) }
+        if wasRunning || isRestarting { report(cause, event: event, restartable: !unloading) }
     }
 
-    /// Records the failure in the trace with what the restart policy makes of it (and schedules the restart).
-    private func report(_ cause: PluginFailure.Cause, event: String?) {
+    /// Records the failure in the trace with what the restart policy makes of it (and schedules the
+    /// restart, when `restartable`).
+    private func report(_ cause: PluginFailure.Cause, event: String?, restartable: Bool = true) {
         guard let handle else { return }
         var restart = PluginFailure.Restart.none
         if case .onFailure(let limit) = settings.restart {
-            if restarts < limit {
+            if !restartable {
+                restart = .unloading
+            } else if restarts < limit {
                 restarts += 1
                 let delay = settings.delay(before: restarts)
                 restart = .scheduled(attempt: restarts, limit: limit, delay: delay)
@@ -229,13 +238,15 @@ extension IsolatedPlugin {
         guard status == .running, let process, catchUp(process), events.hasPending else { return false }
         waitingSync &+= 1
         synced = false
-        sendEvent(.sync, word: waitingSync, .sync, flush: true)
+        syncFrame = sendFrame(.sync, word: waitingSync, .sync, flush: true)
         return true
     }
 
-    /// Waits for the answer to `beginSync` (each frame within its deadline). [loop-thread]
+    /// Waits for the answer to `beginSync` (each frame within its deadline, the sync's own whatever
+    /// the progress page says). [loop-thread]
     func endSync() {
-        _ = wait { synced }
+        defer { syncFrame = nil }
+        _ = wait(for: syncFrame) { synced }
     }
 
     // MARK: Tidying
@@ -257,6 +268,8 @@ extension IsolatedPlugin {
     private func stopWatching() {
         source?.cancel()
         source = nil
+        exitSource?.cancel()
+        exitSource = nil
         deadlineTimer?.cancel()
         deadlineTimer = nil
         deadlineArmed = 0

@@ -5,11 +5,19 @@ import Glibc
 import LifecycleC
 
 // The host's end of the link to an isolated plugin's process: frames out (batched), frames in (from
-// the loop's watch, or read while the host waits), deadlines.
+// the loop's watch, or read while the host waits), deadlines, the process's end.
+//
+// The progress page is the process's own word. It can make a frame end sooner (the host stops waiting
+// for nothing), never later: a frame the host waits for the answer of keeps its own deadline until
+// the answer comes (`awaited`), whatever the page says; waiting for room to write has a deadline too.
+// The page only says which callback was running when the process died or overran.
 
 extension IsolatedPlugin {
     /// The most the host buffers for one process before it waits for room (reading meanwhile).
     static let outputLimit = 1 << 20
+    /// How often a wait looks whether the process has ended (monotonic nanoseconds): a child of the
+    /// plugin may keep the socket open after its process died, so no end of file says it.
+    static let exitCheckInterval: UInt64 = 100_000_000
 
     // MARK: Sending
 
@@ -20,7 +28,15 @@ extension IsolatedPlugin {
     func sendEvent(_ kind: FrameKind, word: UInt64 = 0, _ what: EventLog.What, flush: Bool = false,
                    _ body: (inout FrameWriter) -> Void = { _ in }) -> UInt64
     {
-        guard status == .running || status == .loading || status == .unloading, let process, let handle else { return 0 }
+        sendFrame(kind, word: word, what, flush: flush, body)?.number ?? 0
+    }
+
+    /// `sendEvent`, with the frame's entry (its deadline) as sent: what `wait(for:until:)` holds the
+    /// answer to. nil when nothing was sent. [loop-thread]
+    func sendFrame(_ kind: FrameKind, word: UInt64 = 0, _ what: EventLog.What, flush: Bool = false,
+                   _ body: (inout FrameWriter) -> Void = { _ in }) -> (number: UInt64, entry: EventLog.Entry)?
+    {
+        guard status == .running || status == .loading || status == .unloading, let process, let handle else { return nil }
         let now = lcs_monotonic_ns()
         var budget = EventLog.Budget.call
         var deadline = now + settings.callBudgetNanoseconds
@@ -36,8 +52,9 @@ extension IsolatedPlugin {
         let channel = process.channel
         channel.out.begin(kind, word: word, state: UInt8(truncatingIfNeeded: handle.app.state.lcState))
         body(&channel.out)
-        channel.out.end()
-        let number = events.append(.init(what: what, budget: budget, deadline: deadline))
+        guard channel.out.end() else { return notSent(what, why: channel.out.refusal) }
+        let entry = EventLog.Entry(what: what, budget: budget, deadline: deadline)
+        let number = events.append(entry)
         if deadlineArmed == 0 || deadline < deadlineArmed { armDeadline(deadline) }
         if flush || channel.pendingOutput >= 64 << 10 {
             flushNow()
@@ -48,7 +65,7 @@ extension IsolatedPlugin {
                 self?.flushNow()
             }
         }
-        return number
+        return (number, entry)
     }
 
     /// Sends the answer to request `request` at once (not an event: the process is waiting for it).
@@ -57,7 +74,7 @@ extension IsolatedPlugin {
         process.channel.out.begin(.reply, word: request)
         process.channel.out.i32(status)
         process.channel.out.u64(value)
-        process.channel.out.string(message)
+        process.channel.out.text(message)
         process.channel.out.end()
         flushNow()
     }
@@ -82,14 +99,23 @@ extension IsolatedPlugin {
 
     /// Waits until the buffer is written, reading the process's frames into `inbox` meanwhile (not
     /// running them: this may be the middle of a dispatch). False when the process failed.
+    ///
+    /// Bounded: by the deadlines of the frames sent (what is queued counts: the page cannot say it ran
+    /// what it never read); when there is none (only replies wait), a process that takes nothing for
+    /// `settings.callBudget` is failed as an overrun of the isolated-call budget.
     private func waitForRoom() -> Bool {
         guard let app = handle?.app else { return false }
         return app.withBudgetClockStopped { waitForRoomStopped() }
     }
 
     private func waitForRoomStopped() -> Bool {
+        var fallback = lcs_monotonic_ns() + settings.callBudgetNanoseconds
         while let process, status != .failed {
-            switch process.channel.writeSome() {
+            let pending = process.channel.pendingOutput
+            let outcome = process.channel.writeSome()
+            // It took something: the fallback counts from now.
+            if process.channel.pendingOutput < pending { fallback = lcs_monotonic_ns() + settings.callBudgetNanoseconds }
+            switch outcome {
             case .done:
                 setWatch(writable: false)
                 if !inbox.isEmpty { handle?.loop.perform { [weak self] in self?.receive() } }
@@ -98,9 +124,17 @@ extension IsolatedPlugin {
                 ended()
                 return false
             case .wouldBlock:
-                let revents = process.channel.poll(Int16(POLLIN | POLLOUT), until: events.earliest?.deadline)
+                // The frames' own deadlines (checked by `checkDeadlines`); the awaited frame's is not
+                // checked here (its answer may be in `inbox`, not run yet).
+                let earliest = events.earliest?.deadline
+                let bounded = earliest != nil
+                let deadline = earliest ?? fallback
+                let revents = process.channel.poll(Int16(POLLIN | POLLOUT), until: min(deadline, lcs_monotonic_ns() + Self.exitCheckInterval))
                 if revents == 0 {
-                    checkDeadlines()
+                    sliceEnded(awaitedToo: false)
+                    if !bounded, isActive, lcs_monotonic_ns() >= fallback {
+                        fail(.overran(budgetName: "isolated-call", budget: settings.callBudget))
+                    }
                     continue
                 }
                 if revents & Int16(POLLIN) != 0 {
@@ -134,7 +168,7 @@ extension IsolatedPlugin {
         watchingWritable = writable
     }
 
-    /// Starts the loop's watch of the socket (once the plugin runs).
+    /// Starts the loop's watch of the socket, and of the process's end (once the plugin runs).
     func watch() {
         guard let process, let handle, source == nil else { return }
         source = try? handle.loop.addIO(fd: process.channel.fd, events: .readable) { [weak self] events in
@@ -142,6 +176,25 @@ extension IsolatedPlugin {
             if events.contains(.writable) { flushNow() }
             if events.contains(.readable) || events.contains(.hangUp) || events.contains(.error) { receive() }
         }
+        if process.exitWatch >= 0 {
+            exitSource = try? handle.loop.addIO(fd: process.exitWatch, events: .readable) { [weak self] _ in self?.processExited() }
+        }
+    }
+
+    /// Whether the process is one the host still serves (loading, running or unloading).
+    var isActive: Bool { status == .running || status == .loading || status == .unloading }
+
+    /// The process has ended (its exit watch fired, or a wait saw it): runs what it sent before it
+    /// died, then reports its end (`ended`) — at once, even when a child of the plugin keeps the
+    /// socket open, so that no end of file comes. [loop-thread]
+    func processExited() {
+        guard isActive else {
+            exitSource?.cancel()
+            exitSource = nil
+            return
+        }
+        _ = receive(limit: 4096)
+        if isActive { ended() }
     }
 
     // MARK: Receiving
@@ -191,17 +244,65 @@ extension IsolatedPlugin {
         return status != .failed && status != .unloaded
     }
 
-    /// Runs the process's frames until `done` holds, waiting for them; past a frame's deadline the
-    /// process is failed. The phase's budget clock is stopped meanwhile. - Returns: whether `done`
-    /// held (false: the process failed or ended).
-    func wait(until done: () -> Bool) -> Bool {
-        guard let app = handle?.app else { return done() }
+    /// Runs the process's frames until `done` holds — the answer to `frame`, a frame just sent —
+    /// waiting for them. Past `frame`'s deadline (kept whatever the progress page says), or past the
+    /// deadline of a frame before it that the page says is unfinished, the process is failed; a process
+    /// that ends is reported within `exitCheckInterval`, even if its socket stays open. The phase's
+    /// budget clock is stopped meanwhile. - Returns: whether `done` held (false: the process failed or
+    /// ended, or `frame` is nil: nothing was sent).
+    func wait(for frame: (number: UInt64, entry: EventLog.Entry)?, until done: () -> Bool) -> Bool {
+        guard let frame, let app = handle?.app else { return done() }
+        // Waits nest (a frame run meanwhile may ask again): the earliest deadline of them all holds.
+        let outer = awaited
+        if outer.map({ frame.entry.deadline < $0.deadline }) ?? true { awaited = frame.entry }
+        defer { awaited = outer }
         return app.withBudgetClockStopped { waitStopped(until: done) }
     }
 
-    /// `wait`: what is read is run first; then one blocking read until the earliest deadline
-    /// (`FrameChannel.readWaiting`: a round trip costs the host a write and a read, as the C floor
-    /// does), or, while output is still waiting for room, a poll for both directions.
+    /// The earliest deadline a wait is held to: the awaited frame's, and the page's unfinished ones'.
+    private var waitDeadline: UInt64 {
+        let earliest = events.earliest?.deadline
+        switch (earliest, awaited?.deadline) {
+        case (let page?, let own?): return min(page, own)
+        case (let page?, nil): return page
+        case (nil, let own?): return own
+        case (nil, nil): return lcs_monotonic_ns() + settings.callBudgetNanoseconds
+        }
+    }
+
+    /// A wait's slice ran out with nothing read: reports the process's end if it has ended, else
+    /// fails it past a deadline (`checkDeadlines`, then, when `awaitedToo`, the awaited frame's own).
+    private func sliceEnded(awaitedToo: Bool = true) {
+        guard isActive, let process else { return }
+        if process.hasExited { return processExited() }
+        checkDeadlines()
+        guard awaitedToo, isActive, let awaited, awaited.deadline <= lcs_monotonic_ns() else { return }
+        let budget = awaited.budget.named(handle?.app.configuration ?? Configuration(), settings)
+        fail(.overran(budgetName: budget.name, budget: budget.length))
+    }
+
+    /// What the process has sent and the host not read yet (without waiting), run — at most 4,096
+    /// frames: an answer that came before a deadline was looked at counts (the host may have been
+    /// waiting for another plugin). - Returns: whether `done` holds now.
+    private func readWithoutWaiting(until done: () -> Bool) -> Bool {
+        var count = 0
+        while let process, isActive, count < 4096 {
+            switch process.channel.readSome() {
+            case .data:
+                guard drain(limit: 4096, count: &count) else { return done() }
+                if done() { return true }
+            case .wouldBlock: return done()
+            case .closed, .failed:
+                ended()
+                return done()
+            }
+        }
+        return done()
+    }
+
+    /// `wait`: what is read is run first; then one blocking read until the earliest deadline, in slices
+    /// of `exitCheckInterval` (`FrameChannel.readWaiting`: a round trip costs the host a write and a
+    /// read, as the C floor does), or, while output is still waiting for room, a poll for both directions.
     private func waitStopped(until done: () -> Bool) -> Bool {
         if process?.channel.pendingOutput ?? 0 > 0 { flushNow() }
         var count = 0
@@ -209,10 +310,12 @@ extension IsolatedPlugin {
             guard drain(count: &count) else { return done() }
             if done() { return true }
             guard let process, status != .failed else { return false }
-            let deadline = events.earliest?.deadline ?? lcs_monotonic_ns() + settings.callBudgetNanoseconds
+            let deadline = waitDeadline
+            if deadline <= lcs_monotonic_ns(), readWithoutWaiting(until: done) { return true }
+            let until = min(deadline, lcs_monotonic_ns() + Self.exitCheckInterval)
             if process.channel.pendingOutput == 0 {
-                switch process.channel.readWaiting(until: deadline) {
-                case nil: checkDeadlines()
+                switch process.channel.readWaiting(until: until) {
+                case nil: sliceEnded()
                 case .data?, .wouldBlock?: continue
                 case .closed?, .failed?:
                     ended()
@@ -220,9 +323,9 @@ extension IsolatedPlugin {
                 }
                 continue
             }
-            let revents = process.channel.poll(Int16(POLLIN | POLLOUT), until: deadline)
+            let revents = process.channel.poll(Int16(POLLIN | POLLOUT), until: until)
             if revents == 0 {
-                checkDeadlines()
+                sliceEnded()
                 continue
             }
             if revents & Int16(POLLOUT) != 0 { flushNow() }
@@ -252,9 +355,11 @@ extension IsolatedPlugin {
     }
 
     /// Reads the process's progress and fails it if a frame is past its deadline; re-arms the timer
-    /// for the next deadline. [loop-thread]
+    /// for the next deadline. A process that has ended meanwhile is reported as such, not as an
+    /// overrun. [loop-thread]
     func checkDeadlines() {
-        guard status == .running || status == .loading || status == .unloading, let process else { return }
+        guard isActive, let process else { return }
+        if let earliest = events.earliest, earliest.deadline <= lcs_monotonic_ns(), process.hasExited { return processExited() }
         guard catchUp(process) else { return }
         guard let earliest = events.earliest else { return }
         if earliest.deadline <= lcs_monotonic_ns() {

@@ -20,14 +20,20 @@ import LifecycleC
 /// - **Budgets.** Every frame has a deadline: sent in one of the engine's budgeted phases (launch,
 ///   background entry, termination), the phase's budget from the moment it was sent; otherwise
 ///   `IsolationSettings.callBudget`. A process that has not finished a frame by its deadline is killed
-///   (SIGKILL) and reported like a crash. While the host waits for isolated plugins the phase's own
+///   (SIGKILL) and reported like a crash. The progress page it shares is its own word: it can end a
+///   frame sooner, never later — a frame the host waits for the answer of keeps its deadline until the
+///   answer comes, whatever the page says. While the host waits for isolated plugins the phase's own
 ///   clock is stopped (`Application.withBudgetClockStopped`): the application's watchdog measures the
 ///   host's own callbacks, each isolated plugin is held to its deadlines.
 /// - **Failure.** A process that dies, overruns or breaks the protocol is reported in the trace
 ///   (`TraceEvent.Payload.pluginFailed`: the plugin, the signal or status, the callback it was
 ///   running), and the plugin is taken out: its observers, delegate, timers and background tasks
 ///   removed, its open completion handlers called with `.failed`. The host and the other plugins go on.
-///   The restart policy may start it again.
+///   The restart policy may start it again (not after a failure while it was being unloaded: a crash
+///   or an `exit()` in deinit is reported too). Its death is seen when it happens (a pidfd, or within
+///   `exitCheckInterval` in a wait), even while a child of the plugin keeps the socket open.
+/// - **Processes.** Everything the plugin's process starts ends with it, at a failure, at the unload
+///   and at the host's end (`ProcessContainment`).
 /// - [loop-thread], all of it.
 final class IsolatedPlugin: @unchecked Sendable {
     // @unchecked: loop-thread only; the closures it hands the loop run there too.
@@ -48,6 +54,8 @@ final class IsolatedPlugin: @unchecked Sendable {
     }
     /// Whether `source` waits for room to write too (kept here: asking the loop costs more).
     @exclusivity(unchecked) var watchingWritable = false
+    /// The loop's watch of the process's end (its pidfd), while the plugin runs.
+    var exitSource: LoopSource?
     /// Armed for the earliest deadline of the unfinished frames.
     var deadlineTimer: LoopSource?
     @exclusivity(unchecked) var deadlineArmed: UInt64 = 0
@@ -69,11 +77,17 @@ final class IsolatedPlugin: @unchecked Sendable {
     var namesSent: Set<UInt32> = []
 
     // Waits.
+    /// The frame a wait under way holds to its deadline whatever the progress page says (of nested
+    /// waits, the one whose deadline is earliest); nil while the host waits for nothing.
+    @exclusivity(unchecked) var awaited: EventLog.Entry?
     @exclusivity(unchecked) var nextCall: UInt64 = 1
     @exclusivity(unchecked) var waitingCall: UInt64 = 0
-    @exclusivity(unchecked) var callAnswer: (answer: Bool, archive: UserInfo?)?
+    /// The answer to the waiting call: a writable archive's `failure` when a write into it was refused.
+    @exclusivity(unchecked) var callAnswer: (answer: Bool, archive: UserInfo?, failure: EncodingFailure?)?
     var waitingSync: UInt64 = 0
     var synced = false
+    /// The sync frame `beginSync` sent, which `endSync` waits for.
+    var syncFrame: (number: UInt64, entry: EventLog.Entry)?
     /// What the process said while loading (`described`, `loadFailed`, `initDone`).
     var loadAnswer: LoadAnswer?
     var unloadedSeen = false
@@ -110,7 +124,7 @@ final class IsolatedPlugin: @unchecked Sendable {
             PluginRefusal(path: path, reason: reason, status: lc_status(status))
         }
         let process: RunnerProcess
-        do { process = try RunnerProcess.start(runner: try IsolationRunner.resolve()) } catch {
+        do { process = try RunnerProcess.start(runner: try IsolationRunner.resolve(), cgroups: settings.cgroups) } catch {
             throw refuse("isolated: \(error.message)", LC_ERR_SYSTEM)
         }
         var hello = FrameWriter()
@@ -186,8 +200,11 @@ final class IsolatedPlugin: @unchecked Sendable {
             case .data: continue
             case .closed, .failed: throw .ended
             case .wouldBlock:
-                if channel.poll(Int16(POLLIN) | (channel.pendingOutput > 0 ? Int16(POLLOUT) : 0), until: deadline) == 0 {
-                    throw .overran
+                // In slices: a process that died while a child of its keeps the socket open has ended.
+                let slice = min(deadline, lcs_monotonic_ns() + IsolatedPlugin.exitCheckInterval)
+                if channel.poll(Int16(POLLIN) | (channel.pendingOutput > 0 ? Int16(POLLOUT) : 0), until: slice) == 0 {
+                    if process.hasExited { throw .ended }
+                    if lcs_monotonic_ns() >= deadline { throw .overran }
                 }
             }
         }
@@ -210,6 +227,9 @@ final class IsolatedPlugin: @unchecked Sendable {
         case .overran(let name, let budget): return "did not finish within its \(formatSeconds(budget)) \(name) budget: killed (SIGKILL)"
         case .protocolViolation(let what): return "broke the protocol: \(what); cut off (SIGKILL)"
         case .startFailed(let what): return "could not start: \(what)"
+        case .quotaExceeded(let kind, let limit, let refusals, let window):
+            return "went on calling past its quota of \(limit) \(kind.noun) (\(refusals) calls refused within \(formatSeconds(window))): "
+                + "cut off (SIGKILL)"
         }
     }
 

@@ -1,7 +1,9 @@
 import AppLifecycle
 
 /// The protocol between the host and an isolated plugin's process (the runner), over a Unix stream
-/// socket pair. Version 1. All integers are little-endian.
+/// socket pair. Version 4 (2: `proceed` carries the plugin's quotas, `quotaRefused`; 3:
+/// `requestEnded`; 4: frames up to the archive cap and 1 MiB, `result` says whether the encoding
+/// failed). All integers are little-endian.
 ///
 /// ```
 /// frame (at least 16 bytes, at most `maximumFrame`)
@@ -22,17 +24,27 @@ import AppLifecycle
 /// The host sends `hello` first (with the protocol version); a runner of another version answers
 /// `loadFailed` and exits. Every frame the host receives is hostile input: its size is checked before
 /// anything is read, every field against the bytes left, strings for UTF-8 and length, dictionaries
-/// with the archive decoder's checks, ids against what that process owns. Anything else cuts the
-/// process off (`PluginFailure.Cause.protocolViolation`).
+/// with the archive decoder's checks and `UserInfoLimits` (their length before their entries), ids
+/// against what that process owns. Anything else cuts the process off
+/// (`PluginFailure.Cause.protocolViolation`).
+///
+/// Sizes: a dictionary travels whole in one frame, so frames are as large as the largest archive
+/// the host accepts (`ArchiveStore.defaultMaxBytes`, 64 MiB; its entries are the largest dictionary
+/// `UserInfoLimits` allows) plus 1 MiB for the fields around it (names, at most five strings of
+/// 64 KiB, a scene); no chunking. Neither side ever writes a frame the other refuses: `FrameWriter`
+/// checks every string, dictionary and the frame's size as it is built, and a frame that breaks a
+/// rule is not sent (`FrameWriter.end` answers false and says why).
 enum IsolationProtocol {
-    static let version: UInt32 = 1
+    static let version: UInt32 = 4
     static let headerSize = 16
-    /// The largest frame either side accepts (a userInfo or an archive travels in one frame).
-    static let maximumFrame = 16 << 20
+    /// The largest frame either side accepts: 65 MiB (68,157,440 bytes), the archive cap and 1 MiB.
+    static let maximumFrame = ArchiveStore.defaultMaxBytes + (1 << 20)
     /// The longest string field (names, messages, paths) a frame may carry.
     static let maximumString = 64 << 10
-    /// At most this many custom notification names an isolated plugin may introduce.
-    static let maximumCustomNames = 4096
+    /// The levels the host's own envelopes add around a dictionary it was given (a user activity's
+    /// dictionary, the connection options' lists of them, an openURL context): what a frame from the
+    /// host may nest beyond `UserInfoLimits.maximumDepth`. Frames from a plugin's process get none.
+    static let envelopeDepth = 3
     /// Bit 31 of a name field: the name's text follows.
     static let nameTextFollows: UInt32 = 1 << 31
 }
@@ -42,7 +54,7 @@ enum FrameKind: UInt16 {
     // Host → runner.
     /// Payload: u32 protocol version, u32 the loader's options (`PluginLoadOptions`), string path.
     case hello = 0x01
-    /// The id is free: run init (no payload).
+    /// The id is free: run init. Payload: the plugin's quotas (`PluginQuotas.write(to:)`: u32 a kind).
     case proceed = 0x02
     /// Do not run init; exit. Payload: string reason.
     case refuse = 0x03
@@ -62,6 +74,10 @@ enum FrameKind: UInt16 {
     case reply = 0x09
     /// Run deinit, answer `unloaded`, exit (no payload).
     case unload = 0x0A
+    /// The request of completion key `word` (a fetch, a remote notification) ended in the host:
+    /// completed, ended by its watchdog, or the application stopped. A call of its handler after this
+    /// frame is late (`LC_ERR_NOT_FOUND`, as in the host's process). No payload.
+    case requestEnded = 0x0B
 
     // Runner → host.
     /// The descriptor. Payload: string id, string version, string summary, u32 abi major, u32 abi minor.
@@ -89,7 +105,9 @@ enum FrameKind: UInt16 {
     case cancelTimer = 0x8B
     /// The answer to delegate call `word`. Payload: u8 answer, dictionary (a writable archive's values;
     /// the activity `stateRestorationActivityForScene:` filled; `{"name": …}` the configuration
-    /// `configurationForConnectingSceneSession:` named, answer 0 for NULL).
+    /// `configurationForConnectingSceneSession:` named, answer 0 for NULL), u8 1 when a write into a
+    /// writable archive was refused (then string the setter, string its message: the encoding failed,
+    /// `StateArchive.failure`), else 0.
     case result = 0x8C
     /// Completion `word` was called. Payload: u32 lc_fetch_result, u8 repeated.
     case completed = 0x8D
@@ -97,6 +115,9 @@ enum FrameKind: UInt16 {
     case synced = 0x8E
     /// Deinit returned (no payload).
     case unloaded = 0x8F
+    /// The process refused a call of its plugin at a quota (`QuotaKind.index` `word`; no payload): the
+    /// host traces it and counts it towards the cut-off.
+    case quotaRefused = 0x90
 
     var fromHost: Bool { rawValue < 0x80 }
 }
@@ -109,22 +130,64 @@ struct ProtocolViolation: Error, CustomStringConvertible {
 }
 
 /// Builds frames at the end of a byte buffer.
+///
+/// Never builds a frame the other side refuses: each string (at most `maximumString`), dictionary
+/// (`UserInfoLimits`, with `envelopeDepth` more levels from the host; checked in O(1) before it is
+/// encoded, so no depth makes the encoder recurse past them) and the frame's size (at most
+/// `maximumFrame`, checked before it is converted) is checked as it is written; the first broken rule
+/// makes `end()` take the whole frame back out and answer false, with the rule in `refusal`.
 struct FrameWriter {
     var bytes: [UInt8] = []
     private var start = 0
+    /// Whether the frame being built goes from the host (its limits: see `dictionaryProblem`).
+    private var fromHost = false
+    /// The first rule the frame being built broke.
+    private var problem: String?
+    /// Custom name ids first sent by a frame taken back: `name(_:sent:)` takes them out of `sent`
+    /// again before it next looks (one writer and one `sent` set serve a channel), so that their text
+    /// is sent with the next frame that names them.
+    private var withdrawnNames: [UInt32] = []
+    /// Ids first sent by the frame being built.
+    private var introducedNames: [UInt32] = []
+    /// Why the last frame `end()` took back was not sent (the rule it broke).
+    private(set) var refusal = ""
 
     /// Starts a frame; finish it with `end()`.
     mutating func begin(_ kind: FrameKind, word: UInt64 = 0, state: UInt8 = 0) {
         start = bytes.count
+        fromHost = kind.fromHost
+        problem = nil
+        if !introducedNames.isEmpty { introducedNames.removeAll() }
         // The 16-byte header in one append: size (0 until `end`), kind, state, a reserved 0, word.
         let header = (first: (UInt64(kind.rawValue) << 32 | UInt64(state) << 48).littleEndian, word: word.littleEndian)
         withUnsafeBytes(of: header) { bytes.append(contentsOf: $0) }
     }
 
-    /// Writes the frame's size into its header.
-    mutating func end() {
-        let size = UInt32(bytes.count - start)
+    /// Writes the frame's size into its header. - Returns: false when the frame broke a rule of the
+    /// protocol (a field, or its size over `maximumFrame`): it is taken back out, nothing of it will be
+    /// sent, and `refusal` says why.
+    @discardableResult
+    mutating func end() -> Bool {
+        let count = bytes.count - start
+        if problem == nil, count > IsolationProtocol.maximumFrame {
+            problem = "the frame would be \(count) bytes (at most \(IsolationProtocol.maximumFrame))"
+        }
+        if let problem {
+            bytes.removeSubrange(start...)
+            withdrawnNames += introducedNames
+            introducedNames.removeAll()
+            refusal = problem
+            self.problem = nil
+            return false
+        }
+        let size = UInt32(count)
         bytes.withUnsafeMutableBytes { $0.storeBytes(of: size.littleEndian, toByteOffset: start, as: UInt32.self) }
+        return true
+    }
+
+    /// Notes the first rule the frame being built broke (`end()` takes the frame back).
+    private mutating func broke(_ rule: @autoclosure () -> String) {
+        if problem == nil { problem = rule() }
     }
 
     mutating func u8(_ value: UInt8) { bytes.append(value) }
@@ -133,23 +196,53 @@ struct FrameWriter {
     mutating func u64(_ value: UInt64) { withUnsafeBytes(of: value.littleEndian) { bytes.append(contentsOf: $0) } }
     mutating func f64(_ value: Double) { u64(value.bitPattern) }
 
+    /// A string of at most `maximumString` bytes (a longer one breaks the frame).
     mutating func string(_ value: String) {
         var value = value
         value.withUTF8 { utf8 in
+            guard utf8.count <= IsolationProtocol.maximumString else {
+                broke("a string of \(utf8.count) bytes (at most \(IsolationProtocol.maximumString))")
+                return u32(0)
+            }
             u32(UInt32(utf8.count))
             bytes.append(contentsOf: utf8)
         }
     }
 
-    /// A dictionary, or none (nil).
+    /// Free text (a log line, a task's name): `value` cut to its first `maximumString` bytes, at a
+    /// character's boundary, so that it always crosses.
+    mutating func text(_ value: String) {
+        guard value.utf8.count > IsolationProtocol.maximumString else { return string(value) }
+        var end = value.utf8.index(value.utf8.startIndex, offsetBy: IsolationProtocol.maximumString)
+        while end > value.utf8.startIndex, UTF8.isContinuation(value.utf8[end]) { value.utf8.formIndex(before: &end) }
+        string(String(value[..<end]))
+    }
+
+    /// A dictionary, or none (nil). One over the rules (`dictionaryProblem`) breaks the frame; it is
+    /// measured in O(1), before anything is encoded.
     mutating func dictionary(_ value: UserInfo?) {
         guard let value else { return u32(UInt32.max) }
         if value.isEmpty { return u32(0) }  // no entries
+        if let problem = Self.dictionaryProblem(value, fromHost: fromHost) {
+            broke(problem)
+            return u32(UInt32.max)
+        }
         let lengthAt = bytes.count
         u32(0)
         ArchiveFormat.appendEntries(of: value, to: &bytes)
         let length = UInt32(bytes.count - lengthAt - 4)
         bytes.withUnsafeMutableBytes { $0.storeBytes(of: length.littleEndian, toByteOffset: lengthAt, as: UInt32.self) }
+    }
+
+    /// Why the other side would refuse `value` in a frame of this direction, or nil: from a plugin's
+    /// process, over `UserInfoLimits`; from the host, deeper than them by more than `envelopeDepth`, or
+    /// larger than a frame.
+    static func dictionaryProblem(_ value: UserInfo, fromHost: Bool) -> String? {
+        let depth = UserInfoLimits.maximumDepth + (fromHost ? IsolationProtocol.envelopeDepth : 0)
+        let bytes = fromHost ? IsolationProtocol.maximumFrame : UserInfoLimits.maximumBytes
+        if value.depth > depth { return "a dictionary \(value.depth) levels deep (at most \(depth))" }
+        if value.encodedSize > bytes { return "a dictionary of \(value.encodedSize) bytes (at most \(bytes))" }
+        return nil
     }
 
     /// A name: its id, with its text when `withText`.
@@ -160,12 +253,18 @@ struct FrameWriter {
     }
 
     /// A notification name: its id, with its text the first time a custom name crosses (`sent`
-    /// remembers which have). Standard names are the same ids in every process.
+    /// remembers which have; a frame taken back withdraws what it introduced). Standard names are the
+    /// same ids in every process.
     mutating func name(_ name: NotificationName, sent: inout Set<UInt32>) {
+        if !withdrawnNames.isEmpty {
+            for id in withdrawnNames { sent.remove(id) }
+            withdrawnNames.removeAll()
+        }
         if name.isStandard || sent.contains(name.id) {
             self.name(name.id, text: nil)
         } else {
             sent.insert(name.id)
+            introducedNames.append(name.id)
             self.name(name.id, text: name.rawValue)
         }
     }
@@ -243,15 +342,22 @@ struct FrameReader {
         return text
     }
 
-    /// A dictionary, decoded with every check of the archive format; nil when none was sent.
+    /// A dictionary, decoded with every check of the archive format; nil when none was sent. From a
+    /// plugin's process it keeps to `UserInfoLimits` (its length checked before its entries are read);
+    /// from the host it may nest `envelopeDepth` levels more (the host's own envelopes).
     mutating func dictionary(_ what: String) throws(ProtocolViolation) -> UserInfo? {
         let length = try u32("\(what)'s length")
         if length == UInt32.max { return nil }
         if length == 0 { return UserInfo() }  // no entries (no copy to decode)
+        let fromHost = kind.fromHost
+        if !fromHost, length > UserInfoLimits.maximumBytes {
+            throw ProtocolViolation("the \(kind) frame's \(what) is \(length) bytes (at most \(UserInfoLimits.maximumBytes))")
+        }
         let at = try take(Int(length), what)
         do {
             // Its own bytes: the decoder's words then count from the dictionary's start.
-            return try ArchiveFormat.decodeEntries(Array(bytes[at..<(at + Int(length))]), from: 0, to: Int(length))
+            return try ArchiveFormat.decodeEntries(Array(bytes[at..<(at + Int(length))]), from: 0, to: Int(length),
+                                                   maxDepth: UserInfoLimits.maximumDepth + (fromHost ? IsolationProtocol.envelopeDepth : 0))
         } catch {
             throw ProtocolViolation("the \(kind) frame's \(what) is not a valid dictionary: \(error.message)")
         }

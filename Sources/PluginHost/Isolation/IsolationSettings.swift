@@ -44,6 +44,9 @@ package struct IsolationSettings: Sendable, Equatable {
     package var backoff: Duration = .milliseconds(100)
     /// The loader's options, for the plugin's process (`--allow-unsafe-plugins`).
     package var loadOptions: PluginLoadOptions = []
+    /// Whether the plugin's process is put in a cgroup of its own where the host can make one
+    /// (`ProcessContainment`); off, its process group and its subreaper contain what it starts.
+    package var cgroups = true
     /// A scan (`PluginScan`): the plugin is opened and initialised only to see that it does not crash;
     /// its delegate is not registered (so rows an isolated plugin cannot offer do not refuse it).
     var scanOnly = false

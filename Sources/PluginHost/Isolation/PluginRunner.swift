@@ -14,6 +14,10 @@ import LifecycleC
 /// expirations. What the plugin asks of the host goes back as frames (`RunnerHostAPI`). It exits after
 /// `unload` (deinit run), when the host goes (end of file, or SIGKILL with the host), or when the host
 /// breaks the protocol.
+///
+/// It is a child subreaper: every process its plugin starts stays below it, and is killed when it
+/// exits or dies of a fatal signal (`lcs_kill_descendants_at_end`) or when the host kills it
+/// (`ProcessContainment`).
 package final class PluginRunner: @unchecked Sendable {
     // @unchecked: main-thread state, except `link` (thread-safe sending).
 
@@ -28,6 +32,9 @@ package final class PluginRunner: @unchecked Sendable {
     private var plugin: LoadedPlugin?
     /// The plugin's delegate functions, by row (`RunnerDelegates.invokers`).
     private var invokers: [RunnerDelegates.Invoker?] = []
+    /// The plugin's quotas, as the host sent them with `proceed` (this process refuses calls past
+    /// them; the host holds it to them too). Set before init runs.
+    private(set) var quotas = PluginQuotas()
 
     private init(link: RunnerLink, handle: AppHandle) {
         self.link = link
@@ -39,6 +46,10 @@ package final class PluginRunner: @unchecked Sendable {
     package static func main(socket: Int32, progress progressFD: Int32) -> Int32 {
         _ = lcs_die_with_parent()
         if getppid() == 1 { return 0 }  // the host went before the request took
+        // What the plugin starts stays below this process (an orphan comes back to it, not to init),
+        // and dies when it ends (`exit()`, a fatal signal) or is killed by the host (`ProcessContainment`).
+        _ = lcs_become_subreaper()
+        _ = lcs_kill_descendants_at_end()
         signal(SIGPIPE, SIG_IGN)
         lcs_close_from(max(socket, progressFD) + 1)
         guard let page = mmap(nil, RunnerProcess.pageSize, PROT_READ | PROT_WRITE, MAP_SHARED, progressFD, 0), page != MAP_FAILED else {
@@ -73,14 +84,21 @@ package final class PluginRunner: @unchecked Sendable {
         link.send(flush: true) { out in
             out.begin(.described)
             out.string(opened.id)
-            out.string(opened.version)
-            out.string(opened.summary)
+            out.text(opened.version)  // free text: cut to 64 KiB, so that the descriptor always crosses
+            out.text(opened.summary)
             out.u32(opened.abiMajor)
             out.u32(opened.abiMinor)
             out.end()
         }
-        let answer = link.waitForFrame()
+        var answer = link.waitForFrame()
         guard answer.kind == .proceed else { return }  // refused by the host (a duplicate id): nothing ran
+        do {
+            quotas = try PluginQuotas.read(&answer)
+            try answer.finish()
+        } catch {
+            RunnerLink.fatal(error.message)
+        }
+        handle.pluginQuotas = quotas
 
         let initialised = link.runCounted { () -> Result<LoadedPlugin, PluginRefusal> in
             do throws(PluginRefusal) { return .success(try handle.initialise(opened, hostTable: RunnerHostAPI.table)) } catch {
@@ -111,7 +129,7 @@ package final class PluginRunner: @unchecked Sendable {
         link.send(flush: true) { out in
             out.begin(.loadFailed)
             out.i32(status)
-            out.string(reason)
+            out.text(reason)
             out.end()
         }
     }
@@ -120,7 +138,7 @@ package final class PluginRunner: @unchecked Sendable {
         link.send(flush: true) { out in
             out.begin(.initDone)
             out.i32(status)
-            out.string(reason)
+            out.text(reason)
             out.u64(rows)
             out.u64(sceneRows)
             out.end()
@@ -146,11 +164,19 @@ package final class PluginRunner: @unchecked Sendable {
                     RunnerLink.fatal("the host called delegate row \(row), which the plugin does not implement")
                 }
                 let answer = invoke.call(arguments)
+                let failure = RunnerDelegates.takeEncodingFailure()
                 if frame.word != 0 {
                     link.send(flush: true) { out in
                         out.begin(.result, word: frame.word)
                         out.u8(answer.answer ? 1 : 0)
                         out.dictionary(answer.archive)
+                        if case .writeRefused(let function, let message)? = failure {
+                            out.u8(1)
+                            out.text(function)
+                            out.text(message)
+                        } else {
+                            out.u8(0)
+                        }
                         out.end()
                     }
                 }
@@ -166,6 +192,9 @@ package final class PluginRunner: @unchecked Sendable {
                 }
             case .unload:
                 unload()
+            case .requestEnded:
+                // Its completion handler called from now on is late, as in the host's process.
+                registrations.requests.removeValue(forKey: frame.word)?.markEnded()
             case .hello, .proceed, .refuse, .reply:
                 RunnerLink.fatal("the host sent \(frame.kind) out of place")
             default:
@@ -173,6 +202,15 @@ package final class PluginRunner: @unchecked Sendable {
             }
         } catch {
             RunnerLink.fatal(error.message)
+        }
+    }
+
+    /// Tells the host that a call of the plugin was refused at the quota of `kind` (it traces it, and
+    /// counts it towards cutting the plugin off). [thread-safe]
+    func reportQuotaRefusal(_ kind: QuotaKind) {
+        link.send { out in
+            out.begin(.quotaRefused, word: UInt64(kind.index))
+            out.end()
         }
     }
 

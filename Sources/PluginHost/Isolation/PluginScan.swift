@@ -17,6 +17,9 @@ package enum PluginScan {
         /// Its process failed while it was opened or initialised: the refusal's words (they name the
         /// signal, status or budget and what it was doing).
         case crashed(String)
+        /// Its process exited while it was opened or initialised — the plugin called `exit()` (or
+        /// `_exit()`): the refusal's words (they name the status and what it was doing).
+        case exited(String)
         /// It was refused in words (a loader check, a failing init): not remembered, refused as ever.
         case refused(PluginRefusal)
     }
@@ -27,8 +30,10 @@ package enum PluginScan {
         switch inspect(path, budget: budget, options: options) {
         case .success(let id): return .clean(id: id)
         case .failure(let error):
-            guard error.processFailure != nil else { return .refused(error) }
-            return .crashed(error.reason.hasPrefix("isolated: ") ? String(error.reason.dropFirst(10)) : error.reason)
+            guard let cause = error.processFailure else { return .refused(error) }
+            let why = error.reason.hasPrefix("isolated: ") ? String(error.reason.dropFirst(10)) : error.reason
+            if case .exited = cause { return .exited(why) }
+            return .crashed(why)
         }
     }
 
@@ -65,6 +70,7 @@ package enum PluginScan {
 /// lifecycle-host plugin registry 1
 /// <path>\t<size>\t<mtime-ns>\tclean\t<id>
 /// <path>\t<size>\t<mtime-ns>\tcrashed\t<why>
+/// <path>\t<size>\t<mtime-ns>\texited\t<why>
 /// ```
 ///
 /// Tabs, newlines and backslashes in a field are written `\t`, `\n`, `\\`. Lines that do not parse are
@@ -80,6 +86,8 @@ package struct PluginScanRegistry {
     package enum Entry: Sendable, Equatable {
         case clean(id: String)
         case crashed(String)
+        /// Its process exited while scanned: the plugin called `exit()`.
+        case exited(String)
     }
 
     package let file: String?
@@ -137,6 +145,7 @@ package struct PluginScanRegistry {
             let (state, detail) = switch entry {
             case .clean(let id): ("clean", id)
             case .crashed(let why): ("crashed", why)
+            case .exited(let why): ("exited", why)
             }
             text += [Self.escape(key.path), String(key.size), String(key.modified), state, Self.escape(detail)].joined(separator: "\t") + "\n"
         }
@@ -191,6 +200,7 @@ package struct PluginScanRegistry {
             switch fields[3] {
             case "clean": entries[key] = .clean(id: detail)
             case "crashed": entries[key] = .crashed(detail)
+            case "exited": entries[key] = .exited(detail)
             default: continue
             }
         }

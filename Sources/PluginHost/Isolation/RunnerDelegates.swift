@@ -15,6 +15,16 @@ enum RunnerDelegates {
         let call: Call
     }
 
+    /// The failure of the writable archive the last call filled (a write into it refused: see
+    /// `StateArchive.take`), for its `result` frame; taken (and cleared) by `takeEncodingFailure`. [main-thread]
+    nonisolated(unsafe) private static var encodingFailure: EncodingFailure?
+
+    /// The failure the last call left (`encodingFailure`), cleared. [main-thread]
+    static func takeEncodingFailure() -> EncodingFailure? {
+        defer { encodingFailure = nil }
+        return encodingFailure
+    }
+
     /// The invoker of `make(f)` when the handler `f` is there.
     static func some<F>(_ f: F?, _ make: (F) -> Call) -> Invoker? {
         guard let f else { return nil }
@@ -59,7 +69,9 @@ enum RunnerDelegates {
         case .shouldSaveApplicationState:
             return some(h.shouldSaveApplicationState) { f in { a in
                 let archive = StateArchive(values: a.dict ?? UserInfo())
-                return (f(app, archive), archive.values)
+                let answer = f(app, archive)
+                encodingFailure = archive.failure
+                return (answer, archive.values)
             } }
         case .shouldRestoreApplicationState:
             return some(h.shouldRestoreApplicationState) { f in { a in (f(app, StateArchive(values: a.dict ?? UserInfo())), nil) } }
@@ -67,6 +79,7 @@ enum RunnerDelegates {
             return some(h.willEncodeRestorableState) { f in { a in
                 let archive = StateArchive(values: a.dict ?? UserInfo())
                 f(app, archive)
+                encodingFailure = archive.failure
                 return (false, archive.values)
             } }
         case .didDecodeRestorableState:
@@ -92,9 +105,10 @@ enum RunnerDelegates {
     }
 
     /// A completion handler whose calls go back to the host as `completed` frames (from any thread, as
-    /// the plugin calls it; the C layer's completion table has already told a repeat from a first call).
+    /// the plugin calls it; the C layer's completion table has already told a repeat from a first call,
+    /// and a late call once the host said the request ended: `RunnerRegistrations.requests`). [main-thread]
     private static func completion(_ key: UInt64, _ link: RunnerLink) -> FetchCompletionHandler {
-        FetchCompletionHandler { result, repeated in
+        let handler = FetchCompletionHandler { result, repeated in
             link.send { out in
                 out.begin(.completed, word: key)
                 out.u32(UInt32(result.lcFetchResult))
@@ -102,6 +116,8 @@ enum RunnerDelegates {
                 out.end()
             }
         }
+        PluginRunner.current?.registrations.requests[key] = handler
+        return handler
     }
 }
 

@@ -20,6 +20,9 @@ final class RunnerRegistrations: @unchecked Sendable {
     var nextTimer: UInt64 = 1
     /// Expiration handlers of open background tasks, by the host's task id.
     var expirations: [UInt64: Callback] = [:]
+    /// The completion handlers of the requests the host sent (fetch, remote notification), by key,
+    /// until the host says the request ended (`requestEnded`): then a call is late.
+    var requests: [UInt64: FetchCompletionHandler] = [:]
 }
 
 /// The host-API table of an isolated plugin's process: the in-process table (dictionaries, errors,
@@ -41,7 +44,7 @@ enum RunnerHostAPI {
             runner.link.send { out in
                 out.begin(.log)
                 out.u32(level)
-                out.string(text)
+                out.text(text)  // cut to 64 KiB, so that it always crosses
                 out.end()
             }
         }
@@ -54,17 +57,18 @@ enum RunnerHostAPI {
             }
         }
         table.observe = { plugin, name, sender, fn, ctx, out in
-            HostCalls.withPlugin(plugin, "observe", mainThread: true) { _, _ in
+            HostCalls.withPlugin(plugin, "observe", mainThread: true) { p, _ in
                 guard let name else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "observe: name is NULL") }
+                guard fn != nil else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "observe: fn is NULL") }
                 let notificationName: NotificationName
                 do throws(ApplicationError) { notificationName = try NotificationName(cString: name) } catch { return lcFail(error) }
-                return observe(notificationName, sender, fn, ctx, out, "observe")
+                return observe(p, notificationName, sender, fn, ctx, out, "observe")
             }
         }
         table.observe_name = { plugin, name, sender, fn, ctx, out in
-            HostCalls.withPlugin(plugin, "observe_name", mainThread: true) { _, _ in
+            HostCalls.withPlugin(plugin, "observe_name", mainThread: true) { p, _ in
                 guard let known = NotificationName(internedID: name) else { return lcUnknownNameID(name, "observe_name") }
-                return observe(known, sender, fn, ctx, out, "observe_name")
+                return observe(p, known, sender, fn, ctx, out, "observe_name")
             }
         }
         table.remove_observer = { plugin, token in
@@ -76,17 +80,17 @@ enum RunnerHostAPI {
             }
         }
         table.post = { plugin, name, sender, userInfo in
-            HostCalls.withPlugin(plugin, "post", mainThread: false) { _, _ in
+            HostCalls.withPlugin(plugin, "post", mainThread: false) { p, _ in
                 guard let name else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "post: name is NULL") }
                 let notificationName: NotificationName
                 do throws(ApplicationError) { notificationName = try NotificationName(cString: name) } catch { return lcFail(error) }
-                return post(notificationName, sender, userInfo)
+                return post(p, notificationName, sender, userInfo, "post")
             }
         }
         table.post_name = { plugin, name, sender, userInfo in
-            HostCalls.withPlugin(plugin, "post_name", mainThread: false) { _, _ in
+            HostCalls.withPlugin(plugin, "post_name", mainThread: false) { p, _ in
                 guard let known = NotificationName(internedID: name) else { return lcUnknownNameID(name, "post_name") }
-                return post(known, sender, userInfo)
+                return post(p, known, sender, userInfo, "post_name")
             }
         }
         table.state = { plugin in
@@ -101,7 +105,7 @@ enum RunnerHostAPI {
                 let label = name.map { String(cString: $0) } ?? ""
                 let reply = runner.link.request { out, id in
                     out.begin(.beginTask, word: id)
-                    out.string(label)
+                    out.text(label)  // cut to 64 KiB, so that the request always crosses
                     out.u8(expiration == nil ? 0 : 1)
                     out.end()
                 }
@@ -121,9 +125,10 @@ enum RunnerHostAPI {
             }
         }
         table.add_timer = { plugin, seconds, fn, ctx, out in
-            HostCalls.withPlugin(plugin, "add_timer", mainThread: true) { _, _ in
+            HostCalls.withPlugin(plugin, "add_timer", mainThread: true) { p, _ in
                 if let problem = AppHandle.timerArgumentProblem(seconds, fn: fn, function: "add_timer") { return problem }
                 guard let runner = PluginRunner.current, let fn else { return lcFail(lc_status(LC_ERR_INTERNAL), "add_timer: no runner") }
+                if let refused = p.quotaRefusal(.timers, used: runner.registrations.timers.count, "add_timer") { return refused }
                 let id = runner.registrations.nextTimer
                 runner.registrations.nextTimer += 1
                 runner.registrations.timers[id] = .init(fn: fn, ctx: ctx)
@@ -154,12 +159,16 @@ enum RunnerHostAPI {
         // remembered as its scenes: the in-process accessors answer them with their checks and words.
     }
 
-    private static func observe(_ name: NotificationName, _ sender: UnsafeRawPointer?, _ fn: lc_observer_fn?,
+    /// Registers an observer here and tells the host, within the plugin's quotas: its observers (the
+    /// ones registered here, which the host holds its own count to), and its custom names. [main-thread]
+    private static func observe(_ p: LoadedPlugin, _ name: NotificationName, _ sender: UnsafeRawPointer?, _ fn: lc_observer_fn?,
                                 _ ctx: UnsafeMutableRawPointer?, _ out: UnsafeMutablePointer<lc_observer_token>?,
                                 _ function: String) -> lc_status
     {
         guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
         guard let runner = PluginRunner.current else { return lcFail(lc_status(LC_ERR_INTERNAL), "\(function): no runner") }
+        if let refused = p.quotaRefusal(.observers, used: runner.registrations.observers.count, function) { return refused }
+        guard runner.link.admit(name, limit: runner.quotas.customNames) else { return p.refuseAtQuota(.customNames, function) }
         let token = runner.registrations.nextObserver
         runner.registrations.nextObserver += 1
         runner.registrations.observers[token] = (fn, ctx, name)
@@ -174,9 +183,16 @@ enum RunnerHostAPI {
         return lc_status(LC_OK)
     }
 
-    /// [thread-safe] Queued, as from another thread: the host posts it when it reads the frame.
-    private static func post(_ name: NotificationName, _ sender: UnsafeRawPointer?, _ userInfo: OpaquePointer?) -> lc_status {
-        guard let link = PluginRunner.current?.link else { return lcFail(lc_status(LC_ERR_INTERNAL), "post: no runner") }
+    /// [thread-safe] Queued, as from another thread: the host posts it when it reads the frame. A
+    /// custom name the host has not had from this process counts towards its quota of custom names.
+    private static func post(_ p: LoadedPlugin, _ name: NotificationName, _ sender: UnsafeRawPointer?, _ userInfo: OpaquePointer?,
+                             _ function: String) -> lc_status
+    {
+        guard let runner = PluginRunner.current else { return lcFail(lc_status(LC_ERR_INTERNAL), "\(function): no runner") }
+        let link = runner.link
+        guard link.admit(name, limit: runner.quotas.customNames) else { return p.refuseAtQuota(.customNames, function) }
+        // Over the dictionary limits: refused here with the in-process status and words (never sent).
+        if let refused = lcPostLimitRefusal(userInfo, function) { return refused }
         let info = userInfo.map { UserInfoBox.from($0).value }
         link.send { out in
             out.begin(.post)

@@ -23,6 +23,8 @@ final class RunnerLink: @unchecked Sendable {
     private let progress: UnsafeMutablePointer<UInt64>
     /// Custom names this process has sent by id with their text once. [under lock]
     private var namesSent: Set<UInt32> = []
+    /// Custom names admitted under the plugin's quota (`admit`): a superset of `namesSent`. [under lock]
+    private var namesAdmitted: Set<UInt32> = []
     /// The host's custom name ids, and the names they are here. [main-thread]
     private var hostNames: [UInt32: NotificationName] = [:]
     /// Frames the host sent that arrived while a request waited: run next, in order. [main-thread]
@@ -68,6 +70,19 @@ final class RunnerLink: @unchecked Sendable {
     }
 
     func flush() { lock.withLock { _ in writeAll() } }
+
+    /// Whether `name` may cross to the host within the plugin's quota of `limit` custom names: a
+    /// standard name, or a custom name admitted before, always; a new one while fewer than `limit`
+    /// were (it is admitted then). The host holds the names it receives to the same quota. [thread-safe]
+    func admit(_ name: NotificationName, limit: Int) -> Bool {
+        if name.isStandard { return true }
+        return lock.withLock { _ in
+            if namesAdmitted.contains(name.id) { return true }
+            guard namesAdmitted.count < limit else { return false }
+            namesAdmitted.insert(name.id)
+            return true
+        }
+    }
 
     /// Writes a name field: the id, and the text the first time a custom name crosses. [under `send`]
     func name(_ name: NotificationName, into out: inout FrameWriter) { out.name(name, sent: &namesSent) }

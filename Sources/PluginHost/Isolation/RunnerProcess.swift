@@ -8,7 +8,12 @@ import Synchronization
 ///
 /// The process gets its own process group (the terminal's Ctrl-C and Ctrl-Z go to the host, which
 /// turns them into actions; the plugins hear of them as notifications), an empty signal mask and
-/// default signal actions, and dies with the host (`PR_SET_PDEATHSIG`, set by the runner).
+/// default signal actions, and dies with the host (`PR_SET_PDEATHSIG`, set by the runner). What it
+/// starts is contained (`ProcessContainment`): killing the process kills all of it, and so does the
+/// process's end once it is reaped.
+///
+/// Its end is seen by itself, not only through the socket (which a child of the plugin may keep
+/// open): `exitWatch` (a pidfd the loop watches) becomes readable, `hasExited` turns true.
 ///
 /// The progress page is shared memory the runner writes and the host only reads: before it runs the
 /// callback of the n-th frame the host sent, the runner stores n in `handling`; after, n in
@@ -19,32 +24,44 @@ final class RunnerProcess: @unchecked Sendable {
     let pid: pid_t
     let channel: FrameChannel
     private let page: UnsafeMutableRawPointer
+    /// Everything the process starts.
+    let containment: ProcessContainment
+    /// A descriptor that becomes readable when the process exits (a pidfd); -1 where the kernel has
+    /// none (before Linux 5.3: `hasExited` is then asked at deadlines only).
+    let exitWatch: Int32
     /// The `waitpid` status, once reaped.
     private(set) var exitStatus: Int32?
 
     static let pageSize = 4096
 
-    private init(pid: pid_t, channel: FrameChannel, page: UnsafeMutableRawPointer) {
+    private init(pid: pid_t, channel: FrameChannel, page: UnsafeMutableRawPointer, containment: ProcessContainment) {
         self.pid = pid
         self.channel = channel
         self.page = page
+        self.containment = containment
+        exitWatch = lcs_pidfd_open(pid)
     }
 
     deinit {
         if exitStatus == nil {
-            _ = Glibc.kill(pid, SIGKILL)
+            kill()
             _ = reap(within: .seconds(1))
         }
+        if exitWatch >= 0 { close(exitWatch) }
         munmap(page, Self.pageSize)
     }
+
+    /// Whether the process has ended (reaped or not). One system call.
+    var hasExited: Bool { exitStatus != nil || lcs_child_has_exited(pid) != 0 }
 
     /// The frame the runner says it is running (0: none yet). Hostile: check it before use.
     var handling: UInt64 { lcs_load_acquire_u64(page.assumingMemoryBound(to: UInt64.self)) }
     /// How many frames the runner says it has run. Hostile: check it before use.
     var completed: UInt64 { lcs_load_acquire_u64(page.assumingMemoryBound(to: UInt64.self) + 1) }
 
-    /// Starts a runner. - Throws: what failed, in words (no runner found, a system call).
-    static func start(runner: String) throws(IsolationStartError) -> RunnerProcess {
+    /// Starts a runner, in a cgroup of its own when `cgroups` and the host can make one
+    /// (`ProcessContainment`). - Throws: what failed, in words (no runner found, a system call).
+    static func start(runner: String, cgroups: Bool) throws(IsolationStartError) -> RunnerProcess {
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
             throw IsolationStartError("socketpair failed: \(String(cString: strerror(errno)))")
@@ -69,21 +86,36 @@ final class RunnerProcess: @unchecked Sendable {
             close(pair[0])
             throw IsolationStartError("cannot start the plugin runner \(runner): \(error.reason)")
         }
-        return RunnerProcess(pid: pid, channel: FrameChannel(fd: pair[0]), page: page)
+        // Before the hello: the runner runs no plugin code until then.
+        let containment = ProcessContainment(runner: pid, cgroups: cgroups)
+        return RunnerProcess(pid: pid, channel: FrameChannel(fd: pair[0]), page: page, containment: containment)
     }
 
-    /// Sends SIGKILL (the process group is the runner's alone). Idempotent.
+    /// Kills the process and everything it started (`ProcessContainment.killAll`). Idempotent.
     func kill() {
-        if exitStatus == nil { _ = Glibc.kill(pid, SIGKILL) }
+        if exitStatus == nil { containment.killAll() }
     }
 
-    /// Waits for the process to end, up to `limit`; after that it is killed and waited for.
-    /// - Returns: the `waitpid` status.
+    /// Waits for the process to end, up to `limit`; after that it is killed (with everything it
+    /// started) and waited for. Once it has ended, what it started and left is killed, then it is
+    /// reaped. - Returns: the `waitpid` status.
     @discardableResult
     func reap(within limit: Duration) -> Int32 {
         if let exitStatus { return exitStatus }
-        let status = ChildProcess.reap(pid, within: limit)
+        let deadline = lcs_monotonic_ns() + limit.nanosecondCount
+        while lcs_child_has_exited(pid) == 0 {
+            if lcs_monotonic_ns() >= deadline {
+                containment.killAll()
+                break
+            }
+            usleep(500)
+        }
+        // Ended (or killed): not reaped yet, so its group's id cannot have been reused meanwhile.
+        containment.killRemains()
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
         exitStatus = status
+        containment.release()
         return status
     }
 }

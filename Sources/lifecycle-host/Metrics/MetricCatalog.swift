@@ -4,7 +4,7 @@ import AppLifecycle
 /// host's own. docs/host.md, Metrics, lists the same names with their types, labels and units; a test
 /// keeps the two in step.
 enum MetricCatalog {
-    /// Counter: responses of the metrics port, by `code` (`200`, `400`, `404`, `405`, `431`, `503`).
+    /// Counter: responses of the metrics port, by `code` (`200`, `400`, `404`, `405`, `408`, `431`, `503`).
     static let httpResponses = "lifecycle_metrics_http_responses_total"
     /// Counter: plugins refused at load, by nothing (the trace says which and why).
     static let pluginsRefused = "lifecycle_plugins_refused_total"
@@ -18,8 +18,9 @@ enum MetricCatalog {
         LifecycleMetric.watchdogReports: "Watchdog overrun reports by budget (launch, didEnterBackground, willTerminate, completionHandler, backgroundTask, hang, terminate).",
         LifecycleMetric.watchdogKills: "Applications killed by the watchdog under policy terminate, by budget; the process exits right after (see --metrics-file).",
         LifecycleMetric.callbackDuration: "Duration of one callback into a plugin, by plugin and kind (observer, delegate, other); observers of posted notifications are sampled.",
-        LifecycleMetric.pluginFailures: "Isolated plugins' processes that failed, by plugin and cause (signal, exit, overran, protocol-violation, start-failed).",
+        LifecycleMetric.pluginFailures: "Isolated plugins' processes that failed, by plugin and cause (signal, exit, overran, protocol-violation, start-failed, quota).",
         LifecycleMetric.pluginRestarts: "Isolated plugins started again after a failure, by plugin.",
+        LifecycleMetric.pluginQuotaRefusals: "Plugins' calls refused at a quota (LC_ERR_QUOTA), by plugin and kind (observers, timers, background-tasks, custom-names).",
         LifecycleMetric.queueWaiting: "Messages posted from other threads that the main run loop has not taken yet.",
         LifecycleMetric.queueDepthMax: "The most messages one turn of the main run loop took from its cross-thread queue since the start.",
         LifecycleMetric.queueRefused: "Posts from other threads refused at the queue's bound (LC_ERR_QUEUE_FULL).",

@@ -10,8 +10,12 @@ import AppLifecycle
 ///   (`MetricsRequest`); a body is never read.
 /// - **Bounded time.** A connection has `timeout` (5 s) from its accept to its last response byte;
 ///   then it is closed, whatever it was doing (a client that sends nothing, or reads nothing).
-/// - **Bounded count.** At most `maxConnections` (16) at once; a connection beyond them is closed at
-///   once (after a best-effort `503`).
+/// - **Bounded count, fairly shared.** At most `maxConnections` (16) at once. A connection beyond them
+///   takes the place of the one that has waited longest for its request head (that one gets a
+///   best-effort `408` and is closed), so clients that connect and say nothing cannot keep a scraper
+///   out: a request sent at once after connecting is served while fewer than 16 newer connections
+///   arrive before it. Only when all 16 have their request and are being answered is the new one
+///   closed at once (after a best-effort `503`).
 /// - **One request a connection.** The response says `Connection: close`; the server shuts its
 ///   writing side after the last byte and closes.
 ///
@@ -34,14 +38,24 @@ final class MetricsServer {
     private var source: LoopSource?
     private var connections: [Int32: Connection] = [:]
 
+    /// Accepted connections so far: each connection's place in the order of arrival.
+    private var accepted: UInt64 = 0
+
     private final class Connection {
         let fd: Int32
+        /// Its place in the order of arrival (`accepted` when it came).
+        let arrival: UInt64
         var input: [UInt8] = []
         var output: [UInt8] = []
         var sent = 0
         var source: LoopSource?
         var deadline: LoopSource?
-        init(fd: Int32) { self.fd = fd }
+        /// Still waiting for its request head (no response decided yet).
+        var waitingForHead: Bool { output.isEmpty }
+        init(fd: Int32, arrival: UInt64) {
+            self.fd = fd
+            self.arrival = arrival
+        }
     }
 
     /// Listens on `address` and serves while `loop` runs. [loop-thread]
@@ -107,14 +121,14 @@ final class MetricsServer {
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-            guard connections.count < Self.maxConnections else {
-                let busy = Array("HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
-                _ = busy.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
+            if connections.count >= Self.maxConnections, !evictLongestWaiting() {
+                Self.sendEmpty(fd, "503 Service Unavailable")
                 answered("503")
                 _ = Glibc.close(fd)
                 continue
             }
-            let connection = Connection(fd: fd)
+            accepted += 1
+            let connection = Connection(fd: fd, arrival: accepted)
             do {
                 connection.source = try loop.addIO(fd: fd, events: .readable) { [weak self] events in self?.service(fd, events) }
             } catch {
@@ -124,6 +138,22 @@ final class MetricsServer {
             connection.deadline = loop.addTimer(after: Self.timeout) { [weak self] in self?.drop(fd) }
             connections[fd] = connection
         }
+    }
+
+    /// Makes room: closes the connection that has waited longest for its request head, after a
+    /// best-effort `408`. - Returns: false when every connection has its request (none is closed).
+    private func evictLongestWaiting() -> Bool {
+        guard let oldest = connections.values.filter(\.waitingForHead).min(by: { $0.arrival < $1.arrival }) else { return false }
+        Self.sendEmpty(oldest.fd, "408 Request Timeout")
+        answered("408")
+        drop(oldest.fd)
+        return true
+    }
+
+    /// A response without a body, sent once without waiting (the socket is closed after it).
+    private static func sendEmpty(_ fd: Int32, _ status: String) {
+        let bytes = Array("HTTP/1.1 \(status)\r\nContent-Length: 0\r\nConnection: close\r\n\r\n".utf8)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
     }
 
     private func service(_ fd: Int32, _ events: IOEvents) {

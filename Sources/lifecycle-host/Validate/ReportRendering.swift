@@ -35,7 +35,8 @@ extension ValidationReport {
         }
         lines.append("")
         lines.append("result: \(checks.count) checks: \(passed) passed, \(failed) failed, \(skipped) skipped")
-        return lines.joined(separator: "\n") + "\n"
+        // The path, the plugin's words and the findings may hold a line feed: each line stays one line.
+        return lines.map(printable).joined(separator: "\n") + "\n"
     }
 
     /// One JSON object on one line: `path`, `plugin` (null when it did not load), `checks` (each `id`,

@@ -2,12 +2,16 @@ import AppLifecycle
 
 /// What one step's process said and how it ended, as findings of the report's checks.
 ///
-/// How it ended decides which check a failure belongs to, from the phase it was in: loading (`init`),
-/// the sequence (its `sequence:` check: "killed by SIGSEGV while handling didEnterBackground", the
-/// callback being the last one the engine started), unloading or later (`unload`). The records'
+/// How it ended decides which check a failure belongs to, from the phase it was in: loading, or the
+/// settle after init (`init`; the sequence, never begun, is skipped), the sequence (its `sequence:`
+/// check: "killed by SIGSEGV while handling didEnterBackground", the callback being the last one the
+/// engine started), unloading or later (`unload`). The records'
 /// findings go to the checks they name; refused calls to `host-api` (or `unload`, when made in or
 /// after deinit); the standard output to `output`.
 enum StepOutcome {
+    /// The `unload` finding for a step whose plugin left a process running (`StepResult.leftRunning`).
+    static let leftRunning = "a process it started was still running when its step ended: killed by the validator"
+
     /// Adds `result` of `sequence` to `report`. - Returns: the plugin as the step found it loaded.
     static func apply(_ result: StepResult, of sequence: ValidationSequence, deadline: Duration,
                       to report: inout ValidationReport) -> PluginSummary?
@@ -51,6 +55,7 @@ enum StepOutcome {
         for finding in OutputCheck.findings(result.output, truncated: result.outputTruncated) {
             report.fail(.output, finding, in: sequence.id)
         }
+        if result.leftRunning { report.fail(.unload, leftRunning, in: sequence.id) }
 
         // How it ended, and where.
         guard !(done && result.exitCode == HostExit.ok) else { return summary }
@@ -73,6 +78,9 @@ enum StepOutcome {
         switch phase {
         case .load?, nil:
             report.fail(.initialise, "\(ending) while loading in the host's process (its init)")
+        case .afterInit?:
+            report.fail(.initialise, ending + " after its init (in a thread or timer of the plugin)", in: sequence.id)
+            if let own { report.skip(own, "not run: the plugin's process ended after its init, before the sequence began") }
         case .sequence?:
             let place = callback.map { " while handling \($0)" } ?? step.map { " during '\($0)'" } ?? ""
             report.fail(own ?? .unload, ending + (placed ? place : ""), in: sequence.id)

@@ -79,6 +79,8 @@ enum StepRecord: Equatable {
 enum StepPhase: String {
     /// Opening the plugin and running its init.
     case load
+    /// After its init returned, before the sequence: `ValidationStep.settle` for what init started.
+    case afterInit = "after-init"
     /// Taking it through the sequence.
     case sequence
     /// Unloading it: its registrations removed, its deinit called.

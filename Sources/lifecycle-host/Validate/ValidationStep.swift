@@ -7,8 +7,9 @@ import PluginHost
 
 /// `lifecycle-host validate-step --sequence ID --plugin PATH [--archive DIR] [--allow-unsafe-plugins]
 /// [--budget NAME=SECONDS]...`: one step of `validate`, in a process of its own (hidden; `Validator`
-/// starts it). It loads the plugin in this process as `run` does, takes the application through the
-/// sequence, unloads the plugin, and tells the validator what happened (`StepRecord`s on descriptor 3);
+/// starts it). It loads the plugin in this process as `run` does, lets the loop run for `settle`, takes
+/// the application through the sequence, unloads the plugin, lets the loop run for `settle` again, and
+/// tells the validator what happened (`StepRecord`s on descriptor 3);
 /// the JSON trace goes to standard output, where the plugin's own printing goes too (`OutputCheck`
 /// reads them together).
 ///
@@ -104,6 +105,9 @@ final class ValidationStep: @unchecked Sendable {
             observes: plugin.observedNames.map(\.rawValue), delegates: plugin.implementedMethods.map(\.selector),
             sceneMethods: plugin.implementedSceneMethods.map(\.selector))))
 
+        // What its init started (a thread, a timer) has `settle` to show itself before the sequence.
+        records.write(.phase(.afterInit))
+        settle(handle)
         records.write(.phase(.sequence))
         handle.loop.perform { [unowned self] in next() }
         try? handle.loop.run()
@@ -112,15 +116,25 @@ final class ValidationStep: @unchecked Sendable {
         handle.app.runMarked("deinit", owner: plugin.id) { handle.unload(plugin) }
         UnloadCheck.leftovers(of: plugin.id, in: handle.app).forEach { records.write(.finding(check: ValidationCheck.unload.id, text: $0)) }
         records.write(.phase(.afterDeinit))
-        // Its threads and anything it queued have a moment to show themselves.
-        handle.loop.addTimer(after: .milliseconds(50)) { handle.loop.stop() }
-        try? handle.loop.run()
+        // Its threads and anything it queued have `settle` to show themselves.
+        settle(handle)
         records.write(.done)
         StepExitWatch.disarm()
         // Ended at once, the application alive: a thread of the plugin still calling the host (a
         // finding already) gets refusals to the end, never a process tearing itself down under it.
         fflush(nil)
         _exit(HostExit.ok)
+    }
+
+    /// How long the loop runs on after the plugin's init returns (before the sequence) and after its
+    /// deinit returns (before the step ends): a crash, an `exit()` or a refused call of a thread or timer
+    /// the plugin started, within this time, fails a check (`init`, `unload`) instead of passing unseen.
+    static let settle: Duration = .milliseconds(100)
+
+    /// Runs the loop for `settle`: timers fire, queued work runs, the plugin's threads go on. [loop-thread]
+    private func settle(_ handle: AppHandle) {
+        handle.loop.addTimer(after: Self.settle) { handle.loop.stop() }
+        try? handle.loop.run()
     }
 
     // MARK: The sequence

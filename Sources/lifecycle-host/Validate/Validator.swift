@@ -26,6 +26,8 @@ struct Validator {
     }
 
     func run() -> ValidationReport {
+        // What a step's plugin starts comes back here, to be killed when the step ends (`StepProcess`).
+        StepProcess.becomeReaper()
         var report = ValidationReport(path: path)
         report.begin(.load)
         report.begin(.initialise)

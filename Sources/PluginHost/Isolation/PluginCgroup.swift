@@ -1,0 +1,142 @@
+import Glibc
+import Synchronization
+
+/// A cgroup (v2) of one isolated plugin's own, below the host's cgroup: every process the plugin's
+/// process starts is born in it and cannot leave it (`setsid()` and double forks included), and
+/// writing `cgroup.kill` ends them all at once, even after the plugin's process itself has died.
+///
+/// Made only where the host may: its own cgroup is on a cgroup v2 hierarchy mounted read-write, the
+/// host can make a folder in it (root, or a delegated subtree: a systemd unit with `Delegate=yes`, a
+/// container's namespace) and the kernel has `cgroup.kill` (Linux 5.14). Anywhere else `make` answers
+/// nil, once refused for good (the process group and the runner's subreaper are the containment then).
+///
+/// Named `lifecycle-plugin-HOST-RUNNER` (pids). Removed once empty: when its runner is reaped, or at
+/// the host's emergency end (`ProcessContainment.endAll`). A host killed outright (SIGKILL) leaves its
+/// empty folders; the next host that makes a cgroup there removes those of hosts that are gone.
+/// [thread-safe]
+struct PluginCgroup: Sendable {
+    /// The cgroup's folder.
+    let path: String
+
+    /// The folder of this process's cgroup v2, if it has one mounted read-write (found once).
+    static let home: String? = findHome()
+    /// Turned off for good when the host may not make cgroups (no permission, read-only, no `cgroup.kill`).
+    private static let allowed = Atomic<Bool>(true)
+    /// Removes, once, the empty folders left by hosts that are gone (`sweepLeftovers`).
+    private static let swept: Void = sweepLeftovers()
+
+    /// Makes a cgroup for the process `pid` (the runner, which has run no plugin code yet) and moves it
+    /// there. - Returns: nil when the host cannot (see the type's note); nothing is left behind then.
+    static func make(for pid: pid_t) -> PluginCgroup? {
+        guard allowed.load(ordering: .relaxed), let home else { return nil }
+        _ = swept
+        let path = home + "/lifecycle-plugin-\(getpid())-\(pid)"
+        guard mkdir(path, 0o755) == 0 else {
+            if errno == EACCES || errno == EPERM || errno == EROFS || errno == ENOENT { allowed.store(false, ordering: .relaxed) }
+            return nil
+        }
+        let cgroup = PluginCgroup(path: path)
+        guard access(path + "/cgroup.kill", W_OK) == 0 else {
+            allowed.store(false, ordering: .relaxed)
+            rmdir(path)
+            return nil
+        }
+        guard cgroup.write("cgroup.procs", "\(pid)") else {
+            rmdir(path)
+            return nil
+        }
+        return cgroup
+    }
+
+    /// Kills every process in it (`cgroup.kill`). - Returns: whether the kernel took the request.
+    @discardableResult
+    func killAll() -> Bool { write("cgroup.kill", "1") }
+
+    /// Removes the folder once the cgroup is empty, waiting at most `limit` for its killed processes to
+    /// go. - Returns: whether it is gone.
+    @discardableResult
+    func remove(within limit: Duration = .milliseconds(200)) -> Bool {
+        let deadline = ContinuousClock.now + limit
+        while rmdir(path) != 0 {
+            guard errno == EBUSY, ContinuousClock.now < deadline else { return errno == ENOENT }
+            usleep(1000)
+        }
+        return true
+    }
+
+    /// Removes the folders of plugins' cgroups in `home` whose host is no longer running (a host killed
+    /// outright leaves them, empty); a folder still in use is left (`rmdir` refuses a populated cgroup).
+    private static func sweepLeftovers() {
+        guard let home, let folder = opendir(home) else { return }
+        defer { closedir(folder) }
+        let prefix = "lifecycle-plugin-"
+        while let entry = readdir(folder) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+            guard name.hasPrefix(prefix), let host = name.dropFirst(prefix.count).split(separator: "-").first.flatMap({ pid_t($0) }),
+                  host != getpid(), kill(host, 0) != 0, errno == ESRCH
+            else { continue }
+            rmdir(home + "/" + name)
+        }
+    }
+
+    private func write(_ file: String, _ text: String) -> Bool {
+        let fd = open(path + "/" + file, O_WRONLY | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { close(fd) }
+        return text.withCString { Glibc.write(fd, $0, strlen($0)) } == text.utf8.count
+    }
+
+    /// This process's cgroup v2 folder: its path in `/proc/self/cgroup` (`0::PATH`) below the mount
+    /// point of the cgroup2 file system that holds it (`/proc/self/mountinfo`), if mounted read-write.
+    private static func findHome() -> String? {
+        guard let own = readSmallFile("/proc/self/cgroup")?.split(separator: "\n").first(where: { $0.hasPrefix("0::") })?.dropFirst(3),
+              let mounts = readSmallFile("/proc/self/mountinfo")
+        else { return nil }
+        for line in mounts.split(separator: "\n") {
+            // id parent major:minor root mount-point options [optional fields] - type source super-options
+            let fields = line.split(separator: " ")
+            guard let dash = fields.firstIndex(of: "-"), dash >= 6, dash + 1 < fields.count, fields[dash + 1] == "cgroup2",
+                  fields[5].split(separator: ",").contains("rw")
+            else { continue }
+            let root = unescaped(fields[3]), point = unescaped(fields[4]), path = String(own)
+            guard root == "/" || path == root || path.hasPrefix(root + "/") else { continue }
+            let below = root == "/" ? path : String(path.dropFirst(root.count))
+            return below == "/" || below.isEmpty ? point : point + below
+        }
+        return nil
+    }
+
+    /// A mountinfo field with its octal escapes (`\040` a space, `\011`, `\012`, `\134`) undone.
+    private static func unescaped(_ field: Substring) -> String {
+        var bytes: [UInt8] = []
+        var index = field.utf8.startIndex
+        let utf8 = field.utf8
+        while index < utf8.endIndex {
+            let byte = utf8[index]
+            if byte == UInt8(ascii: "\\"), let end = utf8.index(index, offsetBy: 4, limitedBy: utf8.endIndex),
+               let value = UInt8(String(decoding: utf8[utf8.index(after: index)..<end], as: UTF8.self), radix: 8) {
+                bytes.append(value)
+                index = end
+                continue
+            }
+            bytes.append(byte)
+            index = utf8.index(after: index)
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func readSmallFile(_ path: String) -> String? {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while bytes.count < 1 << 20 {
+            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { break }
+            bytes += chunk[0..<n]
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+}

@@ -1,0 +1,268 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// Issue 18, hole 2: a plugin cannot make the host keep ever more for it. The attacks of the issue
+/// (timers and observers added by the hundred thousand every half second, five million timers in
+/// `init`), and the same for open background tasks and custom names, in the host's process and
+/// isolated: each call past the plugin's quota is refused with LC_ERR_QUOTA (-18), traced (`quota`),
+/// counted in the metrics; an isolated plugin that keeps calling is cut off; and the host's resident
+/// set, sampled from /proc while it runs, stays small.
+final class PluginQuotaHostTests: XCTestCase {
+    typealias Record = IsolationTests.Run.Record
+
+    /// One run of the host: its trace, standard error, status, and its resident set while it ran.
+    struct Sampled {
+        var records: [Record] = []
+        var standardError = ""
+        var status: Int32 = 0
+        /// The largest VmRSS seen (kB).
+        var peakKB = 0
+        var metrics = ""
+        /// How long the host ran (s).
+        var elapsed = 0.0
+
+        var peakMB: Double { Double(peakKB) / 1024 }
+        func quota() -> [Record] { records.filter { $0.kind == "quota" } }
+        func failures() -> [Record] { records.filter { $0.kind == "plugin-failed" } }
+        /// The calls the `quota` records stand for ("N calls refused: …").
+        var refusedInTrace: Int { quota().compactMap { Int($0.detail.prefix { $0 != " " }) }.reduce(0, +) }
+    }
+
+    /// Three bursts from 0.1 s to 1.1 s, then seconds of quiet (room for a loaded machine): every
+    /// refusal is traced (at most one event a second) and in the metrics file before the end.
+    static let script = """
+        launch
+        wait 4s
+        terminate
+        """
+
+    /// Runs `lifecycle-host run` with the JSON trace, output in files (nothing blocks the host), and
+    /// samples /proc/PID/status every 20 ms until it exits.
+    func run(_ arguments: [String], script: String = PluginQuotaHostTests.script, timeout: Double = 40) throws -> Sampled {
+        let folder = try CBuild.temporaryFolder("quota-run")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try script.write(toFile: folder + "/s.scenario", atomically: true, encoding: .utf8)
+        _ = FileManager.default.createFile(atPath: folder + "/out", contents: nil)
+        _ = FileManager.default.createFile(atPath: folder + "/err", contents: nil)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: IsolationTests.host)
+        process.arguments = ["run", "--trace", "json", "--no-socket", "--no-pressure", "--no-clock", "--no-signals",
+                             "--metrics-file", folder + "/metrics.prom", "--script", folder + "/s.scenario"] + arguments
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CACHE_HOME"] = CBuild.testCacheFolder
+        process.environment = environment
+        process.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/out"))
+        process.standardError = try FileHandle(forWritingTo: URL(fileURLWithPath: folder + "/err"))
+        let started = Date()
+        try process.run()
+        var sampled = Sampled()
+        let deadline = Date().addingTimeInterval(timeout)
+        while process.isRunning, Date() < deadline {
+            if let kb = Self.residentKB(process.processIdentifier) { sampled.peakKB = max(sampled.peakKB, kb) }
+            usleep(20_000)
+        }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+        sampled.elapsed = Date().timeIntervalSince(started)
+        sampled.status = process.terminationStatus
+        sampled.standardError = try String(contentsOfFile: folder + "/err", encoding: .utf8)
+        sampled.metrics = (try? String(contentsOfFile: folder + "/metrics.prom", encoding: .utf8)) ?? ""
+        for line in try String(contentsOfFile: folder + "/out", encoding: .utf8).split(separator: "\n") {
+            guard let object = try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+            sampled.records.append(Record(kind: object["kind"] as? String ?? "", name: object["name"] as? String ?? "",
+                                          state: object["state"] as? String ?? "", plugin: object["plugin"] as? String ?? "",
+                                          detail: object["detail"] as? String ?? ""))
+        }
+        return sampled
+    }
+
+    /// VmRSS of a live process, in kB.
+    static func residentKB(_ pid: Int32) -> Int? {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+              let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") }) else { return nil }
+        return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1])
+    }
+
+    /// The metric's value for `plugin` and `kind` in the Prometheus text written at exit.
+    static func refusalMetric(_ text: String, plugin: String, kind: String) -> Int? {
+        let series = "lifecycle_plugin_quota_refusals_total{plugin=\"\(plugin)\",kind=\"\(kind)\"} "
+        guard let line = text.split(separator: "\n").first(where: { $0.hasPrefix(series) }) else { return nil }
+        return Int(line.dropFirst(series.count))
+    }
+
+    /// The bound on the host's resident set: about 22 MB alone (a debug build), plus what a plugin at
+    /// its quotas costs (100,000 observers, isolated: about 17 MB), with room to spare. Unbounded, the timer
+    /// floods below pass 200 MB in their three bursts.
+    static let boundMB = 96.0
+
+    static let timerCall = "s = host->add_timer(me, 86400.0, nothing, NULL, NULL);"
+    static let observerCall = #"s = host->observe(me, "com.example.flood.note", NULL, on_note, NULL, NULL);"#
+    static let nameCall = "s = host->post(me, name, NULL, NULL);"
+    static let taskCall = #"s = host->begin_background_task(me, "flood", NULL, NULL, NULL);"#
+
+    // MARK: In the host's process: refused, traced at most once a second, counted; the host stays small
+
+    /// The issue's attack: 200,000 one-day timers every 0.5 s (it took the host to 2.7 GB in 32 s).
+    func testATimerFloodInTheHostsProcessIsRefusedAtTenThousandAndTheHostStaysSmall() throws {
+        try inProcess(kind: "timers", call: Self.timerCall, burst: 200_000, accepted: 9_999, limit: 10_000)
+    }
+
+    /// 200,000 observers every 0.5 s (1.6 GB in 46 s).
+    func testAnObserverFloodInTheHostsProcessIsRefusedAtAHundredThousandAndTheHostStaysSmall() throws {
+        try inProcess(kind: "observers", call: Self.observerCall, burst: 200_000, accepted: 100_000, limit: 100_000,
+                      words: "observers")
+    }
+
+    /// Posts of ever new custom names: each is interned for the life of the process.
+    func testACustomNameFloodInTheHostsProcessIsRefusedAtTenThousand() throws {
+        try inProcess(kind: "custom-names", call: Self.nameCall, burst: 20_000, accepted: 10_000, limit: 10_000,
+                      words: "custom notification names")
+    }
+
+    func testABackgroundTaskFloodInTheHostsProcessIsRefusedAtAThousand() throws {
+        try inProcess(kind: "background-tasks", call: Self.taskCall, burst: 5_000, accepted: 1_000, limit: 1_000,
+                      words: "open background tasks")
+    }
+
+    func inProcess(kind: String, call: String, burst: Int, accepted: Int, limit: Int, words: String = "timers",
+                   file: StaticString = #filePath, line: UInt = #line) throws {
+        let id = "com.example.flood.\(kind)"
+        let plugin = try IsolationFixtures.build(QuotaFixtures.flood(id: id, call: call, burst: burst), named: "flood-\(kind)")
+        let result = try run(["--plugin", plugin])
+        XCTAssertLessThan(result.peakMB, Self.boundMB, "the host's resident set reached \(result.peakKB) kB", file: file, line: line)
+        XCTAssertEqual(result.status, 0, result.standardError, file: file, line: line)
+        XCTAssertTrue(result.standardError.contains("flood: refused after \(accepted) calls with -18\n"), result.standardError,
+                      file: file, line: line)
+        XCTAssertTrue(result.standardError.contains("flood: done\n"), "every burst ran", file: file, line: line)
+        let first = try XCTUnwrap(result.quota().first, "no quota event", file: file, line: line)
+        XCTAssertEqual(first, Record(kind: "quota", name: kind, state: first.state, plugin: id,
+                                     detail: "1 call refused: the quota is \(limit) \(words)"), file: file, line: line)
+        // At most one event a second after the first, for the refused calls of three bursts: every one
+        // (the plugin ends up with exactly `limit`: the last burst does not re-arm its timer).
+        XCTAssertLessThanOrEqual(result.quota().count, 4, "\(result.quota())", file: file, line: line)
+        XCTAssertEqual(result.refusedInTrace, 3 * burst - limit, "\(result.quota())", file: file, line: line)
+        XCTAssertEqual(Self.refusalMetric(result.metrics, plugin: id, kind: kind), 3 * burst - limit,
+                       "every refused call counted once: \(result.metrics)", file: file, line: line)
+        XCTAssertTrue(result.failures().isEmpty, "a plugin in the host's process is refused, not cut off", file: file, line: line)
+    }
+
+    // MARK: Isolated: refused in its process, traced by the host, cut off for keeping on
+
+    func testATimerFloodIsolatedIsCutOffAfterAThousandRefusalsAndTheHostStaysSmall() throws {
+        try isolated(kind: "timers", call: Self.timerCall, burst: 200_000, limit: 10_000)
+    }
+
+    func testAnObserverFloodIsolatedIsCutOffAfterAThousandRefusalsAndTheHostStaysSmall() throws {
+        try isolated(kind: "observers", call: Self.observerCall, burst: 200_000, limit: 100_000, words: "observers")
+    }
+
+    func testACustomNameFloodIsolatedIsCutOffAfterAThousandRefusals() throws {
+        try isolated(kind: "custom-names", call: Self.nameCall, burst: 20_000, limit: 10_000, words: "custom notification names")
+    }
+
+    /// Background tasks are begun by the host (a round trip): the host refuses them, in the same words.
+    func testABackgroundTaskFloodIsolatedIsCutOffAfterAThousandRefusals() throws {
+        try isolated(kind: "background-tasks", call: Self.taskCall, burst: 5_000, limit: 1_000, words: "open background tasks")
+    }
+
+    func isolated(kind: String, call: String, burst: Int, limit: Int, words: String = "timers",
+                  file: StaticString = #filePath, line: UInt = #line) throws {
+        let id = "com.example.flood.\(kind)"
+        let plugin = try IsolationFixtures.build(QuotaFixtures.flood(id: id, call: call, burst: burst), named: "flood-\(kind)")
+        let result = try run(["--plugin", plugin, "--isolate"])
+        XCTAssertLessThan(result.peakMB, Self.boundMB, "the host's resident set reached \(result.peakKB) kB", file: file, line: line)
+        XCTAssertEqual(result.status, 7, result.standardError, file: file, line: line)  // an isolated plugin failed
+        XCTAssertTrue(result.standardError.contains(" calls with -18\n"), result.standardError, file: file, line: line)
+        let failure = try XCTUnwrap(result.failures().first, "not cut off", file: file, line: line)
+        XCTAssertEqual(failure.plugin, id, file: file, line: line)
+        XCTAssertEqual(failure.name, "quota exceeded", file: file, line: line)
+        XCTAssertEqual(failure.detail, "cut off (SIGKILL): went on calling past its quota of \(limit) \(words) "
+                       + "(1000 calls refused within 10.000 s); while handling a timer; not restarted (policy never)", file: file, line: line)
+        let first = try XCTUnwrap(result.quota().first, file: file, line: line)
+        XCTAssertEqual(first, Record(kind: "quota", name: kind, state: first.state, plugin: id,
+                                     detail: "1 call refused: the quota is \(limit) \(words)"), file: file, line: line)
+        XCTAssertEqual(result.refusedInTrace, 1000, "every refusal the host heard of is traced: \(result.quota())", file: file, line: line)
+        XCTAssertEqual(Self.refusalMetric(result.metrics, plugin: id, kind: kind), 1000, result.metrics, file: file, line: line)
+    }
+
+    /// The issue's third attack: five million timers in an isolated plugin's `init` (the host kept
+    /// about 900 MB): refused at 10,000 in its process; the host cuts it off after a thousand refusals,
+    /// and the load is refused in those words.
+    func testFiveMillionTimersInAnIsolatedInitAreRefusedAndTheLoadIsRefused() throws {
+        let id = "com.example.flood.init"
+        let plugin = try IsolationFixtures.build(QuotaFixtures.initTimers(id: id, count: 5_000_000), named: "flood-init")
+        let result = try run(["--plugin", plugin, "--isolate"])
+        XCTAssertLessThan(result.peakMB, Self.boundMB, "the host's resident set reached \(result.peakKB) kB")
+        XCTAssertEqual(result.status, 3, result.standardError)  // a plugin refused
+        let refusal = try XCTUnwrap(result.records.first { $0.kind == "error" && $0.name == "plugin refused" }, result.standardError)
+        XCTAssertEqual(refusal.detail, "\(plugin): isolated: the plugin's process went on calling past its quota of 10000 timers "
+                       + "(1000 calls refused within 10.000 s): cut off (SIGKILL) while running init")
+    }
+
+    /// A process that writes registration frames around its runner (which would refuse them) is
+    /// held to the quota by the host: the frame past it cuts it off.
+    func testFramesWrittenAroundTheRunnerPastTheQuotaCutThePluginOff() throws {
+        let id = "com.example.flood.raw"
+        let plugin = try IsolationFixtures.build(QuotaFixtures.rawTimers(id: id, count: 10_001), named: "flood-raw")
+        let result = try run(["--plugin", plugin, "--isolate"])
+        XCTAssertEqual(result.status, 7, result.standardError)
+        let failure = try XCTUnwrap(result.failures().first, result.standardError)
+        XCTAssertEqual(failure.name, "protocol violation")
+        XCTAssertEqual(failure.detail, "cut off (SIGKILL): a registration past its quota of 10000 timers, which its process refuses; "
+                       + "while handling didBecomeActive; not restarted (policy never)")
+    }
+
+    // MARK: The host's option
+
+    /// `--plugin-quota KIND=N` sets a quota for every plugin, isolated ones included; a bad one is a
+    /// usage error (64) naming the kinds.
+    func testPluginQuotaSetsTheQuotaInBothModesAndABadOneIsAUsageError() throws {
+        let id = "com.example.flood.timers"
+        let plugin = try IsolationFixtures.build(QuotaFixtures.flood(id: id, call: Self.timerCall, burst: 10, bursts: 1), named: "flood-option")
+        for extra in [[], ["--isolate"]] {
+            let result = try run(["--plugin", plugin, "--plugin-quota", "timers=4", "--plugin-quota", "observers=7"] + extra,
+                                 script: "launch\nwait 300ms\nterminate\n")
+            XCTAssertEqual(result.status, 0, result.standardError)
+            XCTAssertTrue(result.standardError.contains("flood: refused after 4 calls with -18\n"), result.standardError)
+            XCTAssertEqual(result.quota().first?.detail, "1 call refused: the quota is 4 timers", "\(extra)")
+        }
+        for (quota, message) in [("timer=4", "unknown quota 'timer' (kinds: observers, timers, background-tasks, custom-names)"),
+                                 ("timers=0", "timers=0: a whole number from 1 to 10000000"),
+                                 ("timers", "'timers' is not KIND=N (kinds: observers, timers, background-tasks, custom-names)")] {
+            let result = try CBuild.run(IsolationTests.host, ["run", "--no-socket", "--plugin-quota", quota])
+            XCTAssertEqual(result.status, 64, result.output)
+            XCTAssertTrue(result.output.contains("Error: --plugin-quota: \(message)\n"), result.output)
+        }
+    }
+
+    // MARK: Log lines (issue 18, point 8): at most 100 a second in bursts of 1,000, per plugin
+
+    func testAPluginLoggingAHundredThousandLinesInTheHostsProcessIsRateLimitedWithASuppressedNote() throws {
+        try logFlood([])
+    }
+
+    func testAnIsolatedPluginLoggingAHundredThousandLinesIsRateLimitedWithASuppressedNote() throws {
+        try logFlood(["--isolate"])
+    }
+
+    func logFlood(_ extra: [String], file: StaticString = #filePath, line: UInt = #line) throws {
+        let id = "com.example.chatty"
+        let plugin = try IsolationFixtures.build(QuotaFixtures.chatty(id: id, count: 100_000), named: "chatty")
+        let result = try run(["--plugin", plugin] + extra, script: "launch\nwait 1500ms\nterminate\n")
+        XCTAssertEqual(result.status, 0, String(result.standardError.suffix(2000)), file: file, line: line)
+        let lines = result.standardError.split(separator: "\n")
+        let passed = lines.filter { $0.contains("flood line ") }.count
+        let notes = lines.filter { $0.contains("log lines of plugin '\(id)' (over 100 lines a second, in bursts of 1000)") }
+        // "... suppressed N log lines of plugin 'com.example.chatty' (…)"
+        let suppressed = notes.compactMap { note -> Int? in
+            guard let range = note.range(of: "suppressed ") else { return nil }
+            return Int(note[range.upperBound...].prefix { $0.isNumber })
+        }
+        XCTAssertEqual(notes.count, suppressed.count, "\(notes)", file: file, line: line)
+        XCTAssertGreaterThanOrEqual(passed, 1000, file: file, line: line)
+        XCTAssertLessThanOrEqual(Double(passed), 1000 + 100 * result.elapsed, "a burst of 1000, then 100 a second", file: file, line: line)
+        XCTAssertFalse(notes.isEmpty, "a note says how many were suppressed", file: file, line: line)
+        XCTAssertEqual(passed + suppressed.reduce(0, +), 100_000, "every line passed or counted", file: file, line: line)
+    }
+}
