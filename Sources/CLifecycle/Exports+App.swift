@@ -88,12 +88,12 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
     if let app, let name, let existing = NotificationName(existingCString: name) {
         let center = Unmanaged<AppHandle>.fromOpaque(UnsafeRawPointer(app))._withUnsafeGuaranteedRef { $0.center }
         let outcome = center._withUnsafeGuaranteedRef { center in
-            guard let userInfo else { return center.post(nameID: existing.id, sender: UInt(bitPattern: sender), userInfo: nil) }
+            guard let userInfo else { return center.post(nameID: existing.id, sender: UInt(bitPattern: sender)) }
             let box = UserInfoBox.from(userInfo)
             return center.post(nameID: existing.id, sender: UInt(bitPattern: sender), userInfo: box.current, rawUserInfo: box)
         }
         if case .posted = outcome { return lc_status(LC_OK) }
-        return lcStatus(outcome, name: existing.id, "lc_app_post")
+        return lcStatus(outcome, name: existing.id, userInfo: userInfo, "lc_app_post")
     }
     // New names are interned here; NULLs and bad names are refused with their messages.
     return withApp(app, "lc_app_post", mainThread: false) { $0.post(name, sender: sender, userInfo: userInfo, function: "lc_app_post") }

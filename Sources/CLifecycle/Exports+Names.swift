@@ -41,11 +41,11 @@ import LifecycleC
     // its center: neither is retained. The center checks the id (see `post(nameID:)`).
     let center = Unmanaged<AppHandle>.fromOpaque(UnsafeRawPointer(app))._withUnsafeGuaranteedRef { $0.center }
     let outcome = center._withUnsafeGuaranteedRef { center in
-        guard let userInfo else { return center.post(nameID: name, sender: UInt(bitPattern: sender), userInfo: nil) }
+        guard let userInfo else { return center.post(nameID: name, sender: UInt(bitPattern: sender)) }
         // The poster's own dictionary reaches C observers on this thread (no copy, no new handle).
         let box = UserInfoBox.from(userInfo)
         return center.post(nameID: name, sender: UInt(bitPattern: sender), userInfo: box.current, rawUserInfo: box)
     }
     if case .posted = outcome { return lc_status(LC_OK) }
-    return lcStatus(outcome, name: name, "lc_app_post_name")
+    return lcStatus(outcome, name: name, userInfo: userInfo, "lc_app_post_name")
 }

@@ -75,7 +75,7 @@ extension AppHandle {
     package func post(_ name: NotificationName, sender: UnsafeRawPointer?, userInfo: OpaquePointer?,
                       function: String = "post") -> lc_status
     {
-        if let refused = lcPostLimitRefusal(userInfo, function) { return refused }
+        if userInfo != nil, let refused = lcPostLimitRefusal(userInfo, function) { return refused }
         let box = userInfo.map { UserInfoBox.from($0) }
         let posted = center._withUnsafeGuaranteedRef {
             $0.post(name, sender: NotificationSender(rawValue: UInt(bitPattern: sender)), userInfo: box?.current, rawUserInfo: box)

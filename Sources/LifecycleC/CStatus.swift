@@ -82,14 +82,14 @@ package func lcQueueFull(_ function: String) -> lc_status {
         + "(or all threads \(MainRunLoop.maxQueued)); nothing was queued: retry after the loop has run, or post less")
 }
 
-/// The `lc_status` of a post by interned id. [thread-safe]
-package func lcStatus(_ outcome: AppNotificationCenter.PostOutcome, name id: UInt32, _ function: String) -> lc_status {
+/// The `lc_status` of a post by interned id, whose userInfo was `userInfo`. [thread-safe]
+package func lcStatus(_ outcome: AppNotificationCenter.PostOutcome, name id: UInt32, userInfo: OpaquePointer?, _ function: String) -> lc_status {
     switch outcome {
     case .posted: lc_status(LC_OK)
     case .unknownName: lcUnknownNameID(id, function)
     case .refused: lcQueueFull(function)
     case .nestingLimit: lcNestingLimit(NotificationName(internedID: id)?.rawValue ?? "#\(id)", function)
-    case .overLimit(let excess): lcUserInfoOverLimit(excess, function)
+    case .overLimit: lcPostLimitRefusal(userInfo, function) ?? lcFail(LC_ERR_INTERNAL, "\(function): a userInfo over the limits that is not")
     }
 }
 

@@ -300,7 +300,17 @@ public final class AppNotificationCenter: @unchecked Sendable {
     ///   loop thread at the nesting limit, or its userInfo over the limits).
     @discardableResult
     public func post(_ name: NotificationName, sender: NotificationSender = .none, userInfo: UserInfo? = nil) -> Bool {
-        post(name, sender: sender, userInfo: userInfo, rawUserInfo: nil)
+        if userInfo == nil { return postWithoutUserInfo(name, sender: sender.rawValue) }
+        return post(name, sender: sender, userInfo: userInfo, rawUserInfo: nil)
+    }
+
+    /// `post(_:sender:userInfo:)` without a userInfo, the way most posts go: nothing to check, and three
+    /// words of arguments (a `UserInfo?` is three more: with them the call spilled to the stack).
+    private func postWithoutUserInfo(_ name: NotificationName, sender: UInt) -> Bool {
+        let thread = pthread_self()
+        if loop.isLoopThread(thread) { return deliver(name, sender: sender, userInfo: nil) }
+        return loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(name.id), word1: sender, payload: nil),
+                         fromOtherThread: thread)
     }
 
     /// Posts a notification whose userInfo the poster also holds in raw observers' form (the C
@@ -314,7 +324,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     ///   `UserInfoLimits`: nothing was delivered.
     @discardableResult
     package func post(_ name: NotificationName, sender: NotificationSender, userInfo: UserInfo?, rawUserInfo: AnyObject?) -> Bool {
-        if let userInfo, userInfo.limitExceeded != nil { return false }
+        if userInfo?.limitExceeded != nil { return false }
         let thread = pthread_self()
         if loop.isLoopThread(thread) {
             return deliver(name, sender: sender.rawValue, userInfo: userInfo, raw: rawUserInfo)
@@ -335,7 +345,9 @@ public final class AppNotificationCenter: @unchecked Sendable {
     ///   when a post from another thread is over the queue's bound; `.nestingLimit` when refused at the
     ///   nesting limit; `.overLimit` when the userInfo is over `UserInfoLimits` (checked first, O(1)).
     package func post(nameID id: UInt32, sender: UInt, userInfo: UserInfo?, rawUserInfo: AnyObject? = nil) -> PostOutcome {
-        if let userInfo, let excess = userInfo.limitExceeded { return .overLimit(excess) }
+        // Not unwrapped into a copy: the dictionary is passed on as it came (a copy costs retains).
+        if userInfo == nil { return post(nameID: id, sender: sender) }
+        if userInfo?.limitExceeded != nil { return .overLimit }
         let thread = pthread_self()
         guard loop.isLoopThread(thread) else {
             // Another thread: check the id (one atomic load) and queue a four-word message.
@@ -344,8 +356,23 @@ public final class AppNotificationCenter: @unchecked Sendable {
                                                payload: userInfo.map(UserInfoCarrier.init)), fromOtherThread: thread)
             return queued ? .posted : .refused
         }
-        guard userInfo == nil, state.pointee.heldDeliveryHandler == nil, let list = list(id) else {
-            return postChecked(nameID: id, sender: sender, userInfo: userInfo, raw: rawUserInfo)
+        return postChecked(nameID: id, sender: sender, userInfo: userInfo, raw: rawUserInfo)
+    }
+
+    /// `post(nameID:sender:userInfo:rawUserInfo:)` without a userInfo: the C ABI's fast path
+    /// (`lc_app_post_name` with a NULL userInfo). Three words of arguments, nothing to check but the id.
+    /// [thread-safe]
+    package func post(nameID id: UInt32, sender: UInt) -> PostOutcome {
+        let thread = pthread_self()
+        guard loop.isLoopThread(thread) else {
+            // Another thread: check the id (one atomic load) and queue a four-word message.
+            guard registry.isInterned(id) else { return .unknownName }
+            let queued = loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(id), word1: sender, payload: nil),
+                                   fromOtherThread: thread)
+            return queued ? .posted : .refused
+        }
+        guard state.pointee.heldDeliveryHandler == nil, let list = list(id) else {
+            return postChecked(nameID: id, sender: sender, userInfo: nil, raw: nil)
         }
         if list.pointee.count > 0, !run(list, NotificationName(id: id), sender, nil) { return .nestingLimit }
         return .posted

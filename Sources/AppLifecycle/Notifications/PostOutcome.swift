@@ -10,7 +10,9 @@ extension AppNotificationCenter {
         case refused
         /// On the loop thread, refused at the nesting limit (`maximumNesting`): nothing delivered.
         case nestingLimit
-        /// The userInfo is over `UserInfoLimits` (the limit, what it measures): nothing posted.
-        case overLimit(UserInfoLimitExceeded)
+        /// The userInfo is over `UserInfoLimits` (`userInfo.limitExceeded` says which and by how much):
+        /// nothing posted. No payload: an outcome stays one byte, returned in a register on the posting
+        /// path that every post takes.
+        case overLimit
     }
 }
