@@ -200,6 +200,24 @@ final class PluginQuotaHostTests: XCTestCase {
                        + "(1000 calls refused within 10.000 s): cut off (SIGKILL) while running init")
     }
 
+    /// The cut-off names the callback that made the refused calls, even when the host hears of the
+    /// last refusal after that callback returned: here an observer of didBecomeActive, not a timer.
+    func testTheCutOffNamesTheCallbackThatMadeTheRefusedCalls() throws {
+        let id = "com.example.flood.observer"
+        let source = IsolationFixtures.observer(id: id, name: "didBecomeActive", body: """
+            long refused = 0;
+            for (long i = 0; i < 12000; i++) refused += host->add_timer(me, 86400.0, nothing, NULL, NULL) == LC_ERR_QUOTA;
+            fprintf(stderr, "observer: %ld refused\\n", refused);
+            """, extra: "static void nothing(void *c) { (void)c; }")
+        let plugin = try IsolationFixtures.build(source, named: "flood-observer")
+        let result = try run(["--plugin", plugin, "--isolate"], script: "launch\nwait 1s\nterminate\n")
+        XCTAssertEqual(result.status, 7, result.standardError)
+        let failure = try XCTUnwrap(result.failures().first, result.standardError)
+        XCTAssertEqual(failure.name, "quota exceeded")
+        XCTAssertEqual(failure.detail, "cut off (SIGKILL): went on calling past its quota of 10000 timers "
+                       + "(1000 calls refused within 10.000 s); while handling didBecomeActive; not restarted (policy never)")
+    }
+
     /// A process that writes registration frames around its runner (which would refuse them) is
     /// held to the quota by the host: the frame past it cuts it off.
     func testFramesWrittenAroundTheRunnerPastTheQuotaCutThePluginOff() throws {

@@ -44,6 +44,10 @@ struct EventLog {
     private(set) var sent: UInt64 = 0
     /// Every frame up to this one is finished.
     private(set) var finished: UInt64 = 0
+    /// What the last `recentCapacity` finished frames were, by number modulo the capacity: a report
+    /// that arrives after its frame was finished (a quota refusal made in that callback) still names it.
+    private var recent = [(number: UInt64, what: What)](repeating: (0, .sync), count: EventLog.recentCapacity)
+    static let recentCapacity = 256
 
     var hasPending: Bool { finished < sent }
 
@@ -60,6 +64,11 @@ struct EventLog {
     mutating func finish(through number: UInt64) {
         guard number > finished else { return }
         let count = Int(min(number, sent) - finished)
+        // The last of them into the ring (at most its capacity: O(1) a frame).
+        for offset in max(0, count - Self.recentCapacity)..<count {
+            let done = finished + UInt64(offset) + 1
+            recent[Int(done % UInt64(Self.recentCapacity))] = (done, entries[head + offset].what)
+        }
         head += count
         finished += UInt64(count)
         if head == entries.count {
@@ -75,6 +84,14 @@ struct EventLog {
     func entry(_ number: UInt64) -> Entry? {
         guard number > finished, number <= sent else { return nil }
         return entries[head + Int(number - finished - 1)]
+    }
+
+    /// What the frame numbered `number` was: an unfinished one, or one of the last `recentCapacity`
+    /// finished; nil otherwise.
+    func what(of number: UInt64) -> What? {
+        if let entry = entry(number) { return entry.what }
+        let slot = recent[Int(number % UInt64(Self.recentCapacity))]
+        return number != 0 && slot.number == number ? slot.what : nil
     }
 
     /// The earliest deadline among the unfinished frames, and its frame's number.

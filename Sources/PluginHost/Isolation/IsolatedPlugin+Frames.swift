@@ -97,9 +97,11 @@ extension IsolatedPlugin {
             guard status == .unloading else { throw ProtocolViolation("unloaded without being asked") }
             unloadedSeen = true
         case .quotaRefused:
+            let during = try frame.u64("the frame the refused call was made in")
             try frame.finish()
             guard word < UInt64(QuotaKind.allCases.count) else { throw ProtocolViolation("a quota refusal of kind \(word)") }
-            quotaRefused(QuotaKind.allCases[Int(word)])
+            guard during <= events.sent else { throw ProtocolViolation("a quota refusal made in frame \(during) of \(events.sent) sent") }
+            quotaRefused(QuotaKind.allCases[Int(word)], during: during)
         default:
             throw ProtocolViolation("a frame of the host's kind \(frame.kind)")
         }

@@ -147,14 +147,14 @@ extension IsolatedPlugin {
     /// a delegate call of the plugin's.
     ///
     /// A failure while the plugin is first loaded is not reported here: the load's refusal says it.
-    func fail(_ cause: PluginFailure.Cause, killed: Bool = true) {
+    func fail(_ cause: PluginFailure.Cause, killed: Bool = true, during known: String? = nil) {
         guard status == .running || status == .loading || status == .unloading, let handle, let process else { return }
         let wasRunning = status != .loading
         let unloading = status == .unloading
         // What it was running: the frame its page says it was handling, if that is one not finished;
         // else the frame the host was waiting for.
         if process.completed <= events.sent { events.finish(through: process.completed) }
-        let event = (events.entry(process.handling)?.what ?? awaited?.what)?.description
+        let event = known ?? (events.entry(process.handling)?.what ?? awaited?.what)?.description
         status = .failed
         if killed {
             // Reaped on a later turn: a callback waiting for this plugin goes on at once.

@@ -17,13 +17,16 @@ extension IsolatedPlugin {
     /// A call of the plugin was refused at the quota of `kind` (in its process, or here: a background
     /// task): traced, and counted towards the cut-off — the refusal that makes
     /// `PluginQuotas.cutOffRefusals` within `PluginQuotas.cutOffWindow` cuts the plugin off (SIGKILL,
-    /// `PluginFailure.Cause.quotaExceeded`). [loop-thread]
-    func quotaRefused(_ kind: QuotaKind) {
+    /// `PluginFailure.Cause.quotaExceeded`), naming the callback that made the last refused call
+    /// (`during`: its frame's number; 0 or a frame no longer in the log: what the page says now).
+    /// [loop-thread]
+    func quotaRefused(_ kind: QuotaKind, during: UInt64 = 0) {
         guard let handle, status == .running || status == .loading else { return }
         plugin.quota.refused(kind, handle: handle)
         if let cut = plugin.quota.cutOff() {
             plugin.quota.flushAll(handle)  // every refusal in the trace before the failure
-            fail(.quotaExceeded(kind, limit: plugin.quota.limits[kind], refusals: cut.refusals, window: cut.window))
+            fail(.quotaExceeded(kind, limit: plugin.quota.limits[kind], refusals: cut.refusals, window: cut.window),
+                 during: events.what(of: during)?.description)
         }
     }
 }

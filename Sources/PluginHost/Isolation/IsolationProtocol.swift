@@ -1,9 +1,10 @@
 import AppLifecycle
 
 /// The protocol between the host and an isolated plugin's process (the runner), over a Unix stream
-/// socket pair. Version 4 (2: `proceed` carries the plugin's quotas, `quotaRefused`; 3:
+/// socket pair. Version 5 (2: `proceed` carries the plugin's quotas, `quotaRefused`; 3:
 /// `requestEnded`; 4: frames up to the archive cap and 1 MiB, `result` says whether the encoding
-/// failed). All integers are little-endian.
+/// failed; 5: `quotaRefused` names the frame the refused call was made in). All integers are
+/// little-endian.
 ///
 /// ```
 /// frame (at least 16 bytes, at most `maximumFrame`)
@@ -35,7 +36,7 @@ import AppLifecycle
 /// checks every string, dictionary and the frame's size as it is built, and a frame that breaks a
 /// rule is not sent (`FrameWriter.end` answers false and says why).
 enum IsolationProtocol {
-    static let version: UInt32 = 4
+    static let version: UInt32 = 5
     static let headerSize = 16
     /// The largest frame either side accepts: 65 MiB (68,157,440 bytes), the archive cap and 1 MiB.
     static let maximumFrame = ArchiveStore.defaultMaxBytes + (1 << 20)
@@ -115,8 +116,9 @@ enum FrameKind: UInt16 {
     case synced = 0x8E
     /// Deinit returned (no payload).
     case unloaded = 0x8F
-    /// The process refused a call of its plugin at a quota (`QuotaKind.index` `word`; no payload): the
-    /// host traces it and counts it towards the cut-off.
+    /// The process refused a call of its plugin at a quota (`QuotaKind.index` `word`). Payload: u64 the
+    /// number of the host's frame whose callback made the call (0: none). The host traces it and counts
+    /// it towards the cut-off, which names that callback.
     case quotaRefused = 0x90
 
     var fromHost: Bool { rawValue < 0x80 }

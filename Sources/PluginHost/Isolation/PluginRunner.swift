@@ -208,8 +208,10 @@ package final class PluginRunner: @unchecked Sendable {
     /// Tells the host that a call of the plugin was refused at the quota of `kind` (it traces it, and
     /// counts it towards cutting the plugin off). [thread-safe]
     func reportQuotaRefusal(_ kind: QuotaKind) {
+        let during = link.handlingFrame
         link.send { out in
             out.begin(.quotaRefused, word: UInt64(kind.index))
+            out.u64(during)
             out.end()
         }
     }

@@ -37,6 +37,9 @@ final class RunnerLink: @unchecked Sendable {
     @exclusivity(unchecked) private var nextRequest: UInt64 = 1
     /// The application's state as of the frame being run. [main-thread]
     @exclusivity(unchecked) private(set) var state: UInt8 = 0
+    /// The number of the host's frame whose callback runs now (the progress page's `handling`; 0
+    /// before the first). [thread-safe]
+    var handlingFrame: UInt64 { lcs_load_acquire_u64(progress) }
     /// Runs one frame the host sent (set once, before the loop runs). [main-thread]
     var handler: (inout FrameReader) -> Void = { _ in }
 
