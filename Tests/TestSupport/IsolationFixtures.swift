@@ -43,6 +43,16 @@ public enum IsolationFixtures {
         """
     }
 
+    /// A plugin whose init returns `LC_OK` and whose deinit runs `body`.
+    public static func finaliser(id: String, body: String) -> String {
+        initialiser(id: id, body: "return LC_OK;")
+            .replacingOccurrences(of: ".init = fixture_init,", with: ".init = fixture_init, .deinit = fixture_deinit,")
+            .replacingOccurrences(of: "static const lc_plugin_descriptor_t descriptor", with: """
+                static void fixture_deinit(void *state) { (void)state; \(body) }
+                static const lc_plugin_descriptor_t descriptor
+                """)
+    }
+
     /// A plugin exporting ABI 1.0 delegate functions (`functions`: their C definitions).
     public static func exporter(id: String, functions: String) -> String {
         """
