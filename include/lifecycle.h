@@ -485,7 +485,8 @@ LC_EXPORT lc_status lc_app_perform_simple(lc_app *app, lc_action_kind kind);
 /// Observes `name` (optionally only from `sender`; NULL: any). Writes the token to `*out` (may be NULL). [main-thread]
 LC_EXPORT lc_status lc_app_observe(lc_app *app, const char *name, const void *sender, lc_observer_fn fn, void *ctx,
                                    lc_observer_token *out);
-/// Removes an observer; once this returns it is never called again, even mid-dispatch. [main-thread]
+/// Removes an observer; once this returns it is never called again, even mid-dispatch. O(log n) in the
+/// name's observers, in any order of removal. [main-thread]
 LC_EXPORT lc_status lc_app_remove_observer(lc_app *app, lc_observer_token token);
 /// Posts a notification. On the main thread observers have run when it returns; from another thread
 /// it is delivered on the main run loop, in this thread's post order. `user_info` may be NULL; the

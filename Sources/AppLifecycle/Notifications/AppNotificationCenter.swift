@@ -208,12 +208,8 @@ public final class AppNotificationCenter: @unchecked Sendable {
     private func removeEntry(_ list: UnsafeMutablePointer<ObserverList>, at index: Int) {
         let entry = list.pointee[index]
         if entry.owner != 0 { state.pointee.ownerObservers[Int(entry.owner)] -= 1 }
-        if list.pointee.dispatchDepth > 0 {
-            list.pointee.markRemoved(at: index)  // a tombstone: skipped by the running dispatch, compacted after it
-            list.pointee.hasTombstones = true
-        } else {
-            list.pointee.remove(at: index)
-        }
+        // A tombstone: skipped by a running dispatch, compacted after it or once tombstones are half the list.
+        list.pointee.remove(at: index)
         if entry.boxed, let context = entry.context {
             let box = Unmanaged<ObserverBox>.fromOpaque(context)
             // The closure may be the one running right now: free it only once no dispatch is under way.
@@ -249,9 +245,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// The number of live observers of `name`. [loop-thread]
     public func observerCount(for name: NotificationName) -> Int {
         guard let list = list(name.id) else { return 0 }
-        var n = 0
-        for i in 0..<list.pointee.count where list.pointee.meta[i].token != 0 { n += 1 }
-        return n
+        return list.pointee.liveCount
     }
 
     /// How many live observers `owner` registered (0 for the empty owner). O(1). [loop-thread]
@@ -268,7 +262,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
             guard let list else { continue }
             for i in 0..<list.pointee.count {
                 let entry = list.pointee.meta[i]
-                if entry.token != 0 && entry.owner == ownerID {
+                if !entry.removed && entry.owner == ownerID {
                     names.append(NotificationName(id: UInt32(id)))
                     break
                 }
