@@ -3,7 +3,7 @@ import PackageDescription
 
 // The benchmarks of AppLifecycle, a package of their own (as SwiftNIO keeps its benchmarks): they
 // depend on the AppLifecycle package by path and use only its public products, and the peers they
-// measure beside it (GLib, libsigc++, libuv, sd-event) are this package's dependencies alone, so that
+// measure beside it (GLib, libsigc++, Qt, libuv, sd-event) are this package's dependencies alone, so that
 // the root package builds and tests with Swift, libffi-dev and pkg-config only.
 //
 //   swift build -c release --package-path Benchmarks
@@ -34,13 +34,15 @@ let package = Package(
                        providers: [.apt(["libglib2.0-dev"])]),
         .systemLibrary(name: "CPeerSigc", path: "CBenchPeers/system/CPeerSigc", pkgConfig: "sigc++-3.0",
                        providers: [.apt(["libsigc++-3.0-dev"])]),
+        .systemLibrary(name: "CPeerQt", path: "CBenchPeers/system/CPeerQt", pkgConfig: "Qt5Core",
+                       providers: [.apt(["qtbase5-dev"])]),
         .systemLibrary(name: "CPeerUV", path: "CBenchPeers/system/CPeerUV", pkgConfig: "libuv",
                        providers: [.apt(["libuv1-dev"])]),
         .systemLibrary(name: "CPeerSystemd", path: "CBenchPeers/system/CPeerSystemd", pkgConfig: "libsystemd",
                        providers: [.apt(["libsystemd-dev"])]),
         .target(
             name: "CBenchPeers",
-            dependencies: ["CPeerGObject", "CPeerSigc", "CPeerUV", "CPeerSystemd"],
+            dependencies: ["CPeerGObject", "CPeerSigc", "CPeerQt", "CPeerUV", "CPeerSystemd"],
             path: "CBenchPeers",
             exclude: ["system"]
         ),

@@ -7,5 +7,6 @@ let benchmarkGroups: [(name: String, run: @Sendable (Settings) -> [Row], swift: 
     ("delegates", DelegateBenchmarks.run, false),
     ("cross-thread", CrossThreadBenchmarks.run, true),
     ("posting", PostingBenchmarks.run, true),
+    ("removal", RemovalBenchmarks.run, false),
     ("isolation", IsolationBenchmarks.run, false),
 ]

@@ -1,7 +1,8 @@
 #pragma once
 // The peer libraries the benchmark measures our notification center and main loop against: what a
 // C developer would pick instead of us. Plain C; the implementations link GLib/GObject, libsigc++ 3
-// (C++17), libuv and libsystemd (sd-event), but nothing of theirs shows through this header.
+// (C++17), Qt 5's QtCore, libuv and libsystemd (sd-event), but nothing of theirs shows through this
+// header.
 //
 // Every timing is CLOCK_MONOTONIC, in nanoseconds, and covers only the measured loop: set-up (type
 // registration, connecting handlers, creating loops, fds and threads) and tear-down are outside it.
@@ -36,6 +37,18 @@ uint64_t peer_glib_emit(size_t observers, size_t iterations, uint64_t *elapsed_n
 /// Returns the sum of all counters (observers * iterations), or 0 with `*elapsed_ns` = 0 when a C++
 /// exception (std::bad_alloc) was thrown; no exception crosses this function.
 uint64_t peer_sigcpp_emit(size_t observers, size_t iterations, uint64_t *elapsed_ns);
+
+// MARK: removing observers one by one (peer_*_disconnect): the shape of our "remove N observers" case
+
+/// Qt 5 (QtCore): one `QObject`, `observers` functor connections to its own `objectNameChanged`
+/// signal (lambdas each capturing a pointer to its own counter; no moc), their
+/// `QMetaObject::Connection`s kept in a vector. Calling thread only; no QCoreApplication is needed for
+/// direct connections. Timed: `observers` calls of `QObject::disconnect(connection)`, taking the
+/// connections in the order `order[0 ..< observers]` (a permutation of 0 ..< observers; NULL:
+/// registration order). Untimed after it: one emit, which must reach no slot. Returns how many
+/// disconnects succeeded (observers), or 0 with `*elapsed_ns` = 0 when a slot was still reached or a
+/// C++ exception (std::bad_alloc) was thrown; no exception crosses this function.
+uint64_t peer_qt_disconnect(size_t observers, const uint32_t *order, uint64_t *elapsed_ns);
 
 // MARK: cross-thread throughput to a main loop (peer_*_throughput)
 //
