@@ -141,16 +141,14 @@ extension AppHandle {
         return lc_status(LC_OK)
     }
 
-    /// Runs `fn(ctx)` on the loop, marked as a callback of `owner` (a plugin's id, or "" for a C caller).
+    /// Runs `fn(ctx)` on the loop, marked as a callback of `owner` (a plugin's, or nil for a C caller).
+    /// [thread-safe] Allocates nothing: one queue message holds the function, the context and the owner
+    /// (`AppNotificationCenter.enqueueWork`).
     package func performAsync(_ fn: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?, ctx: UnsafeMutableRawPointer?,
-                              owner: String = "", function: String) -> lc_status
+                              owner: WorkOwner? = nil, function: String) -> lc_status
     {
         guard let fn else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): fn is NULL") }
-        let callback = CCallback(fn: fn, ctx: ctx)
-        guard loop.tryPerform({ [weak self] in
-            guard let self else { return }
-            app.runMarked("posted work", owner: owner) { callback.fn(callback.ctx) }
-        }) else { return lcQueueFull(function) }
+        guard app.center.enqueueWork(fn, context: ctx, owner: owner) else { return lcQueueFull(function) }
         return lc_status(LC_OK)
     }
 }

@@ -206,7 +206,7 @@ package enum HostAPITable {
         },
         perform_async: { plugin, fn, ctx in
             HostCalls.withPlugin(plugin, "perform_async", mainThread: false) { p, handle in
-                handle.performAsync(fn, ctx: ctx, owner: p.id, function: "perform_async")
+                handle.performAsync(fn, ctx: ctx, owner: p.workOwner, function: "perform_async")
             }
         },
         get_extension: { _, _ in

@@ -62,6 +62,8 @@ package final class LoadedPlugin: PluginIdentity {
     let quota: QuotaLedger
     /// Its log lines' rate limit.
     let logLimit: LogRateLimit
+    /// What its `perform_async` work carries to name it (made once: queuing work hashes no string).
+    package let workOwner: WorkOwner
     /// Its `lc_plugin *` (`PluginHandles`): issued as the object is made, retired as it goes.
     package private(set) var handle = OpaquePointer(bitPattern: 0x1)!
     /// Its owner indices in the center's owner table — by id, and by path (its `init` runs marked with
@@ -84,6 +86,7 @@ package final class LoadedPlugin: PluginIdentity {
         ownsHostTable = hostTable == nil
         quota = QuotaLedger(plugin: opened.id, limits: owner.pluginQuotas)
         logLimit = LogRateLimit(plugin: opened.id, logger: owner.app.configuration.logger, loop: owner.loop)
+        workOwner = WorkOwner(opened.id)
         handle = PluginHandles.issue(for: self)
     }
 
@@ -102,6 +105,7 @@ package final class LoadedPlugin: PluginIdentity {
         ownsHostTable = true
         quota = QuotaLedger(plugin: id, limits: owner.pluginQuotas)
         logLimit = LogRateLimit(plugin: id, logger: owner.app.configuration.logger, loop: owner.loop)
+        workOwner = WorkOwner(id)
         handle = PluginHandles.issue(for: self)
     }
 

@@ -72,10 +72,12 @@ public final class AppNotificationCenter: @unchecked Sendable {
         let receiver = CenterReceiver()
         state.pointee.target = loop.addTarget(receiver)
         receiver.center = Unmanaged.passUnretained(self)
+        addWorkTarget()
     }
 
     deinit {
         if let target = state.pointee.target { loop.removeTarget(target) }
+        if let target = state.pointee.workTarget { loop.removeTarget(target) }
         for list in state.pointee.lists {
             guard let list else { continue }
             list.pointee.releaseAll()

@@ -68,6 +68,10 @@ struct CenterState {
     /// centers sharing a loop never see each other's posts. Set once in init, then only read (from
     /// any thread).
     var target: LoopTarget?
+    /// The address of its queued work (`enqueueWork`) on the loop, and the probe's mark for it. Set
+    /// once in init, then only read (from any thread).
+    var workTarget: LoopTarget?
+    var workBits: UInt64 = 0
 }
 
 /// The observers of one name: two manually managed contiguous buffers in step — the calls (function,

@@ -50,7 +50,7 @@ enum RunnerHostAPI {
         }
         table.perform_async = { plugin, fn, ctx in
             HostCalls.withPlugin(plugin, "perform_async", mainThread: false) { p, handle in
-                let status = handle.performAsync(fn, ctx: ctx, owner: p.id, function: "perform_async")
+                let status = handle.performAsync(fn, ctx: ctx, owner: p.workOwner, function: "perform_async")
                 // Work queued from another thread must not wait for a linger (`RunnerLink.serve`).
                 if status == lc_status(LC_OK), !handle.loop.isOnLoopThread { PluginRunner.current?.link.stopLingering() }
                 return status

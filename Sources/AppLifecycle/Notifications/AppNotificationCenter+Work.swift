@@ -1,0 +1,71 @@
+import LifecycleRunLoop
+import Synchronization
+
+/// A C function queued with its context to run on the loop thread (`lc_app_perform_async`, a plugin's
+/// `perform_async`).
+package typealias RawWorkFunction = @convention(c) (UnsafeMutableRawPointer?) -> Void
+
+/// Who queued work (a plugin), named once: its owner name and, once its first work has run, its index
+/// in the owner table of the one center it is used with. [thread-safe]
+///
+/// Made once per plugin and passed with each of its calls, so that queuing work hashes no string and
+/// allocates nothing: the message carries a reference to it (a retain), and the loop looks the name up
+/// only the first time.
+package final class WorkOwner: Sendable {
+    package let name: String
+    /// 0 until the loop first ran this owner's work (the empty owner is never a `WorkOwner`).
+    fileprivate let index = Atomic<UInt32>(0)
+
+    package init(_ name: String) { self.name = name }
+}
+
+extension AppNotificationCenter {
+    /// Queues `function(context)` to run on the loop thread, marked in the callback probe as
+    /// "posted work" of `owner` (nil: the embedder's own), unless this thread is over the loop queue's
+    /// bound. [thread-safe]
+    ///
+    /// A message of its own (the function, the context and the owner in place): nothing is allocated
+    /// per call. It runs on a later loop turn, in this thread's order with its posts; once the center
+    /// is gone, work still queued is dropped, never called.
+    /// - Returns: false, with nothing queued, when refused by the queue's bound (`MainRunLoop.send`).
+    @inline(__always)
+    package func enqueueWork(_ function: RawWorkFunction, context: UnsafeMutableRawPointer?, owner: WorkOwner?) -> Bool {
+        loop.send(LoopMessage(target: state.pointee.workTarget.unsafelyUnwrapped,
+                              word0: UInt64(UInt(bitPattern: unsafeBitCast(function, to: Int.self))),
+                              word1: UInt(bitPattern: context), payload: owner))
+    }
+
+    /// Runs one queued work message. [loop-thread]
+    fileprivate func runWork(_ message: borrowing LoopMessage) {
+        let function = unsafeBitCast(Int(bitPattern: UInt(truncatingIfNeeded: message.word0)), to: RawWorkFunction.self)
+        let context = UnsafeMutableRawPointer(bitPattern: message.word1)
+        var owner: UInt32 = 0
+        if let payload = message.payload {
+            let work = unsafeDowncast(payload, to: WorkOwner.self)
+            owner = work.index.load(ordering: .relaxed)
+            if owner == 0 {
+                owner = ownerID(work.name)
+                work.index.store(owner, ordering: .relaxed)
+            }
+        }
+        runMarked(state.pointee.workBits, owner: owner) { function(context) }
+    }
+
+    /// Registers the work receiver with the loop (from `init`). [loop-thread]
+    func addWorkTarget() {
+        let receiver = WorkReceiver()
+        state.pointee.workBits = CallbackProbe.bits(.other, subject: probe.labelID("posted work"))
+        state.pointee.workTarget = loop.addTarget(receiver)
+        receiver.center = Unmanaged.passUnretained(self)
+    }
+}
+
+/// The center's receiver of queued work (see `CenterReceiver`: removed in the center's deinit, so it
+/// never outlives it).
+final class WorkReceiver: LoopMessageReceiver {
+    var center: Unmanaged<AppNotificationCenter>?
+
+    override func receive(_ message: borrowing LoopMessage) {
+        center.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.runWork(message) }
+    }
+}
