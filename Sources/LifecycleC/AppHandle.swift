@@ -36,7 +36,7 @@ package final class AppHandle: @unchecked Sendable {
         do { loop = try MainRunLoop() } catch { throw ApplicationError(error) }
         app = Application(configuration: configuration, loop: loop)
         center = Unmanaged.passUnretained(app.center)
-        app.traceHandler = { [unowned self] event in self.forwardTrace(event) }
+        updateTraceHandler()
         precondition(Self.recordLayoutMatches, "the engine's NotificationRecord no longer has lc_notification_t's layout")
         // C observers read a notification's userInfo through lc_dict accessors: a box per post owns
         // the C strings they are handed.
@@ -85,10 +85,26 @@ package final class AppHandle: @unchecked Sendable {
                           ctx: UnsafeMutableRawPointer?)
     {
         traceCallback = fn.map { ($0, ctx) }
+        updateTraceHandler()
     }
 
     /// Other Swift code (the host) that wants the trace too.
-    package var swiftTraceHandler: ((TraceEvent) -> Void)?
+    package var swiftTraceHandler: ((TraceEvent) -> Void)? {
+        didSet { updateTraceHandler() }
+    }
+
+    /// Hands the engine a trace handler only while something reads the trace — a C trace callback, the
+    /// host, or the scene handles of a scene-based application (`forwardTrace` remembers a scene as
+    /// its events pass) — so that an application nobody traces renders no event: a delegate call or a
+    /// notification then costs the trace one increment of its sequence number.
+    private func updateTraceHandler() {
+        let wanted = traceCallback != nil || swiftTraceHandler != nil || app.isSceneBased
+        if wanted, app.traceHandler == nil {
+            app.traceHandler = { [unowned self] event in self.forwardTrace(event) }
+        } else if !wanted {
+            app.traceHandler = nil
+        }
+    }
 
     private func forwardTrace(_ event: TraceEvent) {
         // A scene's delegate calls and notifications are traced before they happen: its handle is
