@@ -431,6 +431,36 @@ final class EngineBehaviourTests: XCTestCase {
         XCTAssertEqual(h.app.delegateIDs, ["a"])
     }
 
+    func testAVoidDelegateRemovedByAnEarlierOneIsNotCalledAndOneAddedMeanwhileWaitsForTheNextAction() throws {
+        let h = try Harness(delegates: [])
+        var calls: [String] = []
+        func delegate(_ label: String, _ extra: @escaping (Application) -> Void = { _ in }) -> DelegateHandlers {
+            var handlers = DelegateHandlers()
+            handlers.didReceiveMemoryWarning = { app in
+                calls.append(label)
+                extra(app)
+            }
+            return handlers
+        }
+        var replaced = false
+        try h.app.addDelegate(delegate("a") { app in
+            guard !replaced else { return }
+            replaced = true
+            // The first action: c goes, and a new c comes in its place.
+            XCTAssertTrue(app.removeDelegate(id: "c"))
+            _ = try? app.addDelegate(delegate("new c"), id: "c")
+        }, id: "a")
+        try h.app.addDelegate(delegate("b"), id: "b")
+        try h.app.addDelegate(delegate("old c"), id: "c")
+        try h.launch()
+        try h.perform(.memoryWarning(.warning))
+        XCTAssertEqual(calls, ["a", "b"], "the removed c is not called, the new one not in this action")
+        calls = []
+        try h.perform(.memoryWarning(.warning))
+        XCTAssertEqual(calls, ["a", "b", "new c"])
+        XCTAssertEqual(h.app.delegateIDs, ["a", "b", "c"])
+    }
+
     func testAWatchdogKillStopsTheRestOfTheObserverList() throws {
         let h = try Harness({
             $0.budgets.didEnterBackground = .milliseconds(80)

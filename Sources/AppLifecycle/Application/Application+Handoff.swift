@@ -53,11 +53,11 @@ extension Application {
     /// The scene counterparts, for a connected scene.
     func deliverSceneHandoff(_ handoff: Handoff, _ scene: Scene) throws(Killed) {
         let type = handoff.activity.activityType
-        try callSceneDelegates(.sceneWillContinueUserActivity, \.willContinueUserActivity, scene) { $0(self, scene, type) }
+        try callSceneDelegates(.sceneWillContinueUserActivity, { $0.willContinueUserActivity }, scene) { $0(self, scene, type) }
         if let error = handoff.error {
-            try callSceneDelegates(.sceneDidFailToContinueUserActivity, \.didFailToContinueUserActivity, scene) { $0(self, scene, type, error) }
+            try callSceneDelegates(.sceneDidFailToContinueUserActivity, { $0.didFailToContinueUserActivity }, scene) { $0(self, scene, type, error) }
         } else {
-            try callSceneDelegates(.sceneContinueUserActivity, \.continueUserActivity, scene) { $0(self, scene, handoff.activity) }
+            try callSceneDelegates(.sceneContinueUserActivity, { $0.continueUserActivity }, scene) { $0(self, scene, handoff.activity) }
         }
     }
 
@@ -96,7 +96,7 @@ extension Application {
         try resumeIfSuspended()
         if let scene = scene(id: id) {
             try bringForward(scene) { () throws(Killed) in
-                try self.callSceneDelegates(.sceneOpenURLContexts, \.openURLContexts, scene) { $0(self, scene, [context]) }
+                try self.callSceneDelegates(.sceneOpenURLContexts, { $0.openURLContexts }, scene) { $0(self, scene, [context]) }
             }
         } else {
             try sceneActivate(try connectScene(id, foreground: true, options: options))
@@ -117,7 +117,7 @@ extension Application {
     func updateUserActivity(_ activity: UserActivity, scene: String?) throws(Killed) {
         if isSceneBased {
             guard let target = self.scene(id: scene ?? frontmostSceneID()) else { return }
-            try callSceneDelegates(.sceneDidUpdateUserActivity, \.didUpdateUserActivity, target) { $0(self, target, activity) }
+            try callSceneDelegates(.sceneDidUpdateUserActivity, { $0.didUpdateUserActivity }, target) { $0(self, target, activity) }
             return
         }
         for slot in slots {

@@ -49,7 +49,7 @@ extension Application {
     /// (notification only), then state inactive.
     func sceneEnterForeground(_ scene: Scene) throws(Killed) {
         if scene.state == .suspended { setSceneState(scene, .background) }
-        try callSceneDelegates(.sceneWillEnterForeground, \.willEnterForeground, scene)
+        try callSceneDelegates(.sceneWillEnterForeground, { $0.willEnterForeground }, scene)
         try postScene(.sceneWillEnterForeground, scene)
         setSceneState(scene, .foregroundInactive)
         if !state.isForeground {
@@ -64,7 +64,7 @@ extension Application {
     /// Foreground-inactive → foreground-active; the application becomes active with its first active scene.
     func sceneActivate(_ scene: Scene) throws(Killed) {
         setSceneState(scene, .foregroundActive)
-        try callSceneDelegates(.sceneDidBecomeActive, \.didBecomeActive, scene)
+        try callSceneDelegates(.sceneDidBecomeActive, { $0.didBecomeActive }, scene)
         try postScene(.sceneDidActivate, scene)
         if state == .inactive {
             setState(.active)
@@ -74,7 +74,7 @@ extension Application {
 
     /// Foreground-active → foreground-inactive; the application resigns active with its last active scene.
     func sceneDeactivate(_ scene: Scene) throws(Killed) {
-        try callSceneDelegates(.sceneWillResignActive, \.willResignActive, scene)
+        try callSceneDelegates(.sceneWillResignActive, { $0.willResignActive }, scene)
         try postScene(.sceneWillDeactivate, scene)
         setSceneState(scene, .foregroundInactive)
         if state == .active, !connectedScenes.contains(where: { $0.state == .foregroundActive }) {
@@ -92,7 +92,7 @@ extension Application {
         setSceneState(scene, .background)
         var applicationEnters = false
         try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
-            try callSceneDelegates(.sceneDidEnterBackground, \.didEnterBackground, scene)
+            try callSceneDelegates(.sceneDidEnterBackground, { $0.didEnterBackground }, scene)
             try postScene(.sceneDidEnterBackground, scene)
             if state.isForeground, !connectedScenes.contains(where: { $0.state.isForeground }) {
                 interrupted = false  // an interruption ends when the application leaves the foreground
@@ -111,7 +111,7 @@ extension Application {
     func sceneDisconnect(_ scene: Scene) throws(Killed) {
         connectedScenes.removeAll { $0 === scene }
         setSceneState(scene, .unattached)
-        try callSceneDelegates(.sceneDidDisconnect, \.didDisconnect, scene)
+        try callSceneDelegates(.sceneDidDisconnect, { $0.didDisconnect }, scene)
         try postScene(.sceneDidDisconnect, scene)
     }
 
@@ -127,8 +127,8 @@ extension Application {
         setState(inBackground ? .background : .inactive)
         if inBackground { backgroundSince = .now }
         try withBudget(.launch, configuration.budgets.launch) { () throws(Killed) in
-            _ = try askAll(.willFinishLaunching, \.willFinishLaunching) { $0(self, options) }
-            _ = try askAll(.didFinishLaunching, \.didFinishLaunching) { $0(self, options) }
+            _ = try askAll(.willFinishLaunching, { $0.willFinishLaunching }) { $0(self, options) }
+            _ = try askAll(.didFinishLaunching, { $0.didFinishLaunching }) { $0(self, options) }
             try postLifecycle(.didFinishLaunching, userInfo: options)
         }
         if !pendingDiscards.isEmpty {

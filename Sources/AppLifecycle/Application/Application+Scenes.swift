@@ -34,6 +34,7 @@ extension Application {
     @discardableResult
     public func removeSceneDelegate(_ token: DelegateToken) -> Bool {
         guard let index = sceneSlots.firstIndex(where: { $0.token == token.rawValue }) else { return false }
+        sceneSlots[index].removed.store(true, ordering: .relaxed)
         sceneSlots.remove(at: index)
         return true
     }
@@ -42,6 +43,7 @@ extension Application {
     @discardableResult
     public func removeSceneDelegate(id: String) -> Bool {
         guard let index = sceneSlots.firstIndex(where: { $0.id == id }) else { return false }
+        sceneSlots[index].removed.store(true, ordering: .relaxed)
         sceneSlots.remove(at: index)
         return true
     }
@@ -184,23 +186,25 @@ extension Application {
 
     /// Calls a method on every scene delegate implementing it, in registration order. A scene delegate
     /// removed by an earlier one is not called.
-    func callSceneDelegates<H>(_ method: DelegateMethod, _ handler: KeyPath<SceneDelegateHandlers, H?>, _ scene: Scene,
+    func callSceneDelegates<H>(_ method: DelegateMethod, _ handler: (SceneDelegateHandlers) -> H?, _ scene: Scene,
                                _ invoke: (H) -> Void) throws(Killed)
     {
         for slot in sceneSlots {
-            guard let body = slot.handlers[keyPath: handler], isRegistered(slot) else { continue }
+            guard let body = handler(slot.handlers), isRegistered(slot) else { continue }
             try callScene(method, slot, scene) { invoke(body) }
         }
     }
 
     /// The plain `(Application, Scene) -> Void` methods.
-    func callSceneDelegates(_ method: DelegateMethod, _ handler: KeyPath<SceneDelegateHandlers, ((Application, Scene) -> Void)?>,
+    func callSceneDelegates(_ method: DelegateMethod, _ handler: (SceneDelegateHandlers) -> ((Application, Scene) -> Void)?,
                             _ scene: Scene) throws(Killed)
     {
         try callSceneDelegates(method, handler, scene) { $0(self, scene) }
     }
 
-    func isRegistered(_ slot: SceneDelegateSlot) -> Bool { sceneSlots.contains { $0.token == slot.token } }
+    /// Whether `slot` is still registered (not removed since the loop over `sceneSlots` began). O(1).
+    @inline(__always)
+    func isRegistered(_ slot: SceneDelegateSlot) -> Bool { !slot.removed.load(ordering: .relaxed) }
 
     /// Posts a scene notification, with the scene as sender.
     func postScene(_ name: NotificationName, _ scene: Scene, userInfo: UserInfo? = nil) throws(Killed) {

@@ -13,9 +13,9 @@ extension Application {
         if inBackground { backgroundSince = .now }
         var accepted = true
         try withBudget(.launch, configuration.budgets.launch) { () throws(Killed) in
-            let willFinish = try askAll(.willFinishLaunching, \.willFinishLaunching) { $0(self, options) }
+            let willFinish = try askAll(.willFinishLaunching, { $0.willFinishLaunching }) { $0(self, options) }
             try restoreState()
-            let didFinish = try askAll(.didFinishLaunching, \.didFinishLaunching) { $0(self, options) }
+            let didFinish = try askAll(.didFinishLaunching, { $0.didFinishLaunching }) { $0(self, options) }
             try postLifecycle(.didFinishLaunching, userInfo: options)
             accepted = willFinish != false && didFinish != false
         }
@@ -44,7 +44,7 @@ extension Application {
 
     func resignActive() throws(Killed) {
         if isSceneBased { return try scenesResignActive() }
-        try callDelegates(.willResignActive, \.willResignActive)
+        try callDelegates(.willResignActive, { $0.willResignActive })
         try postLifecycle(.willResignActive)
         setState(.inactive)
     }
@@ -52,7 +52,7 @@ extension Application {
     func becomeActive() throws(Killed) {
         if isSceneBased { return try scenesBecomeActive() }
         setState(.active)
-        try callDelegates(.didBecomeActive, \.didBecomeActive)
+        try callDelegates(.didBecomeActive, { $0.didBecomeActive })
         try postLifecycle(.didBecomeActive)
     }
 
@@ -79,7 +79,7 @@ extension Application {
     func didEnterBackground() throws(Killed) {
         if isSceneBased { return try scenesApplicationDidEnterBackground() }
         try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
-            try callDelegates(.didEnterBackground, \.didEnterBackground)
+            try callDelegates(.didEnterBackground, { $0.didEnterBackground })
             try postLifecycle(.didEnterBackground)
         }
         try preserveState()
@@ -95,7 +95,7 @@ extension Application {
         backgroundSince = nil
         for index in tasks.indices { tasks[index].expirationCalled = false }
         try postLifecycle(.willEnterForeground)  // posted before the delegate method (Apple, `UIApplicationDelegate`)
-        try callDelegates(.willEnterForeground, \.willEnterForeground)
+        try callDelegates(.willEnterForeground, { $0.willEnterForeground })
         setState(.inactive)
         try deliver?()
         try becomeActive()
@@ -178,7 +178,7 @@ extension Application {
     /// application entered the background, and an application that exits on suspend never does.
     func terminateSequence(_ reason: TraceEvent.StateChangeReason = .terminated) throws(Killed) {
         try withBudget(.willTerminate, configuration.budgets.willTerminate) { () throws(Killed) in
-            try callDelegates(.willTerminate, \.willTerminate)
+            try callDelegates(.willTerminate, { $0.willTerminate })
             try postLifecycle(.willTerminate)
         }
         goNotRunning(reason)
@@ -186,18 +186,18 @@ extension Application {
 
     func deliverTimeChange(queuedCount: Int?) throws(Killed) {
         try postLifecycle(.significantTimeChange, queuedCount: queuedCount)  // posted before the delegate method (Apple, `UIApplicationDelegate`)
-        try callDelegates(.significantTimeChange, \.significantTimeChange)
+        try callDelegates(.significantTimeChange, { $0.significantTimeChange })
     }
 
     func deliverProtectedDataWillBecomeUnavailable(queuedCount: Int?) throws(Killed) {
-        try callDelegates(.protectedDataWillBecomeUnavailable, \.protectedDataWillBecomeUnavailable)
+        try callDelegates(.protectedDataWillBecomeUnavailable, { $0.protectedDataWillBecomeUnavailable })
         try postLifecycle(.protectedDataWillBecomeUnavailable, queuedCount: queuedCount)
         isProtectedDataAvailable = false
     }
 
     func deliverProtectedDataDidBecomeAvailable(queuedCount: Int?) throws(Killed) {
         isProtectedDataAvailable = true
-        try callDelegates(.protectedDataDidBecomeAvailable, \.protectedDataDidBecomeAvailable)
+        try callDelegates(.protectedDataDidBecomeAvailable, { $0.protectedDataDidBecomeAvailable })
         try postLifecycle(.protectedDataDidBecomeAvailable, queuedCount: queuedCount)
     }
 }

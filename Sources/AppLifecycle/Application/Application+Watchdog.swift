@@ -4,7 +4,7 @@ extension Application {
     /// budgeted phases).
     @inline(__always)
     func marked<R>(_ method: DelegateMethod, owner: UInt32, _ body: () -> R) -> R {
-        center.runMarked(CallbackProbe.bits(.delegate, subject: center.probe.labelID(method.selector)), owner: owner, body)
+        center.runMarked(CallbackProbe.bits(.delegate, subject: method.label), owner: owner, body)
     }
 
     /// Traces the hang reports the watchdog made since the last call. [loop-thread]

@@ -37,12 +37,24 @@ public final class Application: @unchecked Sendable {
     /// The application's identity as the sender of its lifecycle notifications.
     public var sender: NotificationSender { NotificationSender(self) }
 
-    struct DelegateSlot {
+    /// A registered delegate. A class: a delegate call reads one reference out of `slots`, where a
+    /// struct holding the ~30 handlers was copied whole (a retain and a release of each closure) at
+    /// every step of a loop over the delegates. Immutable.
+    final class DelegateSlot {
         let id: String
         let token: UInt64
         let handlers: DelegateHandlers
         /// `id` in the center's owner table, for the callback probe.
         let owner: UInt32
+        /// Set when it is removed: a loop over a copy of `slots` skips it (O(1), no search).
+        let removed = Atomic<Bool>(false)
+
+        init(id: String, token: UInt64, handlers: DelegateHandlers, owner: UInt32) {
+            self.id = id
+            self.token = token
+            self.handlers = handlers
+            self.owner = owner
+        }
     }
 
     struct QueuedNotification {
@@ -79,12 +91,22 @@ public final class Application: @unchecked Sendable {
     /// Thrown inside a sequence when the watchdog killed the application: unwinds to `perform`.
     struct Killed: Error {}
 
-    struct SceneDelegateSlot {
+    /// A registered scene delegate (a class, as `DelegateSlot`). Immutable.
+    final class SceneDelegateSlot {
         let id: String
         let token: UInt64
         let handlers: SceneDelegateHandlers
         /// `id` in the center's owner table, for the callback probe.
         let owner: UInt32
+        /// Set when it is removed (see `DelegateSlot.removed`).
+        let removed = Atomic<Bool>(false)
+
+        init(id: String, token: UInt64, handlers: SceneDelegateHandlers, owner: UInt32) {
+            self.id = id
+            self.token = token
+            self.handlers = handlers
+            self.owner = owner
+        }
     }
 
     var slots: [DelegateSlot] = []
@@ -229,6 +251,7 @@ public final class Application: @unchecked Sendable {
     private func removeSlot(at index: Int) {
         let position = sortedIndex(of: slots[index].id)
         if position.found { sortedIDs.remove(at: position.index) }
+        slots[index].removed.store(true, ordering: .relaxed)
         slots.remove(at: index)
     }
 
@@ -368,7 +391,7 @@ public final class Application: @unchecked Sendable {
         case .unlock:
             try unlock()
         case .memoryWarning(let level):
-            try callDelegates(.didReceiveMemoryWarning, \.didReceiveMemoryWarning)
+            try callDelegates(.didReceiveMemoryWarning, { $0.didReceiveMemoryWarning })
             try postLifecycle(.didReceiveMemoryWarning, userInfo: ["level": .string(level.rawValue)])
         case .significantTimeChange:
             if state == .suspended {

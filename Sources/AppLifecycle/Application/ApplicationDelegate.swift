@@ -1,7 +1,14 @@
 /// A delegate method, named by its Objective-C selector as in `UIApplicationDelegate`'s reference (traces and errors use it).
 public struct DelegateMethod: Hashable, Sendable, CustomStringConvertible {
     public let selector: String
-    public init(selector: String) { self.selector = selector }
+    /// The selector's index among the process's callback labels (`CallbackLabels`), interned when the
+    /// method is made: a call marks the callback probe with it, hashing nothing. A function of
+    /// `selector`, so equality and hashing are the selector's.
+    let label: UInt32
+    public init(selector: String) {
+        self.selector = selector
+        label = CallbackLabels.intern(selector)
+    }
     public var description: String { selector }
 
     public static let willFinishLaunching = DelegateMethod(selector: "application:willFinishLaunchingWithOptions:")

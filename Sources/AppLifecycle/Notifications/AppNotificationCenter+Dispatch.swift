@@ -90,6 +90,21 @@ extension AppNotificationCenter {
         return try timed(bits, owner: owner, body)
     }
 
+    /// `runMarked` with `body` called on `argument`: for a caller whose closure would otherwise
+    /// capture the argument (and retain it at each call). [loop-thread]
+    package func runMarked<A: AnyObject>(_ bits: UInt64, owner: UInt32, passing argument: A, _ body: (A) -> Void) {
+        let marks = ProbeMarks(state, level: state.pointee.dispatchDepth + state.pointee.markedDepth, bits)
+        let counted = state.pointee.markedDepth < CallbackProbe.levels / 2 - 1
+        marks.observer(owner)
+        if counted { state.pointee.markedDepth += 1 }
+        defer {
+            if counted { state.pointee.markedDepth -= 1 }
+            marks.done()
+        }
+        if state.pointee.metrics == nil { return body(argument) }
+        timed(bits, owner: owner) { body(argument) }
+    }
+
     /// `body`, timed for the application's metrics: two clock reads around it.
     @inline(never)
     private func timed<R, E: Error>(_ bits: UInt64, owner: UInt32, _ body: () throws(E) -> R) throws(E) -> R {

@@ -45,13 +45,9 @@ package final class CallbackProbe: @unchecked Sendable {
     private struct Names {
         /// Index-aligned with the center's owner table (index 0 is the empty owner).
         var owners: [String] = [""]
-        /// Delegate selectors and other callback labels, by label index.
-        var labels: [String] = []
     }
 
     private let names = Mutex(Names())
-    /// Label → index, [loop-thread].
-    private var labelIndex: [String: UInt32] = [:]
 
     package init() {
         marks = .allocate(capacity: 2 * Self.levels)
@@ -84,16 +80,9 @@ package final class CallbackProbe: @unchecked Sendable {
         }
     }
 
-    /// The index of `label` (a delegate selector, "expiration handler", "init"), interned once. [loop-thread]
-    package func labelID(_ label: String) -> UInt32 {
-        if let index = labelIndex[label] { return index }
-        let index = names.withLock { names -> UInt32 in
-            names.labels.append(label)
-            return UInt32(names.labels.count - 1)
-        }
-        labelIndex[label] = index
-        return index
-    }
+    /// The index of `label` (a delegate selector, "expiration handler", "init"), interned once in the
+    /// process (`CallbackLabels`). [thread-safe]
+    package func labelID(_ label: String) -> UInt32 { CallbackLabels.intern(label) }
 
     // MARK: Reading [thread-safe]
 
@@ -139,7 +128,7 @@ package final class CallbackProbe: @unchecked Sendable {
         let owner = Int(words.whose & 0xFFFF_FFFF)
         let subject = UInt32(words.what & 0xFFFF_FFFF)
         let ownerName = owner < names.owners.count ? names.owners[owner] : ""
-        let label = Int(subject) < names.labels.count ? names.labels[Int(subject)] : ""
+        let label = CallbackLabels.text(subject)
         switch Kind(rawValue: (words.what >> 60) & 3) {
         case .observer: return RunningCallback(kind: .observer(NotificationName(id: subject)), owner: ownerName)
         case .delegate: return RunningCallback(kind: .delegate(label), owner: ownerName)
@@ -186,5 +175,37 @@ public struct RunningCallback: Hashable, Sendable, CustomStringConvertible {
         case .delegate(let selector): return "\(selector)\(who)"
         case .other(let label): return "\(label)\(who)"
         }
+    }
+}
+
+/// The callback labels of the process — delegate selectors and the names of other callbacks ("posted
+/// work", "expiration handler", "init") — interned once, by index: what a probe's *what* word names.
+///
+/// Process-wide, so that a `DelegateMethod` interns its selector once when it is made and a delegate
+/// call marks the probe with that index: no string is hashed per call. Grows with the distinct labels
+/// only (the standard selectors and a handful of names, plus any selector an embedder makes up).
+/// [thread-safe]
+package enum CallbackLabels {
+    private struct Table {
+        var labels: [String] = []
+        var index: [String: UInt32] = [:]
+    }
+
+    private static let table = Mutex(Table())
+
+    /// The index of `label`, interned on first use. [thread-safe]
+    package static func intern(_ label: String) -> UInt32 {
+        table.withLock { table in
+            if let index = table.index[label] { return index }
+            let index = UInt32(table.labels.count)
+            table.labels.append(label)
+            table.index[label] = index
+            return index
+        }
+    }
+
+    /// The label at `index` ("" for an index never issued). [thread-safe]
+    package static func text(_ index: UInt32) -> String {
+        table.withLock { Int(index) < $0.labels.count ? $0.labels[Int(index)] : "" }
     }
 }
