@@ -19,6 +19,13 @@ extension FFIDelegates {
         /// the state read at each call (what the plugin's init stored).
         case pluginTable(any PluginIdentity)
 
+        /// Whether the header declares the functions' C types (the 1.1 table's and `lc_delegate_t`'s
+        /// slots): they are then called directly (`BoundFunction`), not through libffi.
+        var isDeclared: Bool {
+            if case .exported = self { return false }
+            return true
+        }
+
         /// The C types of a row's function under this convention.
         func signature(of function: Function) -> Signature {
             let shape = function.shape
@@ -54,7 +61,8 @@ extension FFIDelegates {
     /// The one delegate bridge: binds C functions given by address, one per row of `functions` (nil:
     /// not implemented), called the `convention`'s way. Every way C implements delegates (exported
     /// symbols, `lc_delegate_t`, `lc_plugin_delegate_t`) goes through here: one marshalling of
-    /// dictionaries, strings, archives and completions, one way to call (libffi).
+    /// dictionaries, strings, archives and completions; libffi for exported functions, a direct call
+    /// for the header's declared slots (`BoundFunction`).
     /// The application delegate's rows only; the scene delegate's are bound by `bindScenes`.
     /// - Returns: the handler table (add it with `Application.addDelegate(_:id:)`; call its handlers on
     ///   the loop thread only) and the rows bound.
@@ -88,7 +96,7 @@ extension FFIDelegates {
         for index in functions.indices {
             guard let address = addresses[index], functions[index].shape.isScene == scene else { continue }
             let function = functions[index]
-            let call = BoundFunction(cif: interface(forRow: index, convention).cif, address: address)
+            let call = BoundFunction(cif: interface(forRow: index, convention).cif, address: address, direct: convention.isDeclared)
             let shared = receiver ?? Receiver(convention)
             receiver = shared
             install(function, call, shared)
@@ -125,8 +133,8 @@ extension FFIDelegates {
         private let first: UnsafeRawPointer?
         /// `lc_delegate_t`'s `ctx`, its last argument.
         private let ctx: UnsafeRawPointer?
-        /// The 1.1 plugin, whose state is read at each call (`convention` holds it strongly).
-        private unowned(unsafe) let plugin: (any PluginIdentity)?
+        /// The 1.1 plugin's state, read at each call.
+        private let stateCell: PluginStateCell?
 
         init(_ convention: Convention) {
             self.convention = convention
@@ -135,17 +143,17 @@ extension FFIDelegates {
                 kind = .exported
                 first = app
                 ctx = nil
-                plugin = nil
+                stateCell = nil
             case .delegateStruct(let app, let ctx, _):
                 kind = .delegateStruct
                 first = app
                 self.ctx = ctx
-                plugin = nil
+                stateCell = nil
             case .pluginTable(let plugin):
                 kind = .pluginTable
                 first = UnsafeRawPointer(plugin.handle)
                 ctx = nil
-                self.plugin = plugin
+                stateCell = plugin.stateCell
             }
         }
 
@@ -158,7 +166,7 @@ extension FFIDelegates {
         {
             var frame = Frame()
             frame.append(first)
-            if kind == .pluginTable { frame.append(plugin?.state.map(UnsafeRawPointer.init)) }
+            if kind == .pluginTable { frame.append(stateCell?.value.map(UnsafeRawPointer.init)) }
             if core > 0 { frame.append(a) }
             if core > 1 { frame.append(b) }
             if core > 2 { frame.append(c) }

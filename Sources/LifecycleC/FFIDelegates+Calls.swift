@@ -95,21 +95,36 @@ struct Frame {
 /// from the bound handlers only.
 ///
 /// Every argument is pointer-sized (checked when a row is bound), so a call stores its arguments in
-/// a fixed frame on the stack: a call allocates nothing and checks nothing, and costs `ffi_call`
-/// plus a few stores.
+/// a fixed frame on the stack: a call allocates nothing and checks nothing.
+///
+/// Two ways to call, chosen when the row is bound:
+/// - **direct** (`lc_plugin_delegate_t`, `lc_delegate_t`): the header declares each slot's C type, so
+///   the caller knows it at compile time — every argument a pointer or a 64-bit token, the result
+///   void, `bool` or a pointer. The function is called through a C function type of the frame's
+///   arity whose arguments are all `const void *` and whose result is a 64-bit word: on the ABIs
+///   this package builds for (x86-64 System V, AArch64 AAPCS64) that is the same call as the
+///   declared type (each argument in the next integer register, the result in the first integer
+///   return register; a `bool` is read from its low byte, as libffi's `ffi_arg` is). About 10
+///   instructions where `ffi_call` took ~450. In the unsafe ledger (`docs/architecture.md`).
+/// - **libffi** (ABI 1.0 exported functions, found by name): their types are the plugin's word, so
+///   `ffi_call` with the cif prepared from the row's signature.
 struct BoundFunction {
     let cif: UnsafeMutablePointer<ffi_cif>
     let entry: @convention(c) () -> Void
+    /// Called through a C function type of its arity (see above) instead of `ffi_call`.
+    let direct: Bool
 
-    init(cif: UnsafeMutablePointer<ffi_cif>, address: UnsafeMutableRawPointer) {
+    init(cif: UnsafeMutablePointer<ffi_cif>, address: UnsafeMutableRawPointer, direct: Bool) {
         self.cif = cif
         entry = unsafeBitCast(address, to: (@convention(c) () -> Void).self)
+        self.direct = direct
     }
 
-    /// `ffi_call` with the frame's slots (the cif's argument count says how many are read); returns
-    /// the raw `ffi_arg` result.
+    /// Calls the function with the frame's slots (the cif's argument count says how many are read);
+    /// returns the raw result word (`ffi_arg`).
     @inline(__always)
     func invoke(_ frame: Frame) -> ffi_arg {
+        if direct { return invokeDirectly(frame) }
         var slots = frame.slots
         var result: ffi_arg = 0
         withUnsafeMutableBytes(of: &slots) { slots in
@@ -122,5 +137,21 @@ struct BoundFunction {
             }
         }
         return result
+    }
+
+    typealias P = UnsafeRawPointer?
+
+    /// The direct call, by the frame's arity (2 to 6: a 1.1 function takes the plugin and its state
+    /// first; an `lc_delegate_t` one the application and, last, its context).
+    @inline(__always)
+    private func invokeDirectly(_ frame: Frame) -> ffi_arg {
+        let s = frame.slots
+        switch frame.count {
+        case 2: return ffi_arg(unsafeBitCast(entry, to: (@convention(c) (P, P) -> UInt).self)(s.0, s.1))
+        case 3: return ffi_arg(unsafeBitCast(entry, to: (@convention(c) (P, P, P) -> UInt).self)(s.0, s.1, s.2))
+        case 4: return ffi_arg(unsafeBitCast(entry, to: (@convention(c) (P, P, P, P) -> UInt).self)(s.0, s.1, s.2, s.3))
+        case 5: return ffi_arg(unsafeBitCast(entry, to: (@convention(c) (P, P, P, P, P) -> UInt).self)(s.0, s.1, s.2, s.3, s.4))
+        default: return ffi_arg(unsafeBitCast(entry, to: (@convention(c) (P, P, P, P, P, P) -> UInt).self)(s.0, s.1, s.2, s.3, s.4, s.5))
+        }
     }
 }

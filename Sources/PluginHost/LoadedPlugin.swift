@@ -40,7 +40,12 @@ package final class LoadedPlugin: PluginIdentity {
     /// its own process).
     let image: PluginImage?
     let descriptor: lc_plugin_descriptor_t
-    package internal(set) var state: UnsafeMutableRawPointer?
+    /// The `void *state` its init stored (kept in `stateCell`, which its 1.1 delegates read).
+    package internal(set) var state: UnsafeMutableRawPointer? {
+        get { stateCell.value }
+        set { stateCell.value = newValue }
+    }
+    package let stateCell = PluginStateCell()
     var delegateToken: Application.DelegateToken?
     /// Its background tasks begun and not yet ended through the host API (an id the engine has
     /// ended meanwhile may linger; the engine answers for it). Read from any thread.
