@@ -131,8 +131,11 @@ public enum Callgrind {
         environment[benchChildVariable] = nil
         environment.merge(extra) { $1 }
         let log = folder + "/valgrind.log"
+        // Kept parts name every function in full (no name compression across parts), so that
+        // callgrind_annotate can read any one of them alone.
+        let names = keep == nil ? [] : ["--compress-strings=no"]
         let status = run(valgrind, ["--tool=callgrind", "--callgrind-out-file=\(folder)/callgrind.out", "--dump-before=\(markSymbol)",
-                                    "--dump-instr=no", "--log-file=\(log)", child] + arguments,
+                                    "--dump-instr=no", "--log-file=\(log)"] + names + [child] + arguments,
                          environment: environment)
         guard status == 0 else {
             let tail = (readText(log) ?? "").split(separator: "\n").suffix(15).joined(separator: "\n")
