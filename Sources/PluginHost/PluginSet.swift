@@ -19,6 +19,9 @@ final class PluginSet: AppHandleAttachment {
     var isolated: [IsolatedPlugin] = []
     /// The quotas of the plugins loaded from now on (`AppHandle.pluginQuotas`).
     var quotas = PluginQuotas()
+    /// Runners started ahead, by plugin path, each sent its hello (`AppHandle.prestartIsolated`):
+    /// taken by the next isolated load of that path.
+    var prestarted: [String: RunnerProcess] = [:]
 
     /// Where `id` is, or would be inserted, in `byID`.
     private func sortedIndex(of id: String) -> (index: Int, found: Bool) {
@@ -64,6 +67,7 @@ final class PluginSet: AppHandleAttachment {
 
     /// Unloads the plugins, newest first, before the application goes.
     func shutdown(_ handle: AppHandle) {
+        handle.discardPrestarted()
         for plugin in loaded.reversed() { handle.unload(plugin) }
     }
 }

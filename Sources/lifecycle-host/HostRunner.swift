@@ -231,13 +231,27 @@ final class HostRunner: @unchecked Sendable {
     // MARK: Plugins
 
     private func loadPlugins(_ handle: AppHandle) {
-        for path in options.plugins.map(absolute) {
+        let paths = options.plugins.map(absolute)
+        var folders: [(folder: String, files: Result<[String], PluginRefusal>)] = []
+        for folder in options.pluginFolders { folders.append((folder, handle.pluginFiles(in: absolute(folder)))) }
+        // The runners of every plugin that may run isolated start at once; the loads below take them
+        // in order (each init still alone), and what none took is dismissed.
+        var isolation = options.isolation
+        isolation.settings.loadOptions = options.pluginLoading
+        if isolation.selection != .none || paths.contains(where: isolation.isolatesFile) {
+            var candidates = paths
+            for entry in folders { if case .success(let files) = entry.files { candidates += files } }
+            handle.prestartIsolated(paths: candidates.filter { isolation.selection != .none || isolation.isolatesFile($0) },
+                                    settings: isolation.settings)
+        }
+        defer { handle.discardPrestarted() }
+        for path in paths {
             if let refusal = folderRefusal(path, instead: "use --plugin-dir \(path) to load the plugins in it") { refused(refusal) } else { load(path, in: handle) }
         }
-        guard !options.pluginFolders.isEmpty else { return }
+        guard !folders.isEmpty else { return }
         var scanner = PluginScanner(rescan: options.rescan, budget: options.scanBudget, options: options.pluginLoading)
-        for folder in options.pluginFolders {
-            switch handle.pluginFiles(in: absolute(folder)) {
+        for entry in folders {
+            switch entry.files {
             case .success(let files): for file in files { load(file, in: handle, scanner: &scanner) }
             case .failure(let refusal): refused(refusal)
             }

@@ -112,6 +112,62 @@ final class IsolationTests: XCTestCase {
 }
 
 extension IsolationTests {
+    /// The pids of the plugin runners running now (`lifecycle-host plugin-runner …` in /proc).
+    static func runnerPIDs() -> Set<Int32> {
+        var pids = Set<Int32>()
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
+            guard let pid = Int32(entry), let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
+            if String(decoding: data, as: UTF8.self).split(separator: "\0").contains("plugin-runner") { pids.insert(pid) }
+        }
+        return pids
+    }
+
+    /// `--isolate` starts every plugin's runner at once, then loads them in the command line's order: the
+    /// trace and the plugins' lines are those of one-by-one loading, and the runner started for a
+    /// `--plugin` the host then refuses (a folder) is dismissed and reaped: none is left running.
+    func testRunnersStartedTogetherLoadInOrderAndOneNotTakenIsDismissed() throws {
+        let before = Self.runnerPIDs()
+        let folder = try CBuild.temporaryFolder("isolation-prestart")
+        let plugins = ["--plugin", Self.example("Echo"), "--plugin", folder, "--plugin", Self.example("Greeter")]
+        let script = "launch\nhome\nforeground\nterminate\n"
+        let inProcess = try run(plugins, script: script)
+        let isolated = try run(plugins + ["--isolate"], script: script)
+        XCTAssertEqual(isolated.status, 3, "a refused plugin: status 3\n\(isolated.output)")
+        XCTAssertEqual(isolated.status, inProcess.status)
+        XCTAssertEqual(isolated.trace, inProcess.trace)
+        XCTAssertEqual(isolated.records.filter { $0.kind == "plugin" }.map(\.plugin),
+                       ["org.applifecycle.echo", "org.applifecycle.greeter"], "loaded in the command line's order")
+        XCTAssertEqual(isolated.printed["echo"], inProcess.printed["echo"])
+        XCTAssertTrue(isolated.output.contains("plugin refused: \(folder): it is a folder, not a plugin file"), isolated.output)
+        XCTAssertEqual(Self.runnerPIDs().subtracting(before), [], "every runner the host started has ended")
+    }
+
+    /// The runners start side by side: the second plugin's process has opened it (its constructor
+    /// ran, in its own process) while the first plugin's init is still running.
+    func testTheSecondRunnerOpensItsPluginWhileTheFirstPluginsInitRuns() throws {
+        let folder = try CBuild.temporaryFolder("isolation-prestart-order")
+        let stamp = """
+            #include <stdio.h>
+            #include <time.h>
+            #include <unistd.h>
+            static void stamp(const char *what) {
+                struct timespec now; clock_gettime(CLOCK_MONOTONIC, &now);
+                char path[600]; snprintf(path, sizeof path, "\(folder)/%s", what);
+                FILE *f = fopen(path, "w"); if (f) { fprintf(f, "%lld", (long long)now.tv_sec * 1000000000LL + now.tv_nsec); fclose(f); }
+            }
+            """
+        let slow = try CBuild.sharedObject(CBuild.plugin(id: "com.example.slowinit", initBody: "usleep(400000); stamp(\"first-init-done\"); return LC_OK;",
+                                                         extra: stamp), named: "slowinit", in: folder)
+        let second = try CBuild.sharedObject(CBuild.plugin(id: "com.example.second",
+                                                           extra: stamp + "__attribute__((constructor)) static void opened(void) { stamp(\"second-opened\"); }"),
+                                             named: "second", in: folder)
+        let run = try run(["--isolate", "--plugin", slow, "--plugin", second], script: "launch\nterminate\n")
+        XCTAssertEqual(run.status, 0, run.output)
+        func read(_ name: String) throws -> Int64 { try XCTUnwrap(Int64(String(contentsOfFile: folder + "/" + name, encoding: .utf8))) }
+        let initDone = try read("first-init-done"), opened = try read("second-opened")
+        XCTAssertLessThan(opened, initDone, "the second runner opened its plugin \(Double(opened - initDone) / 1e6) ms after the first init ended")
+    }
+
     /// `status` of a running host lists an isolated plugin like any other, marked `isolated`, until it fails.
     func testStatusMarksIsolatedPluginsAndDropsAFailedOne() throws {
         let folder = try CBuild.temporaryFolder("isolation-status")

@@ -29,7 +29,7 @@ extension AppHandle {
             throw PluginRefusal(path: path, reason: "the path is relative; plugins are loaded from absolute paths only",
                                 status: lc_status(LC_ERR_PLUGIN_REFUSED))
         }
-        let started = try IsolatedPlugin.launch(path: path, settings: settings)
+        let started = try IsolatedPlugin.launch(path: path, settings: settings, prestarted: pluginSet.prestarted.removeValue(forKey: path))
         func dismiss(_ reason: String) {
             started.process.channel.out.begin(.refuse)
             started.process.channel.out.string(reason)
@@ -58,6 +58,40 @@ extension AppHandle {
         pluginSet.register(plugin)
         pluginSet.adopt(proxy, in: self)
         return plugin
+    }
+}
+
+extension AppHandle {
+    /// Starts a runner for each of `paths` at once and sends each its hello, so that the processes
+    /// start (exec, the Swift runtime, the loader's checks, `dlopen`) side by side instead of one
+    /// after another; the isolated loads of those paths then take them (`loadIsolatedPlugin`), in
+    /// the caller's order: every plugin's `init` still runs alone and in order. A path that cannot be
+    /// started here is started again by its load, which reports why. Call `discardPrestarted` once
+    /// the loads are done: a runner whose load never came is dismissed (it ran no plugin code but its
+    /// constructors, in its own process). [loop-thread]
+    package func prestartIsolated(paths: [String], settings: IsolationSettings) {
+        guard loop.isOnLoopThread, let runner = try? IsolationRunner.resolve() else { return }
+        let set = pluginSet
+        for path in paths where path.utf8.first == UInt8(ascii: "/") && set.prestarted[path] == nil {
+            guard let process = try? RunnerProcess.start(runner: runner, cgroups: settings.cgroups) else { continue }
+            IsolatedPlugin.sendHello(to: process, path: path, settings: settings)
+            _ = process.channel.writeSome()
+            set.prestarted[path] = process
+        }
+    }
+
+    /// Dismisses the runners started ahead that no load took (`prestartIsolated`). [loop-thread]
+    package func discardPrestarted() {
+        guard let set = attachment as? PluginSet, !set.prestarted.isEmpty else { return }
+        let left = set.prestarted.values
+        set.prestarted.removeAll()
+        for process in left {
+            process.channel.out.begin(.refuse)
+            process.channel.out.string("not loaded")
+            process.channel.out.end()
+            _ = process.channel.writeSome()
+        }
+        for process in left { process.reap(within: .seconds(1)) }
     }
 }
 

@@ -114,26 +114,25 @@ final class IsolatedPlugin: @unchecked Sendable {
 
     // MARK: Starting
 
-    /// Starts a runner for `path` and reads its descriptor (within `settings.initBudget`).
+    /// Starts a runner for `path` (or takes `prestarted`, one started ahead for it and sent its hello)
+    /// and reads its descriptor (within `settings.initBudget`).
     /// - Throws: the refusal: the runner could not start, the plugin failed the loader's checks, or
     ///   the process died or overran before describing it.
-    static func launch(path: String, settings: IsolationSettings) throws(PluginRefusal)
+    static func launch(path: String, settings: IsolationSettings, prestarted: RunnerProcess? = nil) throws(PluginRefusal)
         -> (process: RunnerProcess, id: String, version: String, summary: String, abiMajor: UInt32, abiMinor: UInt32)
     {
         func refuse(_ reason: String, _ status: Int = LC_ERR_PLUGIN_REFUSED) -> PluginRefusal {
             PluginRefusal(path: path, reason: reason, status: lc_status(status))
         }
         let process: RunnerProcess
-        do { process = try RunnerProcess.start(runner: try IsolationRunner.resolve(), cgroups: settings.cgroups) } catch {
-            throw refuse("isolated: \(error.message)", LC_ERR_SYSTEM)
+        if let prestarted {
+            process = prestarted
+        } else {
+            do { process = try RunnerProcess.start(runner: try IsolationRunner.resolve(), cgroups: settings.cgroups) } catch {
+                throw refuse("isolated: \(error.message)", LC_ERR_SYSTEM)
+            }
+            sendHello(to: process, path: path, settings: settings)
         }
-        var hello = FrameWriter()
-        hello.begin(.hello)
-        hello.u32(IsolationProtocol.version)
-        hello.u32(settings.loadOptions.rawValue)
-        hello.string(path)
-        hello.end()
-        process.channel.out = hello
         let deadline = lcs_monotonic_ns() + settings.initBudget.nanosecondCount
         let first: FrameReader
         do { first = try readFrame(process, until: deadline) } catch {
@@ -161,6 +160,17 @@ final class IsolatedPlugin: @unchecked Sendable {
         } catch {
             throw refuse("isolated: \(error)")
         }
+    }
+
+    /// Queues the first frame: the protocol version, the load options and the plugin's path.
+    static func sendHello(to process: RunnerProcess, path: String, settings: IsolationSettings) {
+        var hello = FrameWriter()
+        hello.begin(.hello)
+        hello.u32(IsolationProtocol.version)
+        hello.u32(settings.loadOptions.rawValue)
+        hello.string(path)
+        hello.end()
+        process.channel.out = hello
     }
 
     /// What went wrong reading the process's first frame.
