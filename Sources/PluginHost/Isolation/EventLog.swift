@@ -50,6 +50,9 @@ struct EventLog {
     static let recentCapacity = 256
 
     var hasPending: Bool { finished < sent }
+    /// What the log holds now, finished frames not yet dropped included (tests: it must stay bounded by
+    /// what is in flight).
+    var storedCount: (entries: Int, minimums: Int) { (entries.count, minimums.count) }
 
     /// Adds a frame just sent; returns its number.
     mutating func append(_ entry: Entry) -> UInt64 {
@@ -78,6 +81,21 @@ struct EventLog {
             entries.removeFirst(head)
             head = 0
         }
+        trimMinimums()
+    }
+
+    /// Drops the finished frames from the front of `minimums` (and compacts it, amortised O(1)): with
+    /// deadlines that only grow — a stream of notifications, each `now + budget` — every frame stays in
+    /// it until finished, so it is trimmed as frames finish, not only when a deadline is looked up.
+    private mutating func trimMinimums() {
+        while minimumsHead < minimums.count, minimums[minimumsHead].number <= finished { minimumsHead += 1 }
+        if minimumsHead == minimums.count {
+            minimums.removeAll(keepingCapacity: minimums.count <= 4096)
+            minimumsHead = 0
+        } else if minimumsHead >= 1024, minimumsHead * 2 >= minimums.count {
+            minimums.removeFirst(minimumsHead)
+            minimumsHead = 0
+        }
     }
 
     /// The frame numbered `number`, if it is not finished.
@@ -97,17 +115,8 @@ struct EventLog {
     /// The earliest deadline among the unfinished frames, and its frame's number.
     var earliest: (number: UInt64, deadline: UInt64)? {
         mutating get {
-            while minimumsHead < minimums.count, minimums[minimumsHead].number <= finished { minimumsHead += 1 }
-            if minimumsHead == minimums.count {
-                minimums.removeAll(keepingCapacity: true)
-                minimumsHead = 0
-                return nil
-            }
-            if minimumsHead >= 1024, minimumsHead * 2 >= minimums.count {
-                minimums.removeFirst(minimumsHead)
-                minimumsHead = 0
-            }
-            return minimums[minimumsHead]
+            trimMinimums()
+            return minimumsHead < minimums.count ? minimums[minimumsHead] : nil
         }
     }
 

@@ -83,6 +83,10 @@ extension IsolatedPlugin {
     /// otherwise the loop's watch writes the rest when the socket has room.
     func flushNow() {
         guard let process else { return }
+        // The process's word for what it has run lets the log drop those frames now: a long one-way
+        // stream keeps at most what is in flight (the socket's buffers, `outputLimit`), not every frame
+        // sent since the last deadline check (+40 bytes a notification, until a budget's timer fired).
+        if events.hasPending, isActive, !catchUp(process) { return }
         switch process.channel.writeSome() {
         case .done:
             setWatch(writable: false)
