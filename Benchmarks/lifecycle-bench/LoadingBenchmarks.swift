@@ -60,7 +60,7 @@ enum LoadingBenchmarks {
             let perPlugin = "\(Figure.format(ours.median * 1000 / Double(count))) µs vs \(Figure.format(raw.median * 1000 / Double(count))) µs a plugin"
             rows.append(Row(group: group, name: "C ABI: load + init \(count) plugin\(count == 1 ? "" : "s") (lc_app_load_plugin each, -c release)",
                             ours: ours, anchors: [("raw dlopen + dlsym(lc_plugin_entry) + entry() (C)", raw)],
-                            target: "≤ 2× raw", met: settings.quick ? nil : ours.median <= 2 * raw.median,
+                            target: "≤ 1.5× raw", met: settings.quick ? nil : ours.median <= 1.5 * raw.median,
                             ratios: "\(ratio(ours.median, raw.median)) raw; \(perPlugin)"))
         }
         return rows
@@ -147,7 +147,9 @@ enum LoadingBenchmarks {
                 ours: exited, anchors: [("Swift hello world (swiftc -O)", helloFigure)], target: "information", met: nil,
                 ratios: "\(ratio(exited.median, helloFigure.median)) hello world"),
             Row(group: group, name: "host cold start to didBecomeActive, the 10 plugins isolated (`lifecycle-host run --isolate --plugin ×10 --trace json --script S`, -c release)",
-                ours: isolatedActive, anchors: anchors + [("the same 10 plugins in its process", active)], target: "information", met: nil,
+                ours: isolatedActive, anchors: anchors + [("the same 10 plugins in its process", active)],
+                target: "≤ 2× the in-process cold start (the runners start together)",
+                met: settings.quick ? nil : isolatedActive.median <= 2 * active.median,
                 ratios: "\(versus(isolatedActive)), \(ratio(isolatedActive.median, active.median)) in-process"),
             Row(group: group, name: "host cold start to exit, the 10 plugins isolated (`lifecycle-host run --isolate --plugin ×10 --trace json --script S`, -c release)",
                 ours: isolatedExit, anchors: [("Swift hello world (swiftc -O)", helloFigure), ("the same 10 plugins in its process", exited)],
