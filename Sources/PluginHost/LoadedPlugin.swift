@@ -23,8 +23,14 @@ package final class LoadedPlugin: PluginIdentity {
     var implementedRows = FFIDelegates.Rows()
     /// The scene delegate rows an isolated plugin's process reported (in-process: bound when registered).
     var isolatedSceneRows = FFIDelegates.Rows()
-    /// Whether it is loaded (false once unloaded or while its init failed).
-    package internal(set) var isActive = true
+    /// Whether it is loaded (false once unloaded or while its init failed). Written on the loop
+    /// thread, read by host-API calls from any of the plugin's threads (a plain variable here was a
+    /// data race ThreadSanitizer found: a plugin thread posting while the host unloads it). [thread-safe]
+    package internal(set) var isActive: Bool {
+        get { active.load(ordering: .acquiring) }
+        set { active.store(newValue, ordering: .releasing) }
+    }
+    private let active = Atomic<Bool>(true)
     /// Its place in its application's load order (`PluginSet.register`: ascending, never reused).
     var loadNumber: UInt64 = 0
 
