@@ -8,7 +8,8 @@ final class IsolatedCABITests: XCTestCase {
     func testACProgramLoadsIsolatedPluginsSeesTheirFailuresAndHasItsOptionsChecked() throws {
         let folder = try CBuild.temporaryFolder("isolated-cabi")
         let program = folder + "/isolated_plugins"
-        let compile = try CBuild.run("/usr/bin/cc", ["-Wall", "-Werror", CBuild.root + "/Tests/PluginHostTests/Fixtures/isolated_plugins.c",
+        let compiler = CBuild.linkedProgramCompiler  // under TSan, the program is a TSan program too
+        let compile = try CBuild.run(compiler.path, compiler.flags + ["-Wall", "-Werror", CBuild.root + "/Tests/PluginHostTests/Fixtures/isolated_plugins.c",
                                                      "-I", CBuild.root + "/include", "-L", CBuild.products, "-llifecycle",
                                                      "-Wl,-rpath,\(CBuild.products)", "-o", program])
         XCTAssertEqual(compile.status, 0, compile.output)

@@ -215,7 +215,8 @@ final class LoaderTests: XCTestCase {
                                    environment: pkg)
         XCTAssertEqual(flags.status, 0, flags.output)
         let program = folder + "/embed_cycle"
-        let compile = try CBuild.run("/bin/sh", ["-c", "cc -Wall -Werror \(CBuild.root)/Tests/PluginHostTests/Fixtures/embed_cycle.c \(flags.output.trimmingCharacters(in: .whitespacesAndNewlines)) -Wl,-rpath,\(CBuild.products) -lpthread -o \(program)"])
+        let compiler = CBuild.linkedProgramCompiler  // under TSan, the program is a TSan program too
+        let compile = try CBuild.run("/bin/sh", ["-c", "\(([compiler.path] + compiler.flags).joined(separator: " ")) -Wall -Werror \(CBuild.root)/Tests/PluginHostTests/Fixtures/embed_cycle.c \(flags.output.trimmingCharacters(in: .whitespacesAndNewlines)) -Wl,-rpath,\(CBuild.products) -lpthread -o \(program)"])
         XCTAssertEqual(compile.status, 0, compile.output)
         let result = try CBuild.run(program, [])
         XCTAssertEqual(result.output, "ok\n")
@@ -230,7 +231,8 @@ final class LoaderTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let fixtures = CBuild.root + "/Tests/PluginHostTests/Fixtures"
         let program = folder + "/run_plugins"
-        let compile = try CBuild.run("/usr/bin/cc", ["-Wall", "-Werror", fixtures + "/run_plugins.c", "-I", CBuild.root + "/include",
+        let compiler = CBuild.linkedProgramCompiler  // under TSan, the program is a TSan program too
+        let compile = try CBuild.run(compiler.path, compiler.flags + ["-Wall", "-Werror", fixtures + "/run_plugins.c", "-I", CBuild.root + "/include",
                                                      "-L", CBuild.products, "-llifecycle", "-Wl,-rpath,\(CBuild.products)", "-o", program])
         XCTAssertEqual(compile.status, 0, compile.output)
         let plugins = ["Echo", "StateKeeper", "Greeter", "CacheTrimmer"].map { CBuild.products + "/lib\($0).so" }
