@@ -236,7 +236,9 @@ enum IsolationBenchmarks {
             Row(group: group, name: "isolated delegate through an action: lc_app_perform(OPEN_URL) → application_openURL_options round trip p50 (\(label), C ABI, -c release)",
                 ours: p50, anchors: [("the same action, the plugin in the host's process (lc_app_load_plugin)", localP50),
                                      (seqLabel, seqP50), (streamLabel, streamP50)],
-                target: oneCPU ? "≤ 15 µs p50 on one CPU" : "information", met: oneCPU && !settings.quick ? p50.median <= 15 : nil,
+                // Issue 19: within 1.3× the SOCK_SEQPACKET ping-pong (the round trip's floor), on one CPU.
+                target: oneCPU ? "≤ 1.3× the SOCK_SEQPACKET floor (p50, one CPU)" : "information",
+                met: oneCPU && !settings.quick ? p50.median <= 1.3 * seqP50.median : nil,
                 ratios: "\(ratio(p50.median, seqP50.median)) the SOCK_SEQPACKET floor, \(ratio(p50.median, streamP50.median)) the SOCK_STREAM floor, \(ratio(p50.median, localP50.median)) in-process"),
             Row(group: group, name: "isolated delegate through an action: lc_app_perform(OPEN_URL) → application_openURL_options round trip p99 (\(label), C ABI, -c release)",
                 ours: p99, anchors: [("the same action, the plugin in the host's process (lc_app_load_plugin)", localP99),
