@@ -76,16 +76,8 @@ extension AppNotificationCenter {
     /// owner at `owner` (`bits`: `CallbackProbe.bits`): the hang budget watches it, and a dispatch
     /// inside it is nested. [loop-thread]
     package func runMarked<R, E: Error>(_ bits: UInt64, owner: UInt32, _ body: () throws(E) -> R) throws(E) -> R {
-        // Levels: below 64 dispatches (the nesting limit) and below 63 counted marked callbacks, so
-        // every level is below `CallbackProbe.levels`; deeper marked callbacks share the last level.
-        let marks = ProbeMarks(state, level: state.pointee.dispatchDepth + state.pointee.markedDepth, bits)
-        let counted = state.pointee.markedDepth < CallbackProbe.levels / 2 - 1
-        marks.observer(owner)
-        if counted { state.pointee.markedDepth += 1 }
-        defer {
-            if counted { state.pointee.markedDepth -= 1 }
-            marks.done()
-        }
+        let mark = beginMarked(bits, owner: owner)
+        defer { endMarked(mark) }
         if state.pointee.metrics == nil { return try body() }
         return try timed(bits, owner: owner, body)
     }
@@ -93,16 +85,28 @@ extension AppNotificationCenter {
     /// `runMarked` with `body` called on `argument`: for a caller whose closure would otherwise
     /// capture the argument (and retain it at each call). [loop-thread]
     package func runMarked<A: AnyObject>(_ bits: UInt64, owner: UInt32, passing argument: A, _ body: (A) -> Void) {
+        let mark = beginMarked(bits, owner: owner)
+        defer { endMarked(mark) }
+        if state.pointee.metrics == nil { return body(argument) }
+        timed(bits, owner: owner) { body(argument) }
+    }
+
+    /// A marked callback begins: its level's words written, the marked depth counted. Levels: below 64
+    /// dispatches (the nesting limit) and below 63 counted marked callbacks, so every level is below
+    /// `CallbackProbe.levels`; deeper marked callbacks share the last level.
+    @inline(__always)
+    private func beginMarked(_ bits: UInt64, owner: UInt32) -> (marks: ProbeMarks, counted: Bool) {
         let marks = ProbeMarks(state, level: state.pointee.dispatchDepth + state.pointee.markedDepth, bits)
         let counted = state.pointee.markedDepth < CallbackProbe.levels / 2 - 1
         marks.observer(owner)
         if counted { state.pointee.markedDepth += 1 }
-        defer {
-            if counted { state.pointee.markedDepth -= 1 }
-            marks.done()
-        }
-        if state.pointee.metrics == nil { return body(argument) }
-        timed(bits, owner: owner) { body(argument) }
+        return (marks, counted)
+    }
+
+    @inline(__always)
+    private func endMarked(_ mark: (marks: ProbeMarks, counted: Bool)) {
+        if mark.counted { state.pointee.markedDepth -= 1 }
+        mark.marks.done()
     }
 
     /// `body`, timed for the application's metrics: two clock reads around it.
