@@ -142,6 +142,21 @@ extension IsolationTests {
         XCTAssertEqual(Self.runnerPIDs().subtracting(before), [], "every runner the host started has ended")
     }
 
+    /// More plugins than runners started ahead (32): the first 32 start at once, the rest as their loads
+    /// come; all 40 load, in the folder's order, and none of their runners is left after the run.
+    func testAFolderOfMorePluginsThanTheRunnersStartedAheadLoadsThemAllInOrder() throws {
+        let before = Self.runnerPIDs()
+        let folder = try CBuild.temporaryFolder("isolation-prestart-many")
+        let ids = (0..<40).map { String(format: "com.example.many%02d", $0) }
+        for (index, id) in ids.enumerated() {
+            _ = try CBuild.sharedObject(CBuild.plugin(id: id), named: String(format: "p%02d", index), in: folder)
+        }
+        let run = try run(["--isolate", "--plugin-dir", folder], script: "launch\nterminate\n")
+        XCTAssertEqual(run.status, 0, run.output)
+        XCTAssertEqual(run.records.filter { $0.kind == "plugin" }.map(\.plugin), ids)
+        XCTAssertEqual(Self.runnerPIDs().subtracting(before), [], "every runner the host started has ended")
+    }
+
     /// The runners start side by side: the second plugin's process has opened it (its constructor
     /// ran, in its own process) while the first plugin's init is still running.
     func testTheSecondRunnerOpensItsPluginWhileTheFirstPluginsInitRuns() throws {

@@ -69,16 +69,24 @@ extension AppHandle {
     /// started here is started again by its load, which reports why. Call `discardPrestarted` once
     /// the loads are done: a runner whose load never came is dismissed (it ran no plugin code but its
     /// constructors, in its own process). [loop-thread]
+    ///
+    /// At most `prestartLimit` (32) runners are started ahead: a folder of a thousand plugins starts
+    /// the first 32 at once and the rest one by one as their loads come, instead of a thousand
+    /// processes in one burst.
     package func prestartIsolated(paths: [String], settings: IsolationSettings) {
         guard loop.isOnLoopThread, let runner = try? IsolationRunner.resolve() else { return }
         let set = pluginSet
         for path in paths where path.utf8.first == UInt8(ascii: "/") && set.prestarted[path] == nil {
+            guard set.prestarted.count < Self.prestartLimit else { break }
             guard let process = try? RunnerProcess.start(runner: runner, cgroups: settings.cgroups) else { continue }
             IsolatedPlugin.sendHello(to: process, path: path, settings: settings)
             _ = process.channel.writeSome()
             set.prestarted[path] = process
         }
     }
+
+    /// The most runners `prestartIsolated` keeps started ahead.
+    package static let prestartLimit = 32
 
     /// Dismisses the runners started ahead that no load took (`prestartIsolated`). [loop-thread]
     package func discardPrestarted() {
