@@ -74,14 +74,20 @@ struct EventLog {
         }
         head += count
         finished += UInt64(count)
-        if head == entries.count {
-            entries.removeAll(keepingCapacity: entries.count <= 4096)
+        Self.dropFront(&entries, &head, from: 4096)
+        trimMinimums()
+    }
+
+    /// Drops `array`'s first `head` elements (those consumed) once they are all of it (a small
+    /// buffer is kept for reuse), or at least `from` and half of it: amortised O(1) an element.
+    private static func dropFront<T>(_ array: inout [T], _ head: inout Int, from: Int) {
+        if head == array.count {
+            array.removeAll(keepingCapacity: array.count <= 4096)
             head = 0
-        } else if head >= 4096, head * 2 >= entries.count {
-            entries.removeFirst(head)
+        } else if head >= from, head * 2 >= array.count {
+            array.removeFirst(head)
             head = 0
         }
-        trimMinimums()
     }
 
     /// Drops the finished frames from the front of `minimums` (and compacts it, amortised O(1)): with
@@ -89,13 +95,7 @@ struct EventLog {
     /// it until finished, so it is trimmed as frames finish, not only when a deadline is looked up.
     private mutating func trimMinimums() {
         while minimumsHead < minimums.count, minimums[minimumsHead].number <= finished { minimumsHead += 1 }
-        if minimumsHead == minimums.count {
-            minimums.removeAll(keepingCapacity: minimums.count <= 4096)
-            minimumsHead = 0
-        } else if minimumsHead >= 1024, minimumsHead * 2 >= minimums.count {
-            minimums.removeFirst(minimumsHead)
-            minimumsHead = 0
-        }
+        Self.dropFront(&minimums, &minimumsHead, from: 1024)
     }
 
     /// The frame numbered `number`, if it is not finished.
