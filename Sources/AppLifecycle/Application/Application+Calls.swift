@@ -5,9 +5,7 @@ extension Application {
     /// Calls one delegate method, traced, watched, and checked for a watchdog kill afterwards.
     /// `scene`: the scene the call is about (`configurationForConnecting`, `didDiscardSceneSessions`).
     func call<R>(_ method: DelegateMethod, _ slot: DelegateSlot, scene: String? = nil, _ body: () -> R) throws(Killed) -> R {
-        trace(scene.map { .inScene($0, .delegateCalled(method: method, delegate: slot.id)) }
-            ?? .delegateCalled(method: method, delegate: slot.id))
-        if inBudget { watchdog.setCurrent(event: method.selector, observer: slot.id) }
+        announce(method, slot, scene: scene)
         let result = marked(method, owner: slot.owner, body)
         try checkKilled()
         return result
@@ -28,10 +26,17 @@ extension Application {
     /// referenced): ~130 instructions a delegate.
     @inline(__always)
     private func callVoid(_ method: DelegateMethod, _ slot: DelegateSlot, _ body: (Application) -> Void) throws(Killed) {
-        trace(.delegateCalled(method: method, delegate: slot.id))
-        if inBudget { watchdog.setCurrent(event: method.selector, observer: slot.id) }
-        center.runMarked(CallbackProbe.bits(.delegate, subject: method.label), owner: slot.owner, passing: self, body)
+        announce(method, slot)
+        marked(method, owner: slot.owner, passing: self, body)
         try checkKilled()
+    }
+
+    /// Before a delegate call: traced, and named to the watchdog inside a budget.
+    @inline(__always)
+    private func announce(_ method: DelegateMethod, _ slot: DelegateSlot, scene: String? = nil) {
+        trace(scene.map { .inScene($0, .delegateCalled(method: method, delegate: slot.id)) }
+            ?? .delegateCalled(method: method, delegate: slot.id))
+        if inBudget { watchdog.setCurrent(event: method.selector, observer: slot.id) }
     }
 
     /// Asks every implementing delegate; true only if all answered true; nil when none implements it.

@@ -7,6 +7,12 @@ extension Application {
         center.runMarked(CallbackProbe.bits(.delegate, subject: method.label), owner: owner, body)
     }
 
+    /// `marked` with `body` called on `argument` (see `AppNotificationCenter.runMarked(_:owner:passing:_:)`).
+    @inline(__always)
+    func marked<A: AnyObject>(_ method: DelegateMethod, owner: UInt32, passing argument: A, _ body: (A) -> Void) {
+        center.runMarked(CallbackProbe.bits(.delegate, subject: method.label), owner: owner, passing: argument, body)
+    }
+
     /// Traces the hang reports the watchdog made since the last call. [loop-thread]
     func traceHangReports() {
         for report in killSwitch.takeHangReports() { trace(.watchdogOverrun(report)) }
