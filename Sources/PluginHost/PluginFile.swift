@@ -6,8 +6,9 @@ import Glibc
 /// headers and loadable segments lie inside the file.
 ///
 /// One `open`, one `fstat`, one `pread` of the headers (a second only when the program headers lie
-/// beyond the first KiB); the permission check adds an `lstat` per folder (and a `readlink` of the
-/// descriptor when the path given is not the real one). The loader then loads this descriptor itself
+/// beyond the first KiB); the permission check adds an `lstat` of the file's folder, and of each
+/// folder above it unless that folder was checked with its chain lately and is unchanged
+/// (`CheckedFolders`) (and a `readlink` of the descriptor when the path given is not the real one). The loader then loads this descriptor itself
 /// (`/proc/self/fd/N`), so a file swapped after the checks is not the one loaded. The success path builds no `String`: a process's first load
 /// pays for no type it would not use anyway.
 struct PluginFile {
@@ -184,27 +185,49 @@ struct PluginFile {
         throws(PluginFileProblem) -> Bool
     {
         var end = length
+        var innermost: (path: [CChar], stamp: CheckedFolders.Stamp)?
         while end > 0 {
             end -= 1
             while base[end] != 0x2F { end -= 1 }  // stops at index 0 at the latest: the path is absolute
-            base[end == 0 ? 1 : end] = 0
+            let cut = end == 0 ? 1 : end
+            base[cut] = 0
             var info = stat()
             guard fstatat(AT_FDCWD, base, &info, symlinks ? 0 : AT_SYMLINK_NOFOLLOW) == 0 else {
                 throw PluginFileProblem("cannot check the folder \(String(cString: base)): \(String(cString: strerror(errno)))")
             }
             if info.st_mode & Mode.type == Mode.symbolicLink { return false }
             if let problem = unsafety(of: info, folder: base) { throw PluginFileProblem(problem) }
+            if innermost == nil, info.st_mode & Mode.type == Mode.directory {
+                // The file's own folder: checked with its chain lately and unchanged since, the chain stands.
+                let stamp = CheckedFolders.Stamp(info)
+                if CheckedFolders.shared.withLock({ $0.contains(base, length: cut, stamp) }) { return true }
+                innermost = (Array(UnsafeBufferPointer(start: base, count: cut)), stamp)
+            }
         }
+        if let innermost { CheckedFolders.shared.withLock { $0.insert(innermost.path, innermost.stamp) } }
         return true
     }
 
-    /// Calls `body` with "/proc/self/fd/<fd>" as a C string built on the stack.
-    static func withProcFDPath<R, E: Error>(_ fd: Int32, _ body: (UnsafePointer<CChar>) throws(E) -> R) throws(E) -> R {
-        try withUnsafeTemporaryAllocation(of: CChar.self, capacity: 32) { buffer throws(E) in
-            let prefix: StaticString = "/proc/self/fd/"
+    /// Calls `body` with "/proc/self/fd/<fd>" as a C string built on the stack; with `load` > 0, the
+    /// same path with `load`'s bits written between "fd" and the number, lowest first, as `//` (0) or
+    /// `/.` (1) up to its highest set bit: "/proc/self/fd/./5" for load 1, "/proc/self/fd///./5" for 2.
+    /// The kernel resolves every such name to the same descriptor; no two loads share a name (the
+    /// highest bit's `/.` ends each, so names of different lengths differ too).
+    static func withProcFDPath<R, E: Error>(_ fd: Int32, load: UInt64 = 0, _ body: (UnsafePointer<CChar>) throws(E) -> R) throws(E) -> R {
+        try withUnsafeTemporaryAllocation(of: CChar.self, capacity: 32 + 2 * 64) { buffer throws(E) in
+            let prefix: StaticString = "/proc/self/fd"
             let base = buffer.baseAddress!
             var length = prefix.utf8CodeUnitCount
             prefix.utf8Start.withMemoryRebound(to: CChar.self, capacity: length) { base.update(from: $0, count: length) }
+            var bits = load
+            while bits != 0 {
+                base[length] = 0x2F
+                base[length + 1] = bits & 1 == 1 ? 0x2E : 0x2F
+                length += 2
+                bits >>= 1
+            }
+            base[length] = 0x2F
+            length += 1
             var digits = UInt32(bitPattern: fd), scale: UInt32 = 1
             while digits / scale >= 10 { scale *= 10 }
             repeat {

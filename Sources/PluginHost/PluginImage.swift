@@ -5,10 +5,13 @@ import Synchronization
 /// A plugin image mapped by the loader: its `dlopen` handle and where its loadable segments are.
 ///
 /// Images are loaded through the checked descriptor (`dlopen("/proc/self/fd/N")`) and stay mapped for
-/// the life of the process (`RTLD_NODELETE`). The dynamic linker knows an image by that name, so the
-/// descriptor stays open as long as the image is mapped: a later file opened as the same descriptor
-/// number would otherwise be taken for the image already loaded under that name. A file loaded again
-/// (found by device and inode) reuses its image and closes its new descriptor. [thread-safe]
+/// the life of the process (`RTLD_NODELETE`). The descriptor is closed once `dlopen` returns: no
+/// descriptor is kept per plugin. The dynamic linker knows an image by the name it was opened with and
+/// answers a later `dlopen` of the same name with that image, without opening anything; so each load
+/// uses a name no earlier load used — the same descriptor path with the load's number written into it
+/// as empty (`//`) and current-folder (`/.`) components, which the kernel resolves to the same file
+/// (`ProcFDName`). A file loaded again (found by device and inode) reuses its image and closes its new
+/// descriptor. [thread-safe]
 final class PluginImage: @unchecked Sendable {
     // @unchecked: immutable once published (`next` is set before); `handle` names an image that is
     // never unmapped.
@@ -37,6 +40,8 @@ final class PluginImage: @unchecked Sendable {
     /// or `Mutex`: their first calls cost a process's first load a lazy symbol binding each, and
     /// `Mutex` a `gettid` system call each time.
     private static let busy = Atomic<Bool>(false)
+    /// How many loads reached `dlopen` in this process: each one's number makes its name unique.
+    private static let loads = Atomic<UInt64>(0)
 
     private static func withImages<R>(_ body: (inout ImageTable) -> R) -> R {
         while !busy.compareExchange(expected: false, desired: true, ordering: .acquiring).exchanged { sched_yield() }
@@ -45,7 +50,7 @@ final class PluginImage: @unchecked Sendable {
     }
 
     /// The image of `file`: the one already mapped for that file, else `dlopen` of its descriptor.
-    /// Takes the descriptor: kept open while the image is mapped, closed otherwise. O(1) in the number
+    /// Takes the descriptor and closes it. O(1) in the number
     /// of images mapped (the dynamic linker's own search of its objects aside).
     /// - Throws: the refusal's reason, naming `path` where the dynamic linker named the descriptor.
     static func load(_ file: PluginFile, path: String) throws(PluginFileProblem) -> PluginImage {
@@ -55,21 +60,29 @@ final class PluginImage: @unchecked Sendable {
             return image
         }
         // RTLD_NODELETE: a dlclose'd Swift image would crash the runtime later; unloading only deactivates.
-        let opened = PluginFile.withProcFDPath(file.fd) { dlopen($0, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE) }
+        // The name is this load's own (see the type's comment); the descriptor is closed either way.
+        let number = loads.wrappingAdd(1, ordering: .relaxed).oldValue
+        var failure: String?
+        let opened = PluginFile.withProcFDPath(file.fd, load: number) { name in
+            let handle = dlopen(name, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE)
+            if handle == nil {
+                let error = dlerror().map { String(cString: $0) } ?? "unknown error"
+                failure = error.replacing(String(cString: name) + ":", with: path + ":")
+            }
+            return handle
+        }
+        close(file.fd)
         guard let handle = opened else {
-            let error = dlerror().map { String(cString: $0) } ?? "unknown error"
-            close(file.fd)
             file.image.release()
-            throw PluginFileProblem("dlopen failed: \(error.replacing("/proc/self/fd/\(file.fd):", with: path + ":"))")
+            throw PluginFileProblem("dlopen failed: \(failure ?? "unknown error")")
         }
         var base: UInt = 0
         guard lcs_dl_load_base(handle, &base) == 0 else {
-            // The descriptor stays open: the dynamic linker knows the image by its name.
             file.image.release()
             throw PluginFileProblem("dlopen gave no link map: \(dlerror().map { String(cString: $0) } ?? "unknown error")")
         }
-        // Two threads loading one file at once both map it (the dynamic linker finds it once); the
-        // first image published is kept, and both descriptors stay open (each is a name of the image).
+        // Two threads loading one file at once both map it (the dynamic linker finds it once, by device
+        // and inode); the first image published is kept.
         let loaded = PluginImage(handle: handle, base: base, file: file)
         return withImages { images in
             if let first = images.find(device: file.device, inode: file.inode) { return first }

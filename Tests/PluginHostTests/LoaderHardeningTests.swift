@@ -200,13 +200,60 @@ final class LoaderHardeningTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: real + "/plugins", withIntermediateDirectories: true)
         _ = try CBuild.sharedObject(CBuild.plugin(id: "com.example.linked"), named: "linked", in: real + "/plugins")
         try FileManager.default.createSymbolicLink(atPath: folder + "/link", withDestinationPath: real + "/plugins")
-        let handle = try AppHandle(configuration: Configuration())
-        defer { handle.shutdown() }
-        XCTAssertEqual(try handle.loadPlugin(path: folder + "/link/linked.so").id, "com.example.linked", "safe where it really is")
         XCTAssertEqual(chmod(real, 0o777), 0)
         for path in [folder + "/link/linked.so", real + "/plugins/../plugins/linked.so"] {
             try assertRefused(path, "unsafe permissions: the folder \(real) is group- and world-writable (mode 0777) and not a sticky folder owned by root")
         }
+        XCTAssertEqual(chmod(real, 0o755), 0)
+        let handle = try AppHandle(configuration: Configuration())
+        defer { handle.shutdown() }
+        XCTAssertEqual(try handle.loadPlugin(path: folder + "/link/linked.so").id, "com.example.linked", "safe where it really is")
+    }
+
+    /// A folder's chain is checked once: a later plugin from the same folder re-reads that folder
+    /// alone, and its parents again only when the folder is no longer the same unchanged object.
+    func testAFoldersChainIsCheckedOncePerChangeOfTheFolder() throws {
+        let parent = folder + "/parent", plugins = parent + "/plugins"
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: true)
+        let first = try CBuild.sharedObject(CBuild.plugin(id: "com.example.once1"), named: "once1", in: plugins)
+        let second = try CBuild.sharedObject(CBuild.plugin(id: "com.example.once2"), named: "once2", in: plugins)
+        let third = try CBuild.sharedObject(CBuild.plugin(id: "com.example.once3"), named: "once3", in: plugins)
+        let handle = try AppHandle(configuration: Configuration())
+        defer { handle.shutdown() }
+        XCTAssertEqual(try handle.loadPlugin(path: first).id, "com.example.once1", "the chain is checked and passes")
+
+        // A parent made unsafe afterwards is not re-read while the folder is the same unchanged object:
+        // nobody could have swapped the folder or the files in it without changing it.
+        XCTAssertEqual(chmod(parent, 0o777), 0)
+        XCTAssertEqual(try handle.loadPlugin(path: second).id, "com.example.once2", "the folder is unchanged: its chain stands")
+
+        // The folder replaced through the unsafe parent: another object, so the chain is checked again.
+        XCTAssertEqual(rename(plugins, parent + "/old"), 0)
+        try FileManager.default.createDirectory(atPath: plugins, withIntermediateDirectories: false)
+        XCTAssertEqual(rename(parent + "/old/once3.so", third), 0)
+        try assertRefused(third, "unsafe permissions: the folder \(parent) is group- and world-writable (mode 0777) and not a sticky folder owned by root")
+
+        // The folder's own mode changed: read again at once (it is the one folder always re-read).
+        XCTAssertEqual(chmod(parent, 0o755), 0)
+        XCTAssertEqual(try handle.loadPlugin(path: third).id, "com.example.once3", "checked again, and safe again")
+        XCTAssertEqual(chmod(plugins, 0o777), 0)
+        let fourth = try CBuild.sharedObject(CBuild.plugin(id: "com.example.once4"), named: "once4", in: plugins)
+        try assertRefused(fourth, "unsafe permissions: the folder \(plugins) is group- and world-writable (mode 0777) and not a sticky folder owned by root")
+    }
+
+    /// No descriptor is kept per plugin: loading 20 plugins leaves the process's descriptors as they were.
+    func testLoadingKeepsNoDescriptorPerPlugin() throws {
+        var paths: [String] = []
+        for index in 0..<20 {
+            paths.append(try CBuild.sharedObject(CBuild.plugin(id: "com.example.fd\(index)"), named: "fd\(index)", in: folder))
+        }
+        let handle = try AppHandle(configuration: Configuration())
+        defer { handle.shutdown() }
+        let before = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        for (index, path) in paths.enumerated() {
+            XCTAssertEqual(try handle.loadPlugin(path: path).id, "com.example.fd\(index)", "each load is its own image")
+        }
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count, before, "no descriptor kept")
     }
 
     /// The descriptor (and its strings) must lie inside the plugin's own image: a pointer elsewhere is
