@@ -38,9 +38,16 @@ public struct RunLoopError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 
-    /// `call` failed with `errno code`.
+    /// `call` failed with `errno code`: the text of a `SystemCallError` (`"<call> failed: … (errno N)"`).
     package static func system(_ call: String, errno code: Int32) -> RunLoopError {
-        RunLoopError(.system, "\(call) failed: \(errnoDescription(code)) (errno \(code))", call: call, errno: code)
+        RunLoopError(.system, SystemCallError.describe(call: call, errno: code), call: call, errno: code)
+    }
+
+    /// A `.system` error from `error`, with its text and fields; `call`, when given, names the call
+    /// with what it was applied to (`"epoll_ctl(EPOLL_CTL_ADD, fd 7)"`) instead of the bare name.
+    package init(_ error: SystemCallError, call: String? = nil) {
+        let call = call ?? error.call
+        self.init(.system, SystemCallError.describe(call: call, errno: error.errno), call: call, errno: error.errno)
     }
 }
 
