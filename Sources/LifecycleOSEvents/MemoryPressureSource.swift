@@ -124,21 +124,22 @@ public final class MemoryPressureSource: @unchecked Sendable {
             sink.problem(OSEventError(.invalidArgument, "\(what): trigger '\(trigger)' is not 'some|full STALL_US WINDOW_US'\(off)"))
             return
         }
-        var fd: Int32
-        repeat { fd = open(file, O_RDWR | O_NONBLOCK | O_CLOEXEC) } while fd < 0 && errno == EINTR
-        guard fd >= 0 else {
-            let code = errno
-            sink.problem(OSEventError(.system, "\(what): \(OSEventError.failure("open(\(file))", code))\(off)", errno: code))
+        let fd: Int32
+        do throws(SystemCallError) {
+            fd = try systemCall("open") { open(file, O_RDWR | O_NONBLOCK | O_CLOEXEC) }
+        } catch {
+            sink.problem(OSEventError(error, naming: "open(\(file))", prefix: "\(what): ", suffix: off))
             return
         }
         // The kernel reads at most 128 bytes and overwrites the last byte written with a NUL: send it.
         let bytes = Array(trigger.utf8CString)
-        var written: Int
-        repeat { written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } } while written < 0 && errno == EINTR
-        guard written == bytes.count else {
-            let code = written < 0 ? errno : EIO
+        do throws(SystemCallError) {
+            let written = try systemCall("write") { bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) } }
+            // A short write made no trigger either.
+            if written != bytes.count { throw SystemCallError("write", errno: EIO) }
+        } catch {
             _ = close(fd)  // No trigger was created: nothing to wait for.
-            sink.problem(OSEventError(.system, "\(what): \(OSEventError.failure("writing trigger '\(trigger)' to \(file)", code))\(off)", errno: code))
+            sink.problem(OSEventError(error, naming: "writing trigger '\(trigger)' to \(file)", prefix: "\(what): ", suffix: off))
             return
         }
         do {

@@ -151,12 +151,17 @@ public struct OSEventError: Error, Sendable, CustomStringConvertible {
         self.init(code, prefix + error.message, errno: error.errno)
     }
 
+    /// A `.system` error from a failed call: `prefix`, the call's text (named `call` when given, e.g.
+    /// `open(/x)`, else by the call's own name), then `suffix`.
+    init(_ error: SystemCallError, naming call: String? = nil, prefix: String = "", suffix: String = "") {
+        self.init(.system, prefix + SystemCallError.describe(call: call ?? error.call, errno: error.errno) + suffix, errno: error.errno)
+    }
+
     public var description: String { message }
 
-    /// `"open(/x) failed: No such file or directory (errno 2)"`. [thread-safe]
+    /// `"open(/x) failed: No such file or directory (errno 2)"`, the text of a `SystemCallError`. [thread-safe]
     static func failure(_ call: String, _ code: Int32) -> String {
-        let text = lcs_strerror(code).map { String(cString: $0) } ?? "error \(code)"
-        return "\(call) failed: \(text) (errno \(code))"
+        SystemCallError.describe(call: call, errno: code)
     }
 }
 

@@ -86,11 +86,7 @@ public final class PendingSignalWatch: @unchecked Sendable {
     private func watch() {
         var fds = [pollfd(fd: signalFD, events: Int16(POLLIN), revents: 0), pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)]
         while !stopping.load(ordering: .sequentiallyConsistent) {
-            let n = poll(&fds, 2, -1)
-            if n < 0 {
-                if errno == EINTR { continue }
-                return
-            }
+            guard (try? systemCall("poll", { poll(&fds, 2, -1) })) != nil else { return }
             if fds[1].revents != 0 || stopping.load(ordering: .sequentiallyConsistent) { return }
             guard fds[0].revents & Int16(POLLIN) != 0 else { continue }
             var pending = sigset_t()

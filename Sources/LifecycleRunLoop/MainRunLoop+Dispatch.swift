@@ -8,11 +8,15 @@ extension MainRunLoop {
 
     @discardableResult
     func turn(timeoutMS: Int32, honoursStop: Bool) throws(RunLoopError) -> Int {
-        let count = lcs_epoll_wait(epollFD, eventTokens, eventMasks, Self.maxEvents, timeoutMS)
-        if count < 0 {
-            // EINTR: the caller loops and waits again with a recomputed timeout.
-            if errno == EINTR { return 0 }
-            throw .system("epoll_wait", errno: errno)
+        let count: Int32
+        do throws(SystemCallError) {
+            // EINTR is not retried here: the caller loops and waits again with a recomputed timeout.
+            count = try systemCall("epoll_wait", retryingEINTR: false) {
+                lcs_epoll_wait(epollFD, eventTokens, eventMasks, Self.maxEvents, timeoutMS)
+            }
+        } catch {
+            if error.errno == EINTR { return 0 }
+            throw RunLoopError(error)
         }
         isDispatching = true
         defer {

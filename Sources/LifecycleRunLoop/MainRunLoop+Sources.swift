@@ -72,9 +72,9 @@ extension MainRunLoop {
         guard fd >= 0 else { throw RunLoopError(.invalidArgument, "\(caller): file descriptor \(fd) is negative") }
         let id = makeSourceID()
         let epollFD = epollFD
-        guard Self.retryingEINTR({ lcs_epoll_add(epollFD, fd, events.epollMask, id) }) == 0 else {
-            throw .system("epoll_ctl(EPOLL_CTL_ADD, fd \(fd))", errno: errno)
-        }
+        do throws(SystemCallError) {
+            _ = try systemCall("epoll_ctl") { lcs_epoll_add(epollFD, fd, events.epollMask, id) }
+        } catch { throw RunLoopError(error, call: "epoll_ctl(EPOLL_CTL_ADD, fd \(fd))") }
         let source = LoopSource(loop: self, id: id, kind: .io(fd: fd), callback: callback)
         source.ioEvents = events
         readers[id] = source
@@ -87,9 +87,9 @@ extension MainRunLoop {
         guard source.isActive, source.ioEvents != events else { return }
         let epollFD = epollFD
         let id = source.id
-        guard Self.retryingEINTR({ lcs_epoll_mod(epollFD, fd, events.epollMask, id) }) == 0 else {
-            throw .system("epoll_ctl(EPOLL_CTL_MOD, fd \(fd))", errno: errno)
-        }
+        do throws(SystemCallError) {
+            _ = try systemCall("epoll_ctl") { lcs_epoll_mod(epollFD, fd, events.epollMask, id) }
+        } catch { throw RunLoopError(error, call: "epoll_ctl(EPOLL_CTL_MOD, fd \(fd))") }
         source.ioEvents = events
     }
 
@@ -137,7 +137,7 @@ extension MainRunLoop {
             readers[source.id] = nil
             // ENOENT/EBADF when the fd was already closed: nothing left to remove.
             let epollFD = epollFD
-            _ = Self.retryingEINTR { lcs_epoll_del(epollFD, fd) }
+            _ = try? systemCall("epoll_ctl") { lcs_epoll_del(epollFD, fd) }
             source.deactivate()
         case .signal(let signo):
             source.deactivate()
@@ -163,11 +163,11 @@ extension MainRunLoop {
         guard fd >= 0 else { throw .system("signalfd", errno: errno) }
         if signalFD < 0 {
             let epollFD = epollFD
-            guard Self.retryingEINTR({ lcs_epoll_add(epollFD, fd, UInt32(EPOLLIN.rawValue), Self.signalToken) }) == 0
-            else {
-                let code = errno
+            do throws(SystemCallError) {
+                _ = try systemCall("epoll_ctl") { lcs_epoll_add(epollFD, fd, UInt32(EPOLLIN.rawValue), Self.signalToken) }
+            } catch {
                 _ = close(fd)
-                throw .system("epoll_ctl(EPOLL_CTL_ADD, signalfd)", errno: code)
+                throw RunLoopError(error, call: "epoll_ctl(EPOLL_CTL_ADD, signalfd)")
             }
             signalFD = fd
         }
@@ -205,12 +205,5 @@ extension MainRunLoop {
 
     static func notOnLoopThread(_ call: String) -> RunLoopError {
         RunLoopError(.notOnLoopThread, "MainRunLoop.\(call) must be called on the loop's thread")
-    }
-
-    /// Calls `body` until it does not fail with EINTR; returns its last result (errno set on -1).
-    static func retryingEINTR(_ body: () -> Int32) -> Int32 {
-        var result: Int32
-        repeat { result = body() } while result < 0 && errno == EINTR
-        return result
     }
 }

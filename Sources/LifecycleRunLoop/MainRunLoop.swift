@@ -142,6 +142,10 @@ public final class MainRunLoop: @unchecked Sendable {
             for fd in opened { _ = close(fd) }
             return .system(call, errno: code)
         }
+        func fail(_ error: SystemCallError, _ call: String) -> RunLoopError {
+            for fd in opened { _ = close(fd) }
+            return RunLoopError(error, call: call)
+        }
         let epollFD = lcs_epoll_create()
         guard epollFD >= 0 else { throw fail("epoll_create1", errno) }
         opened.append(epollFD)
@@ -155,10 +159,12 @@ public final class MainRunLoop: @unchecked Sendable {
         // loop never reads the eventfd (one syscall less per wake-up). Its counter only grows, by one
         // per wake-up; it would take 2^64 of them to fill.
         let wakeEvents = UInt32(EPOLLIN.rawValue) | UInt32(EPOLLET.rawValue)
-        guard Self.retryingEINTR({ lcs_epoll_add(epollFD, wakeFD, wakeEvents, Self.wakeToken) }) == 0
-        else { throw fail("epoll_ctl(EPOLL_CTL_ADD, eventfd)", errno) }
-        guard Self.retryingEINTR({ lcs_epoll_add(epollFD, timerFD, UInt32(EPOLLIN.rawValue), Self.timerToken) }) == 0
-        else { throw fail("epoll_ctl(EPOLL_CTL_ADD, timerfd)", errno) }
+        do throws(SystemCallError) {
+            _ = try systemCall("epoll_ctl") { lcs_epoll_add(epollFD, wakeFD, wakeEvents, Self.wakeToken) }
+        } catch { throw fail(error, "epoll_ctl(EPOLL_CTL_ADD, eventfd)") }
+        do throws(SystemCallError) {
+            _ = try systemCall("epoll_ctl") { lcs_epoll_add(epollFD, timerFD, UInt32(EPOLLIN.rawValue), Self.timerToken) }
+        } catch { throw fail(error, "epoll_ctl(EPOLL_CTL_ADD, timerfd)") }
         self.epollFD = epollFD
         self.wakeFD = wakeFD
         self.timerFD = timerFD
