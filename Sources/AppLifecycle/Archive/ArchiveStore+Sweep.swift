@@ -1,5 +1,6 @@
 // Temporary files of saves: their names, and removing the ones killed saves left behind.
 import Glibc
+import LifecycleRunLoop
 
 extension ArchiveStore {
     /// The temporary file a save of `id` by process `pid` writes before renaming it over the archive:
@@ -45,8 +46,8 @@ extension ArchiveStore {
                 String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
             }
             guard Self.isTemporaryName(name) else { continue }
-            let fd = retryingEINTR { openat(folderFD, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }
-            guard fd >= 0 else { continue }
+            guard let fd = try? systemCall("openat", { openat(folderFD, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) })
+            else { continue }
             defer { close(fd) }
             var opened = stat()
             guard fstat(fd, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG else { continue }

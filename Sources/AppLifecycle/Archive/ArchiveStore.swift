@@ -1,6 +1,7 @@
 // The archive file store: ids and paths, atomic save (temp file, fsync, rename, fsync folder), load, remove.
 import CLifecycleSystem
 import Glibc
+import LifecycleRunLoop
 
 /// Reads and writes one archive file per observer id in a folder: `<directory>/<id>.lcarchive`, in
 /// the format of ``ArchiveFormat``.
@@ -109,40 +110,44 @@ package struct ArchiveStore: Sendable {
         }
         let bytes = ArchiveFormat.encode(values)
         func failed(_ step: String, _ code: Int32) -> ApplicationError {
-            ApplicationError(.archiveWriteFailed,
-                             "archive \(path) could not be saved: \(step): \(errnoDescription(code)) (errno \(code))")
+            ApplicationError(.archiveWriteFailed, "archive \(path) could not be saved: \(step): \(SystemCallError.reason(code))")
         }
 
         let folderCode = Self.makeDirectory(directory)
         guard folderCode == 0 else { throw failed("cannot create folder \(directory)", folderCode) }
 
         let temp = Self.join(directory, Self.temporaryName(id: id, pid: getpid()))
-        let fd = Self.createLocked(temp)
-        guard fd >= 0 else { throw failed("cannot create temporary file \(temp)", errno) }
+        let fd: Int32
+        do throws(SystemCallError) { fd = try Self.createLocked(temp) } catch {
+            throw failed("cannot create temporary file \(temp)", error.errno)
+        }
 
-        var step = ""
-        var code: Int32 = 0
-        if let writeCode = Self.writeAll(fd, bytes) {
-            (step, code) = ("cannot write temporary file \(temp)", writeCode)
-        } else if retryingEINTR({ fsync(fd) }) != 0 {
-            (step, code) = ("cannot fsync temporary file \(temp)", errno)
+        var failure: (step: String, code: Int32)?
+        do throws(SystemCallError) { try Self.writeAll(fd, bytes) } catch {
+            failure = ("cannot write temporary file \(temp)", error.errno)
+        }
+        if failure == nil {
+            do throws(SystemCallError) { _ = try systemCall("fsync") { fsync(fd) } } catch {
+                failure = ("cannot fsync temporary file \(temp)", error.errno)
+            }
         }
         // close() is never retried on Linux: the descriptor is released even when it reports EINTR.
-        if close(fd) != 0, errno != EINTR, step.isEmpty {
-            (step, code) = ("cannot close temporary file \(temp)", errno)
+        if close(fd) != 0, errno != EINTR, failure == nil {
+            failure = ("cannot close temporary file \(temp)", errno)
         }
-        if step.isEmpty, retryingEINTR({ rename(temp, path) }) != 0 {
-            (step, code) = ("cannot rename \(temp) over the archive", errno)
+        if failure == nil {
+            do throws(SystemCallError) { _ = try systemCall("rename") { rename(temp, path) } } catch {
+                failure = ("cannot rename \(temp) over the archive", error.errno)
+            }
         }
-        guard step.isEmpty else {
+        if let failure {
             unlink(temp)
-            throw failed(step, code)
+            throw failed(failure.step, failure.code)
         }
 
-        let syncCode = Self.syncDirectory(directory)
-        guard syncCode == 0 else {
+        if let error = Self.syncDirectory(directory) {
             throw ApplicationError(.archiveWriteFailed,
-                                   "archive \(path) was replaced, but syncing folder \(directory) failed: \(errnoDescription(syncCode)) (errno \(syncCode)); after a power loss it may revert to the previous archive")
+                                   "archive \(path) was replaced, but syncing folder \(directory) failed: \(error.reason); after a power loss it may revert to the previous archive")
         }
     }
 
@@ -152,16 +157,13 @@ package struct ArchiveStore: Sendable {
     ///   removed, or its folder cannot be synced afterwards.
     package func remove(id: String) throws(ApplicationError) {
         let path = try path(for: id)
-        if retryingEINTR({ unlink(path) }) != 0 {
-            let code = errno
-            if code == ENOENT || code == ENOTDIR { return }
-            throw ApplicationError(.archiveWriteFailed,
-                                   "archive \(path) could not be removed: \(errnoDescription(code)) (errno \(code))")
+        do throws(SystemCallError) { _ = try systemCall("unlink") { unlink(path) } } catch {
+            if error.errno == ENOENT || error.errno == ENOTDIR { return }
+            throw ApplicationError(.archiveWriteFailed, "archive \(path) could not be removed: \(error.reason)")
         }
-        let syncCode = Self.syncDirectory(directory)
-        guard syncCode == 0 else {
+        if let error = Self.syncDirectory(directory) {
             throw ApplicationError(.archiveWriteFailed,
-                                   "archive \(path) was removed, but syncing folder \(directory) failed: \(errnoDescription(syncCode)) (errno \(syncCode)); after a power loss it may reappear")
+                                   "archive \(path) was removed, but syncing folder \(directory) failed: \(error.reason); after a power loss it may reappear")
         }
     }
 
@@ -192,7 +194,7 @@ package struct ArchiveStore: Sendable {
         directory == "/" ? "/" + name : directory + "/" + name
     }
 
-    // MARK: - File I/O (every call retries EINTR; errors come back as errno values)
+    // MARK: - File I/O (every call through `systemCall`: EINTR retried, failures as `SystemCallError`)
 
     /// Reads the archive at `path` after checking its size and header; nil when it does not exist.
     ///
@@ -205,17 +207,16 @@ package struct ArchiveStore: Sendable {
             ApplicationError(.archiveUnreadable, "archive \(path) is unreadable: \(why)")
         }
         func unreadable(errno code: Int32) -> ApplicationError {
-            unreadable("\(errnoDescription(code)) (errno \(code))")
+            unreadable(SystemCallError.reason(code))
         }
         func corrupt(_ why: String) -> ApplicationError {
             ApplicationError(.archiveCorrupt, "archive \(path) is corrupt: \(why)")
         }
         // O_NONBLOCK: opening a FIFO planted at the path must not block; regular files ignore it.
-        let fd = retryingEINTR { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
-        guard fd >= 0 else {
-            let code = errno
-            if code == ENOENT { return nil }
-            throw unreadable(errno: code)
+        let fd: Int32
+        do throws(SystemCallError) { fd = try systemCall("open") { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } } catch {
+            if error.errno == ENOENT { return nil }
+            throw unreadable(errno: error.errno)
         }
         defer { close(fd) }
         var info = stat()
@@ -233,10 +234,12 @@ package struct ArchiveStore: Sendable {
         func fill(_ range: Range<Int>) throws(ApplicationError) -> Int {
             var offset = range.lowerBound
             while offset < range.upperBound {
-                let count = bytes.withUnsafeMutableBytes { buffer in
-                    retryingEINTR { read(fd, buffer.baseAddress! + offset, range.upperBound - offset) }
-                }
-                if count < 0 { throw unreadable(errno: errno) }
+                let count: Int
+                do throws(SystemCallError) {
+                    count = try systemCall("read") {
+                        bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + offset, range.upperBound - offset) }
+                    }
+                } catch { throw unreadable(errno: error.errno) }
                 if count == 0 { break }
                 offset += count
             }
@@ -250,52 +253,53 @@ package struct ArchiveStore: Sendable {
         }
         guard try fill(headerCount..<size) == size else { throw corrupt("changed while being read (it shrank)") }
         var extra: UInt8 = 0
-        let more = retryingEINTR { read(fd, &extra, 1) }
-        if more < 0 { throw unreadable(errno: errno) }
+        let more: Int
+        do throws(SystemCallError) { more = try systemCall("read") { read(fd, &extra, 1) } } catch {
+            throw unreadable(errno: error.errno)
+        }
         guard more == 0 else { throw corrupt("changed while being read (it grew)") }
         return bytes
     }
 
-    /// Writes every byte; returns nil on success or the errno of the failure.
-    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) -> Int32? {
-        bytes.withUnsafeBytes { buffer -> Int32? in
-            guard let base = buffer.baseAddress else { return nil }
-            var offset = 0
-            while offset < buffer.count {
-                let written = retryingEINTR { write(fd, base + offset, buffer.count - offset) }
-                if written < 0 { return errno }
-                if written == 0 { return EIO }
-                offset += written
-            }
-            return nil
+    /// Writes every byte. - Throws: the failed `write` (`EIO` for one that wrote nothing).
+    private static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws(SystemCallError) {
+        var offset = 0
+        while offset < bytes.count {
+            let written = try systemCall("write") { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) } }
+            if written == 0 { throw SystemCallError("write", errno: EIO) }
+            offset += written
         }
     }
 
-    /// fsyncs a folder so that a rename or unlink in it is durable; 0 or an errno value.
+    /// fsyncs a folder so that a rename or unlink in it is durable; nil, or the call that failed.
     /// File systems that cannot fsync a folder (EINVAL) count as success.
-    private static func syncDirectory(_ directory: String) -> Int32 {
-        let fd = retryingEINTR { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
-        guard fd >= 0 else { return errno }
-        defer { close(fd) }
-        if retryingEINTR({ fsync(fd) }) != 0, errno != EINVAL { return errno }
-        return 0
+    private static func syncDirectory(_ directory: String) -> SystemCallError? {
+        do throws(SystemCallError) {
+            let fd = try systemCall("open") { open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+            defer { close(fd) }
+            do throws(SystemCallError) { _ = try systemCall("fsync") { fsync(fd) } } catch {
+                if error.errno != EINVAL { throw error }
+            }
+            return nil
+        } catch {
+            return error
+        }
     }
 
     /// Creates `path` (truncated if it exists) for writing and takes an exclusive `flock` on it, which
-    /// tells `removeStaleTemporaryFiles` that a save is in progress; the descriptor, or -1 (errno set).
+    /// tells `removeStaleTemporaryFiles` that a save is in progress; the descriptor.
     ///
     /// A sweep may unlink the file between the open and the lock (it had no lock yet): the link count
     /// is then 0 once the lock is ours, and the file is made again.
-    private static func createLocked(_ path: String) -> Int32 {
+    /// - Throws: the failed `open`; `EAGAIN` when eight files in a row were unlinked before the lock.
+    private static func createLocked(_ path: String) throws(SystemCallError) -> Int32 {
         for _ in 0..<8 {
-            let fd = retryingEINTR { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600) }
-            guard fd >= 0 else { return -1 }
+            let fd = try systemCall("open") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600) }
             var info = stat()
-            if retryingEINTR({ flock(fd, LOCK_EX) }) == 0, fstat(fd, &info) == 0, info.st_nlink > 0 { return fd }
+            if (try? systemCall("flock", { flock(fd, LOCK_EX) })) != nil, fstat(fd, &info) == 0, info.st_nlink > 0 { return fd }
             close(fd)
         }
-        errno = EAGAIN
-        return -1
+        throw SystemCallError("flock", errno: EAGAIN)
     }
 
     /// Creates `directory` and its missing parents with mode 0700; 0 when it exists (as a folder)
@@ -321,12 +325,3 @@ package struct ArchiveStore: Sendable {
     }
 }
 
-/// Calls `call` again while it fails with EINTR.
-@inline(__always)
-func retryingEINTR<T: BinaryInteger>(_ call: () -> T) -> T {
-    while true {
-        let result = call()
-        if result == -1, errno == EINTR { continue }
-        return result
-    }
-}
