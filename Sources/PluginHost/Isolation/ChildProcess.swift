@@ -1,5 +1,6 @@
 import CLifecycleSystem
 import Glibc
+import LifecycleRunLoop
 
 /// Starting and ending the host's helper processes — an isolated plugin's runner, `validate`'s steps —
 /// the one way: `posix_spawn` of an executable with chosen descriptors, in a process group of its own
@@ -49,12 +50,11 @@ package enum ChildProcess {
         let deadline = lcs_monotonic_ns() + limit.nanosecondCount
         var status: Int32 = 0
         while true {
-            let result = waitpid(pid, &status, WNOHANG)
+            guard let result = try? systemCall("waitpid", { waitpid(pid, &status, WNOHANG) }) else { return 0 }
             if result == pid { return status }
-            if result < 0, errno != EINTR { return 0 }
             if lcs_monotonic_ns() >= deadline {
                 _ = kill(pid, SIGKILL)
-                while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+                _ = try? systemCall("waitpid") { waitpid(pid, &status, 0) }
                 return status
             }
             usleep(500)

@@ -1,5 +1,6 @@
 import CLifecycleSystem
 import Glibc
+import LifecycleRunLoop
 
 /// One end of the socket pair between the host and an isolated plugin's process: frames out through
 /// a buffer, bytes in through a buffer cut into frames. Every read and write is non-blocking
@@ -46,20 +47,23 @@ final class FrameChannel {
 
     // MARK: Writing
 
-    enum WriteOutcome { case done, wouldBlock, failed(Int32) }
+    enum WriteOutcome { case done, wouldBlock, failed(SystemCallError) }
 
     /// Writes what it can without blocking.
     func writeSome() -> WriteOutcome {
         if out.bytes.isEmpty { return .done }
         while written < out.bytes.count {
-            let n = out.bytes.withUnsafeBytes { send(fd, $0.baseAddress! + written, $0.count - written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
-            if n > 0 {
-                written += n
-                continue
+            let n: Int
+            do throws(SystemCallError) {
+                n = try systemCall("send") {
+                    out.bytes.withUnsafeBytes { send(fd, $0.baseAddress! + written, $0.count - written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                }
+            } catch {
+                if error.errno == EAGAIN || error.errno == EWOULDBLOCK { return .wouldBlock }
+                return .failed(error)
             }
-            if n < 0, errno == EINTR { continue }
-            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
-            return .failed(n < 0 ? errno : EPIPE)
+            if n == 0 { return .failed(SystemCallError("send", errno: EPIPE)) }
+            written += n
         }
         out.bytes.removeAll(keepingCapacity: out.bytes.capacity <= 1 << 20)
         written = 0
@@ -68,23 +72,24 @@ final class FrameChannel {
 
     // MARK: Reading
 
-    enum ReadOutcome { case data, wouldBlock, closed, failed(Int32) }
+    enum ReadOutcome { case data, wouldBlock, closed, failed(SystemCallError) }
 
     /// Reads what has arrived (at most the free room of the buffer) without blocking.
     func readSome() -> ReadOutcome {
         makeRoom()
         guard tail < incoming.count else { return .data }  // full: cut frames out first
-        while true {
-            let n = incoming.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + tail, $0.count - tail, Int32(MSG_DONTWAIT)) }
-            if n > 0 {
-                tail += n
-                return .data
+        let n: Int
+        do throws(SystemCallError) {
+            n = try systemCall("recv") {
+                incoming.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + tail, $0.count - tail, Int32(MSG_DONTWAIT)) }
             }
-            if n == 0 { return .closed }
-            if errno == EINTR { continue }
-            if errno == EAGAIN || errno == EWOULDBLOCK { return .wouldBlock }
-            return .failed(errno)
+        } catch {
+            if error.errno == EAGAIN || error.errno == EWOULDBLOCK { return .wouldBlock }
+            return .failed(error)
         }
+        if n == 0 { return .closed }
+        tail += n
+        return .data
     }
 
     /// Waits until bytes arrive, or the other side closes, or `deadline` (monotonic nanoseconds; nil:
@@ -127,19 +132,25 @@ final class FrameChannel {
     private func receiveBlocking(timeout: UInt64) -> ReadOutcome? {
         if receiveTimeout != timeout {
             var time = timeval(tv_sec: Int(timeout / 1_000_000_000), tv_usec: Int(timeout % 1_000_000_000 / 1000))
-            guard setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size)) == 0 else {
-                return .failed(errno)
-            }
+            do throws(SystemCallError) {
+                _ = try systemCall("setsockopt") { setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &time, socklen_t(MemoryLayout<timeval>.size)) }
+            } catch { return .failed(error) }
             receiveTimeout = timeout
         }
-        let n = incoming.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + tail, $0.count - tail, 0) }
-        if n > 0 {
-            tail += n
-            return .data
+        let n: Int
+        do throws(SystemCallError) {
+            // EINTR is not retried: the caller looks at its deadline again (a retried recv would wait
+            // a whole slice more).
+            n = try systemCall("recv", retryingEINTR: false) {
+                incoming.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + tail, $0.count - tail, 0) }
+            }
+        } catch {
+            if error.errno == EINTR || error.errno == EAGAIN || error.errno == EWOULDBLOCK { return nil }
+            return .failed(error)
         }
         if n == 0 { return .closed }
-        if errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK { return nil }
-        return .failed(errno)
+        tail += n
+        return .data
     }
 
     /// Moves unread bytes to the front, and grows the buffer when a frame announced larger than the
@@ -217,17 +228,22 @@ final class FrameChannel {
     func poll(_ events: Int16, until deadline: UInt64?) -> Int16 {
         var pfd = pollfd(fd: fd, events: events, revents: 0)
         while true {
-            var timeout: Int32 = -1
-            if let deadline {
-                let now = lcs_monotonic_ns()
-                if now >= deadline { return 0 }
-                timeout = Int32(clamping: (deadline - now + 999_999) / 1_000_000)
+            if let deadline, lcs_monotonic_ns() >= deadline { return 0 }
+            do throws(SystemCallError) {
+                // The time left is computed again for each call (a retry after EINTR included).
+                if try systemCall("poll", { Glibc.poll(&pfd, 1, Self.milliseconds(until: deadline)) }) > 0 { return pfd.revents }
+            } catch {
+                return Int16(POLLERR)
             }
-            let n = Glibc.poll(&pfd, 1, timeout)
-            if n > 0 { return pfd.revents }
-            if n == 0 { continue }
-            if errno != EINTR { return Int16(POLLERR) }
         }
+    }
+
+    /// `poll`'s timeout for `deadline`: the milliseconds left, rounded up (0 once it has passed); -1
+    /// (for ever) without one.
+    private static func milliseconds(until deadline: UInt64?) -> Int32 {
+        guard let deadline else { return -1 }
+        let now = lcs_monotonic_ns()
+        return now >= deadline ? 0 : Int32(clamping: (deadline - now + 999_999) / 1_000_000)
     }
 }
 

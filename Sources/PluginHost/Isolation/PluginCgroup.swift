@@ -1,4 +1,5 @@
 import Glibc
+import LifecycleRunLoop
 import Synchronization
 
 /// A cgroup (v2) of one isolated plugin's own, below the host's cgroup: every process the plugin's
@@ -132,9 +133,8 @@ struct PluginCgroup: Sendable {
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)
         while bytes.count < 1 << 20 {
-            let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if n < 0, errno == EINTR { continue }
-            guard n > 0 else { break }
+            guard let n = try? systemCall("read", { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }), n > 0
+            else { break }
             bytes += chunk[0..<n]
         }
         return String(decoding: bytes, as: UTF8.self)

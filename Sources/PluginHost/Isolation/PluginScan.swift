@@ -2,6 +2,7 @@ import AppLifecycle
 import CLifecycleABI
 import Glibc
 import LifecycleC
+import LifecycleRunLoop
 
 /// Scanning plugins before they are loaded in the host's process, as GStreamer's plugin scanner does:
 /// the plugin is opened and its init run in a process of its own (`IsolatedPlugin`), within a time
@@ -155,14 +156,15 @@ package struct PluginScanRegistry {
         var bytes = Array(text.utf8)
         var written = 0
         while written < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + written, $0.count - written) }
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 {
+            do throws(SystemCallError) {
+                let n = try systemCall("write") { bytes.withUnsafeMutableBytes { write(fd, $0.baseAddress! + written, $0.count - written) } }
+                if n == 0 { throw SystemCallError("write", errno: EIO) }
+                written += n
+            } catch {
                 close(fd)
                 unlink(temporary)
-                return "cannot write \(temporary): \(String(cString: strerror(errno)))"
+                return "cannot write \(temporary): \(String(cString: strerror(error.errno)))"
             }
-            written += n
         }
         bytes.removeAll()
         close(fd)
@@ -184,9 +186,8 @@ package struct PluginScanRegistry {
         var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
         var got = 0
         while got < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, $0.count - got) }
-            if n < 0, errno == EINTR { continue }
-            if n <= 0 { break }
+            guard let n = try? systemCall("read", { bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, $0.count - got) } }),
+                  n > 0 else { break }
             got += n
         }
         var entries: [Key: Entry] = [:]

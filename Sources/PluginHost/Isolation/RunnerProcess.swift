@@ -1,5 +1,6 @@
 import CLifecycleSystem
 import Glibc
+import LifecycleRunLoop
 import Synchronization
 
 /// An isolated plugin's process: the host executable in its plugin-runner role
@@ -113,7 +114,7 @@ final class RunnerProcess: @unchecked Sendable {
         // Ended (or killed): not reaped yet, so its group's id cannot have been reused meanwhile.
         containment.killRemains()
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        _ = try? systemCall("waitpid") { waitpid(pid, &status, 0) }
         exitStatus = status
         containment.release()
         return status
