@@ -37,15 +37,14 @@ enum ControlClient {
 
         // Blocking connect and send, bounded by SO_SNDTIMEO (a Unix connect waits while the backlog is full).
         setSendTimeout(fd, until: deadline)
-        if ControlServer.connect(fd, address) != 0 {
-            let code = errno
-            switch code {
-            case ENOENT, ECONNREFUSED, ENOTDIR: throw .notListening(path, code)
+        if let error = ControlServer.connect(fd, address) {
+            switch error.errno {
+            case ENOENT, ECONNREFUSED, ENOTDIR: throw .notListening(path, error.errno)
             case EACCES, EPERM:
-                throw ControlSocketError("permission denied connecting to \(path) (the socket belongs to another user)", errno: code)
+                throw ControlSocketError("permission denied connecting to \(path) (the socket belongs to another user)", errno: error.errno)
             case EAGAIN, EWOULDBLOCK, ETIMEDOUT, EINPROGRESS:
-                throw ControlSocketError("the lifecycle-host on \(path) did not accept the connection within \(describe(timeout))", errno: code)
-            default: throw .system("connect to \(path)", code)
+                throw ControlSocketError("the lifecycle-host on \(path) did not accept the connection within \(describe(timeout))", errno: error.errno)
+            default: throw .system(error, naming: "connect to \(path)")
             }
         }
 
@@ -55,40 +54,47 @@ enum ControlClient {
         var offset = 0
         while offset < request.count {
             setSendTimeout(fd, until: deadline)
-            let sent = request.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
-            if sent > 0 {
-                offset += sent
-            } else if sent < 0, errno == EINTR {
-                continue
-            } else if sent < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                throw ControlSocketError("timed out sending the request to the lifecycle-host on \(path) (\(describe(timeout)))", errno: errno)
-            } else {
-                // EPIPE/ECONNRESET: the host hung up, perhaps after saying why: read that line below.
-                break
+            let sent: Int
+            do throws(SystemCallError) {
+                sent = try systemCall("send") { request.withUnsafeBytes { send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) } }
+            } catch {
+                if error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+                    throw ControlSocketError("timed out sending the request to the lifecycle-host on \(path) (\(describe(timeout)))",
+                                             errno: error.errno)
+                }
+                break  // EPIPE/ECONNRESET: the host hung up, perhaps after saying why: read that line below.
             }
+            guard sent > 0 else { break }
+            offset += sent
         }
 
         var reader = ControlFraming.ResponseReader()
         var chunk = [UInt8](repeating: 0, count: 4096)
         while true {
-            let remaining = deadline.nanoseconds > MonotonicInstant.now.nanoseconds
-                ? deadline.nanoseconds - MonotonicInstant.now.nanoseconds : 0
             var pollItem = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pollItem, 1, Int32(clamping: (remaining + 999_999) / 1_000_000))
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw .system("poll", errno)
+            let ready: Int32
+            do throws(SystemCallError) {
+                // The time left is computed again for each call (a retry after EINTR included).
+                ready = try systemCall("poll") { () -> Int32 in
+                    let remaining = deadline.nanoseconds > MonotonicInstant.now.nanoseconds
+                        ? deadline.nanoseconds - MonotonicInstant.now.nanoseconds : 0
+                    return poll(&pollItem, 1, Int32(clamping: (remaining + 999_999) / 1_000_000))
+                }
+            } catch {
+                throw .system(error)
             }
             if ready == 0 {
                 throw ControlSocketError("no response from the lifecycle-host on \(path) within \(describe(timeout))", errno: ETIMEDOUT)
             }
-            let count = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if count < 0 {
-                if errno == EINTR || errno == EAGAIN { continue }
-                if errno == ECONNRESET {
-                    throw ControlSocketError("the lifecycle-host on \(path) closed the connection without a response", errno: errno)
+            let count: Int
+            do throws(SystemCallError) {
+                count = try systemCall("recv") { chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) } }
+            } catch {
+                if error.errno == EAGAIN { continue }
+                if error.errno == ECONNRESET {
+                    throw ControlSocketError("the lifecycle-host on \(path) closed the connection without a response", errno: error.errno)
                 }
-                throw .system("reading from \(path)", errno)
+                throw .system(error, naming: "reading from \(path)")
             }
             if count == 0 {
                 throw ControlSocketError("the lifecycle-host on \(path) closed the connection without a response")

@@ -26,23 +26,24 @@ extension ControlServer {
         var buffer = [UInt8](repeating: 0, count: Self.readChunk)
         var reachedEnd = false
         reading: for _ in 0..<Self.readsPerEvent {
-            let count = buffer.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, $0.count, 0) }
-            if count > 0 {
-                connection.lastInput = lcs_monotonic_ns()
-                connection.input.append(contentsOf: buffer[0..<count])
-                if count < Self.readChunk { break }
-            } else if count == 0 {
-                reachedEnd = true
-                break
-            } else {
-                switch errno {
-                case EINTR: continue reading
+            let count: Int
+            do throws(SystemCallError) {
+                count = try systemCall("recv") { buffer.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, $0.count, 0) } }
+            } catch {
+                switch error.errno {
                 case EAGAIN, EWOULDBLOCK: break reading
                 default:
                     drop(connection)  // ECONNRESET and the like: nobody to answer.
                     return
                 }
             }
+            if count == 0 {
+                reachedEnd = true
+                break
+            }
+            connection.lastInput = lcs_monotonic_ns()
+            connection.input.append(contentsOf: buffer[0..<count])
+            if count < Self.readChunk { break }
         }
         answerLines(connection, atEnd: reachedEnd)
         if reachedEnd { connection.stopReading() }
@@ -86,20 +87,24 @@ extension ControlServer {
     /// Sends buffered output until done or the socket is full. Returns false if the connection is gone.
     func flush(_ connection: Connection) -> Bool {
         while connection.sent < connection.output.count {
-            let sent = connection.output.withUnsafeBytes { bytes in
-                send(connection.fd, bytes.baseAddress! + connection.sent, bytes.count - connection.sent,
-                     Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
-            }
-            if sent > 0 {
-                connection.sent += sent
-            } else if sent < 0, errno == EINTR {
-                continue
-            } else if sent < 0, errno == EAGAIN || errno == EWOULDBLOCK {
-                return true
-            } else {
+            let sent: Int
+            do throws(SystemCallError) {
+                sent = try systemCall("send") {
+                    connection.output.withUnsafeBytes { bytes in
+                        send(connection.fd, bytes.baseAddress! + connection.sent, bytes.count - connection.sent,
+                             Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                    }
+                }
+            } catch {
+                if error.errno == EAGAIN || error.errno == EWOULDBLOCK { return true }
                 drop(connection)  // EPIPE, ECONNRESET: the client has gone.
                 return false
             }
+            guard sent > 0 else {
+                drop(connection)
+                return false
+            }
+            connection.sent += sent
         }
         connection.output.removeAll(keepingCapacity: connection.output.capacity <= 1 << 16)
         connection.sent = 0

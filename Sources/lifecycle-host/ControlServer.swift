@@ -184,8 +184,8 @@ final class ControlServer {
         guard probe >= 0 else { throw .system("socket(AF_UNIX)", errno) }
         defer { _ = Glibc.close(probe) }
         let address = try Self.address(path)
-        if Self.connect(probe, address) == 0 { throw .alreadyListening(path) }
-        switch errno {
+        guard let refused = Self.connect(probe, address) else { throw .alreadyListening(path) }
+        switch refused.errno {
         case ECONNREFUSED:
             // Stale: bound once, nobody accepts on it any more.
             guard unlink(path) == 0 || errno == ENOENT else { throw .system("unlink stale socket \(path)", errno) }
@@ -249,10 +249,12 @@ final class ControlServer {
         while !isClosed, !closeRequested {
             // accept4 is not in the Glibc module: set the flags right after (the host spawns no children
             // from other threads, so the close-on-exec gap does not leak).
-            let fd = accept(listenFD, nil, nil)
-            if fd < 0 {
-                switch errno {
-                case EINTR, ECONNABORTED: continue
+            let fd: Int32
+            do throws(SystemCallError) {
+                fd = try systemCall("accept") { accept(listenFD, nil, nil) }
+            } catch {
+                switch error.errno {
+                case ECONNABORTED: continue
                 case EMFILE, ENFILE, ENOBUFS, ENOMEM: pauseAccepting()
                 default: break
                 }

@@ -21,9 +21,14 @@ struct ControlSocketError: Error, Sendable, CustomStringConvertible {
 
     var description: String { message }
 
-    /// `"<what> failed: <strerror> (errno N)"`.
+    /// `"<what> failed: <strerror> (errno N)"`, the text of a `SystemCallError`.
     static func system(_ what: String, _ code: Int32) -> ControlSocketError {
-        ControlSocketError("\(what) failed: \(lcs_strerror(code).map { String(cString: $0) } ?? "error \(code)") (errno \(code))", errno: code)
+        ControlSocketError(SystemCallError.describe(call: what, errno: code), errno: code)
+    }
+
+    /// A failed call, named `what` (e.g. `"reading from /run/x.sock"`) or by its own name.
+    static func system(_ error: SystemCallError, naming what: String? = nil) -> ControlSocketError {
+        .system(what ?? error.call, error.errno)
     }
 
     static func notListening(_ path: String, _ code: Int32? = nil) -> ControlSocketError {
@@ -43,8 +48,8 @@ extension ControlServer {
     static func discardInput(_ fd: Int32) {
         var scratch = [UInt8](repeating: 0, count: 4096)
         for _ in 0..<64 {
-            let count = scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) }
-            if count <= 0, !(count < 0 && errno == EINTR) { return }
+            guard let count = try? systemCall("recv", { scratch.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT)) } }),
+                  count > 0 else { return }
         }
     }
 
@@ -85,14 +90,18 @@ extension ControlServer {
         }
     }
 
-    static func connect(_ fd: Int32, _ address: sockaddr_un) -> Int32 {
+    /// Connects `fd` to `address`. - Returns: nil once connected, else the failed `connect`.
+    static func connect(_ fd: Int32, _ address: sockaddr_un) -> SystemCallError? {
         var address = address
-        var result: Int32
-        repeat {
-            result = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+        do throws(SystemCallError) {
+            _ = try systemCall("connect") {
+                withUnsafePointer(to: &address) {
+                    $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                }
             }
-        } while result < 0 && errno == EINTR
-        return result
+            return nil
+        } catch {
+            return error
+        }
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 @preconcurrency import Glibc
+import LifecycleRunLoop
 
 // `lifecycle-host demo`: the example plugins through the built-in scenario.
 
@@ -75,7 +76,7 @@ private func buildMissingPlugins(_ paths: [String], folder: String) throws(HostF
             throw HostFailure("could not run 'swift build'; run it in the AppLifecycle package, then the demo")
         }
         var status: Int32 = 0
-        while waitpid(pid, &status, 0) < 0, errno == EINTR {}
+        _ = try? systemCall("waitpid") { waitpid(pid, &status, 0) }
         guard status == 0 else {
             throw HostFailure("'\(arguments.joined(separator: " "))' failed (its output is above); the demo needs the example plugins")
         }

@@ -1,5 +1,6 @@
 // Small helpers of the host: absolute paths, reading and writing whole files.
 @preconcurrency import Glibc
+import LifecycleRunLoop
 
 /// An absolute path for `path` (relative to the working directory).
 func absolute(_ path: String) -> String {
@@ -24,8 +25,13 @@ func readFile(_ path: String, atMost limit: Int) -> String? {
     var bytes: [UInt8] = []
     var chunk = [UInt8](repeating: 0, count: 65536)
     while true {
-        let n = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if n < 0 { if errno == EINTR { continue }; return nil }
+        let n: Int
+        do throws(SystemCallError) {
+            n = try systemCall("read") { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+        } catch {
+            errno = error.errno
+            return nil
+        }
         if n == 0 { break }
         bytes.append(contentsOf: chunk[0..<n])
         // A pipe or a file that grows while read: stop once past the limit.
@@ -45,8 +51,13 @@ func writeFile(_ path: String, _ text: String) -> Bool {
     let bytes = Array(text.utf8)
     var offset = 0
     while offset < bytes.count {
-        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-        if n < 0 { if errno == EINTR { continue }; return false }
+        let n: Int
+        do throws(SystemCallError) {
+            n = try systemCall("write") { bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) } }
+        } catch {
+            errno = error.errno
+            return false
+        }
         offset += n
     }
     return true

@@ -49,8 +49,13 @@ final class PromptInput {
 
     private func read() {
         var chunk = [UInt8](repeating: 0, count: 4096)
-        let n = chunk.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress, $0.count) }
-        if n < 0, errno == EAGAIN || errno == EINTR { return }
+        let n: Int
+        do throws(SystemCallError) {
+            n = try systemCall("read") { chunk.withUnsafeMutableBytes { Glibc.read(STDIN_FILENO, $0.baseAddress, $0.count) } }
+        } catch {
+            if error.errno == EAGAIN { return }
+            n = -1  // any other failure ends the input, as the end of the file does
+        }
         guard n > 0 else {
             close()
             return handler(.closed)

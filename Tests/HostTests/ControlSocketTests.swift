@@ -599,8 +599,8 @@ private final class RawClient: @unchecked Sendable {
 
     init(path: String) throws {
         fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        guard ControlServer.connect(fd, try ControlServer.address(path)) == 0 else {
-            throw Failure(description: "connect: errno \(errno)")
+        if let error = ControlServer.connect(fd, try ControlServer.address(path)) {
+            throw Failure(description: "connect: errno \(error.errno)")
         }
     }
 

@@ -114,9 +114,11 @@ final class MetricsServer {
 
     private func acceptAll() {
         while listenFD >= 0 {
-            let fd = accept(listenFD, nil, nil)
-            if fd < 0 {
-                if errno == EINTR || errno == ECONNABORTED { continue }
+            let fd: Int32
+            do throws(SystemCallError) {
+                fd = try systemCall("accept") { accept(listenFD, nil, nil) }
+            } catch {
+                if error.errno == ECONNABORTED { continue }
                 return
             }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
@@ -170,10 +172,14 @@ final class MetricsServer {
         var chunk = [UInt8](repeating: 0, count: 4096)
         while connection.input.count < MetricsRequest.maxBytes {
             let room = min(chunk.count, MetricsRequest.maxBytes - connection.input.count)
-            let n = chunk.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, room, Int32(MSG_DONTWAIT)) }
-            if n < 0, errno == EINTR { continue }
-            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { break }
-            if n <= 0 { return drop(connection.fd) }  // closed or failed before a whole request
+            let n: Int
+            do throws(SystemCallError) {
+                n = try systemCall("recv") { chunk.withUnsafeMutableBytes { recv(connection.fd, $0.baseAddress, room, Int32(MSG_DONTWAIT)) } }
+            } catch {
+                if error.errno == EAGAIN || error.errno == EWOULDBLOCK { break }
+                return drop(connection.fd)  // failed before a whole request
+            }
+            if n == 0 { return drop(connection.fd) }  // closed before a whole request
             connection.input += chunk[0..<n]
             if MetricsRequest.headEnd(connection.input) != nil { break }
         }
@@ -188,12 +194,18 @@ final class MetricsServer {
     /// Sends what the socket takes; at the end shuts the writing side and closes.
     private func write(_ connection: Connection) {
         while connection.sent < connection.output.count {
-            let n = connection.output.withUnsafeBytes {
-                send(connection.fd, $0.baseAddress! + connection.sent, $0.count - connection.sent, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+            let n: Int
+            do throws(SystemCallError) {
+                n = try systemCall("send") {
+                    connection.output.withUnsafeBytes {
+                        send(connection.fd, $0.baseAddress! + connection.sent, $0.count - connection.sent, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT))
+                    }
+                }
+            } catch {
+                if error.errno == EAGAIN || error.errno == EWOULDBLOCK { return }  // wait for .writable
+                return drop(connection.fd)
             }
-            if n < 0, errno == EINTR { continue }
-            if n < 0, errno == EAGAIN || errno == EWOULDBLOCK { return }  // wait for .writable
-            if n <= 0 { return drop(connection.fd) }
+            if n == 0 { return drop(connection.fd) }
             connection.sent += n
         }
         _ = shutdown(connection.fd, Int32(SHUT_WR))

@@ -1,5 +1,6 @@
 import CLifecycleSystem
 @preconcurrency import Glibc
+import LifecycleRunLoop
 import PluginHost
 
 /// One validation step run to its end in a process of its own (`lifecycle-host validate-step …`,
@@ -89,12 +90,21 @@ enum StepProcess {
             var fds = pipes.indices.map { pollfd(fd: live[$0] ? pipes[$0][0] : -1, events: Int16(POLLIN), revents: 0) }
             fds.append(pollfd(fd: status == nil ? exitWatch : -1, events: Int16(POLLIN), revents: 0))
             let limit = drainUntil ?? end
-            // Without a pidfd, the step's end is looked for every 100 ms.
-            let wait = Int32(min((limit - min(now, limit)) / 1_000_000 + 1, exitWatch >= 0 ? 1000 : 100))
-            if poll(&fds, nfds_t(fds.count), wait) < 0, errno != EINTR { break }
+            // Without a pidfd, the step's end is looked for every 100 ms. The wait is computed again
+            // for each call (a retry after EINTR included).
+            let polled = try? systemCall("poll") { () -> Int32 in
+                let wait = Int32(min((limit - min(lcs_monotonic_ns(), limit)) / 1_000_000 + 1, exitWatch >= 0 ? 1000 : 100))
+                return poll(&fds, nfds_t(fds.count), wait)
+            }
+            if polled == nil { break }
             for index in pipes.indices where live[index] && fds[index].revents != 0 {
-                let n = buffer.withUnsafeMutableBytes { read(pipes[index][0], $0.baseAddress, $0.count) }
-                if n < 0, errno == EAGAIN || errno == EINTR { continue }
+                let n: Int
+                do throws(SystemCallError) {
+                    n = try systemCall("read") { buffer.withUnsafeMutableBytes { read(pipes[index][0], $0.baseAddress, $0.count) } }
+                } catch {
+                    if error.errno != EAGAIN { live[index] = false }
+                    continue
+                }
                 guard n > 0 else {
                     live[index] = false
                     continue
@@ -135,8 +145,7 @@ enum StepProcess {
         let deadline = lcs_monotonic_ns() + 1_000_000_000
         var ignored: Int32 = 0
         while lcs_monotonic_ns() < deadline {
-            let reaped = waitpid(-1, &ignored, WNOHANG)
-            if reaped < 0, errno != EINTR { break }  // ECHILD: none left
+            guard let reaped = try? systemCall("waitpid", { waitpid(-1, &ignored, WNOHANG) }) else { break }  // ECHILD: none left
             if reaped == 0 { usleep(1000) }
         }
         return (status, leftRunning)

@@ -1,4 +1,5 @@
 @preconcurrency import Glibc
+import LifecycleRunLoop
 import Synchronization
 
 /// What a validation step (`ValidationStep`, the plugin's process) tells the validator, on descriptor 3:
@@ -114,9 +115,8 @@ final class StepRecordWriter: Sendable {
         lock.withLock { _ in
             var offset = 0
             while offset < bytes.count {
-                let n = bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-                if n < 0, errno == EINTR { continue }
-                if n <= 0 { return }
+                guard let n = try? systemCall("write", { bytes.withUnsafeMutableBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) } }),
+                      n > 0 else { return }
                 offset += n
             }
         }
