@@ -3,6 +3,7 @@
 // no allocation.
 #define _GNU_SOURCE
 #include "lifecycle_processes.h"
+#include "lcs_retry.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -63,8 +64,7 @@ static ssize_t read_small(const char *path, char *buffer, size_t size) {
     if (fd < 0) return -1;
     size_t length = 0;
     while (length < size - 1) {
-        ssize_t n = read(fd, buffer + length, size - 1 - length);
-        if (n < 0 && errno == EINTR) continue;
+        ssize_t n = LCS_RETRY(read(fd, buffer + length, size - 1 - length));
         if (n <= 0) break;
         length += (size_t)n;
     }

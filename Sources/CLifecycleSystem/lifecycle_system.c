@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "lifecycle_system.h"
+#include "lcs_retry.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -43,15 +44,13 @@ int lcs_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
 
 int lcs_eventfd_signal(int fd) {
     uint64_t one = 1;
-    ssize_t r;
-    do { r = write(fd, &one, sizeof one); } while (r < 0 && errno == EINTR);
+    ssize_t r = LCS_RETRY(write(fd, &one, sizeof one));
     return r == sizeof one || (r < 0 && errno == EAGAIN) ? 0 : -1;
 }
 
 int lcs_eventfd_drain(int fd) {
     uint64_t value;
-    ssize_t r;
-    do { r = read(fd, &value, sizeof value); } while (r < 0 && errno == EINTR);
+    ssize_t r = LCS_RETRY(read(fd, &value, sizeof value));
     return r == sizeof value ? 0 : -1;
 }
 
@@ -69,8 +68,7 @@ int lcs_timerfd_set_abs(int fd, uint64_t deadline_ns, int cancel_on_set) {
 
 int64_t lcs_timerfd_read(int fd) {
     uint64_t count;
-    ssize_t r;
-    do { r = read(fd, &count, sizeof count); } while (r < 0 && errno == EINTR);
+    ssize_t r = LCS_RETRY(read(fd, &count, sizeof count));
     if (r == sizeof count) return (int64_t)count;
     if (r < 0 && errno == EAGAIN) return 0;
     return -1;
@@ -95,8 +93,7 @@ int lcs_signalfd(int fd, const int *signals, int count) {
 
 int lcs_signalfd_read(int fd, int32_t *sender_pid) {
     struct signalfd_siginfo info;
-    ssize_t r;
-    do { r = read(fd, &info, sizeof info); } while (r < 0 && errno == EINTR);
+    ssize_t r = LCS_RETRY(read(fd, &info, sizeof info));
     if (r == sizeof info) {
         if (sender_pid) *sender_pid = (int32_t)info.ssi_pid;
         return (int)info.ssi_signo;

@@ -1,7 +1,9 @@
 #pragma once
 
 // Thin wrappers over Linux syscalls that Swift's Glibc module does not export.
-// Each returns what the syscall returns (-1 and errno on failure); callers retry on EINTR.
+// Each returns what the syscall returns (-1 and errno on failure); callers retry on EINTR (Swift:
+// `systemCall`), except lcs_eventfd_signal, lcs_eventfd_drain, lcs_timerfd_read and lcs_signalfd_read,
+// which retry it themselves.
 
 #include <stdint.h>
 
