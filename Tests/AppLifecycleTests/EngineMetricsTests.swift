@@ -64,6 +64,16 @@ final class EngineMetricsTests: XCTestCase {
         XCTAssertNil(h.app.center.observerWillRun)
     }
 
+    func testCoalescedNotificationsOfAPluginThatFellBehindAreCounted() throws {
+        let metrics = TestMetrics()
+        let h = try harness(metrics)
+        h.app.record(.pluginBacklog(plugin: "com.example.slow", .behind(waiting: 2 << 20, oldest: .milliseconds(3))))
+        XCTAssertEqual(metrics.counterTotal(label: "lifecycle_plugin_coalesced_total"), 0, "nothing coalesced yet")
+        h.app.record(.pluginBacklog(plugin: "com.example.slow", .caughtUp(held: 1_000, delivered: 3, lasted: .seconds(2))))
+        XCTAssertEqual(metrics.counterTotal(label: "lifecycle_plugin_coalesced_total", dimensions: [("plugin", "com.example.slow")]), 997)
+        XCTAssertEqual(metrics.counterTotal(label: "lifecycle_events_total", dimensions: [("kind", "plugin-backlog")]), 2)
+    }
+
     func testMarkedCallbacksAreTimedAsOther() throws {
         let metrics = TestMetrics()
         let h = try harness(metrics)

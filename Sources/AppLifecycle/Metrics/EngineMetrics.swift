@@ -24,6 +24,7 @@ import CoreMetrics
 ///   last one was taken, and stays armed until a dispatch takes it.
 /// - **Plugin failures and restarts**: from the trace events of isolated plugins.
 /// - **Quota refusals**: from the `quota` trace events, each counted for the calls it stands for.
+/// - **Coalesced deliveries** of isolated plugins that fell behind: from the `plugin-backlog` events.
 /// - **Gauges** (queue figures, open background tasks, state): read when the embedder asks
 ///   (`Application.updateMetricGauges()`), before an export.
 ///
@@ -46,6 +47,7 @@ final class EngineMetrics: @unchecked Sendable {
     private var failures: [String: Counter] = [:]
     private var restarts: [String: Counter] = [:]
     private var quotaRefusals: [String: Counter] = [:]
+    private var coalesced: [String: Counter] = [:]
     /// By probe kind (observer, delegate, other), then by owner index in the center.
     private var timers: [[CoreMetrics.Timer?]] = [[], [], []]
     private let queueWaiting: Gauge
@@ -108,6 +110,10 @@ final class EngineMetrics: @unchecked Sendable {
             // One event may stand for many refused calls (`QuotaRefusal.refused`): each is counted.
             counter(&quotaRefusals, refusal.plugin + "\u{0}" + refusal.kind.rawValue, LifecycleMetric.pluginQuotaRefusals,
                     [("plugin", refusal.plugin), ("kind", refusal.kind.rawValue)]).increment(by: Int64(refusal.refused))
+        case .pluginBacklog(let plugin, let backlog):
+            // Counted when it caught up, for every notification coalesced away meanwhile.
+            guard backlog.coalesced > 0 else { break }
+            counter(&coalesced, plugin, LifecycleMetric.pluginCoalesced, [("plugin", plugin)]).increment(by: Int64(backlog.coalesced))
         default:
             break
         }

@@ -23,6 +23,9 @@ public enum LifecycleMetric {
     /// Counter: plugins' calls refused at a quota (`LC_ERR_QUOTA`), by `plugin` and `kind` (`observers`,
     /// `timers`, `background-tasks`, `custom-names`).
     public static let pluginQuotaRefusals = "lifecycle_plugin_quota_refusals_total"
+    /// Counter: notifications an isolated plugin's process was behind on and that were coalesced away
+    /// (a later one of the same observer and name delivered instead), by `plugin`.
+    public static let pluginCoalesced = "lifecycle_plugin_coalesced_total"
     /// Gauge: messages posted from other threads waiting for the loop (`MainRunLoop.queueFigures`).
     public static let queueWaiting = "lifecycle_queue_messages_waiting"
     /// Gauge: the most messages one loop turn took from the cross-thread queue.

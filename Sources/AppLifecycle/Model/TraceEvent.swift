@@ -47,6 +47,9 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         /// A host-API call on the main thread named another plugin than the one whose callback was
         /// running (name: the function; observer: the running callback's owner).
         public static let handleRefused = Kind(rawValue: "handle-refused")
+        /// An isolated plugin's process fell behind (name `behind`) or caught up (`caught up`);
+        /// observer: the plugin.
+        public static let pluginBacklog = Kind(rawValue: "plugin-backlog")
         public var description: String { rawValue }
     }
 
@@ -153,6 +156,9 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         /// A host-API call `function`, made on the main thread while a callback of `caller` ran, named the
         /// plugin `handleOf`: refused, nothing changed (a plugin calls with its own `lc_plugin *`).
         case handleRefused(function: String, handleOf: String, caller: String)
+        /// The isolated plugin `plugin`'s process fell behind what the host sends it, or caught up:
+        /// meanwhile its notifications and timer fires were held and coalesced (docs/host.md, "A slow plugin").
+        case pluginBacklog(plugin: String, PluginBacklog)
     }
 
     /// Position in the trace, from 1.
@@ -274,6 +280,9 @@ extension TraceEvent.Payload {
             return (.quota, refusal.kind.rawValue, refusal.plugin, refusal.traceDetail)
         case .handleRefused(let function, let handleOf, let caller):
             return (.handleRefused, function, caller, "called with the handle of '\(handleOf)' while a callback of '\(caller)' ran: refused")
+        case .pluginBacklog(let plugin, let backlog):
+            let text = backlog.traceText
+            return (.pluginBacklog, text.name, plugin, text.detail)
         }
     }
 

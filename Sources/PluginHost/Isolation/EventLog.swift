@@ -4,7 +4,15 @@ import LifecycleC
 /// The frames the host sent an isolated plugin's process that it has not finished yet, numbered from
 /// 1 in sending order (the runner counts them the same way), each with what it is and by when it must
 /// be done. O(1) to add and to finish; the ones in flight are at most what the socket buffers hold.
-/// [loop-thread]
+///
+/// Two kinds of deadline. A frame sent in one of the engine's budgeted phases (or `init`) must be done
+/// by its phase's budget from when it was sent, whatever ran before it: the phase's own time. A frame
+/// held to the isolated-call budget (`.call`) gets that budget from when the process could start it —
+/// when it was sent, or when the host saw the frames before it finished, whichever is later — since
+/// the process runs frames in order: a slow plugin behind a burst of notifications is not failed for
+/// the time it spent on the ones before (the host sees progress whenever it looks at the page, so a
+/// frame gets at most twice its budget from when it could start). Only the oldest unfinished `.call`
+/// frame can be running, so only its deadline is looked at among them. [loop-thread]
 struct EventLog {
     /// What a frame asks the plugin to run.
     enum What: Equatable {
@@ -32,24 +40,30 @@ struct EventLog {
         let budget: Budget
         /// Monotonic nanoseconds.
         let deadline: UInt64
+        /// When it was sent (monotonic nanoseconds).
+        var sentAt: UInt64 = 0
     }
 
     private var entries: [Entry] = []
     private var head = 0
-    /// The unfinished frames' deadlines that no later frame undercuts, earliest first (a monotonic
-    /// queue): its first is the earliest deadline, found in O(1) amortised.
+    /// The unfinished phase and `init` frames' deadlines that no later one undercuts, earliest first (a
+    /// monotonic queue): its first is the earliest of them, found in O(1) amortised.
     private var minimums: [(number: UInt64, deadline: UInt64)] = []
     private var minimumsHead = 0
     /// The number of the last frame sent (0: none).
     private(set) var sent: UInt64 = 0
     /// Every frame up to this one is finished.
     private(set) var finished: UInt64 = 0
+    /// When `finished` last grew, as the host saw it (monotonic nanoseconds).
+    private var progressAt: UInt64 = 0
     /// What the last `recentCapacity` finished frames were, by number modulo the capacity: a report
     /// that arrives after its frame was finished (a quota refusal made in that callback) still names it.
     private var recent = [(number: UInt64, what: What)](repeating: (0, .sync), count: EventLog.recentCapacity)
     static let recentCapacity = 256
 
     var hasPending: Bool { finished < sent }
+    /// When the oldest frame not finished was sent (nil: none is unfinished).
+    var oldestSent: UInt64? { head < entries.count ? entries[head].sentAt : nil }
     /// What the log holds now, finished frames not yet dropped included (tests: it must stay bounded by
     /// what is in flight).
     var storedCount: (entries: Int, minimums: Int) { (entries.count, minimums.count) }
@@ -58,14 +72,17 @@ struct EventLog {
     mutating func append(_ entry: Entry) -> UInt64 {
         entries.append(entry)
         sent += 1
+        guard entry.budget != .call else { return sent }
         while minimums.count > minimumsHead, minimums[minimums.count - 1].deadline >= entry.deadline { minimums.removeLast() }
         minimums.append((sent, entry.deadline))
         return sent
     }
 
-    /// Marks every frame up to `number` finished (numbers beyond `sent` are the caller's to refuse).
-    mutating func finish(through number: UInt64) {
+    /// Marks every frame up to `number` finished (numbers beyond `sent` are the caller's to refuse), as
+    /// the host saw at `now` (monotonic nanoseconds).
+    mutating func finish(through number: UInt64, at now: UInt64 = 0) {
         guard number > finished else { return }
+        progressAt = max(progressAt, now)
         let count = Int(min(number, sent) - finished)
         // The last of them into the ring (at most its capacity: O(1) a frame).
         for offset in max(0, count - Self.recentCapacity)..<count {
@@ -112,11 +129,18 @@ struct EventLog {
         return number != 0 && slot.number == number ? slot.what : nil
     }
 
-    /// The earliest deadline among the unfinished frames, and its frame's number.
+    /// The earliest deadline among the unfinished frames, and its frame's number: the earliest phase or
+    /// `init` deadline, or the oldest unfinished frame's when it is a `.call` frame and comes first.
     var earliest: (number: UInt64, deadline: UInt64)? {
         mutating get {
             trimMinimums()
-            return minimumsHead < minimums.count ? minimums[minimumsHead] : nil
+            let phase = minimumsHead < minimums.count ? minimums[minimumsHead] : nil
+            guard head < entries.count, entries[head].budget == .call else { return phase }
+            let oldest = entries[head]
+            let length = oldest.deadline &- oldest.sentAt
+            let call = (number: finished + 1, deadline: max(oldest.sentAt, progressAt) &+ length)
+            guard let phase else { return call }
+            return phase.deadline <= call.deadline ? phase : call
         }
     }
 

@@ -213,14 +213,22 @@ extension IsolatedPlugin {
         handler(result)
     }
 
-    /// Sends a notification to the observer `token` of the process: what `isolatedObserverFunction` does.
+    /// Sends a notification to the observer `token` of the process, or holds it while the process is
+    /// behind (`Backlog`): what `isolatedObserverFunction` does.
     func forward(_ token: UInt64, _ record: NotificationRecord) {
+        if backlog != nil { return hold(token, record) }
         let info = record.userInfo.map { UserInfoBox.from(OpaquePointer($0)).value }
-        let name = NotificationName(internedID: record.nameID)
-        let scene = handle.flatMap { SceneHandles.scene(at: UInt(bitPattern: record.sender), of: $0) }
-        sendEvent(.notify, word: token, .notification(record.nameID)) { out in
-            if let name { out.name(name, sent: &namesSent) } else { out.name(record.nameID, text: nil) }
-            out.u64(UInt64(UInt(bitPattern: record.sender)))
+        sendNotification(Backlog.Held(token: token, name: record.nameID, sender: UInt(bitPattern: record.sender), userInfo: info,
+                                      state: UInt8(truncatingIfNeeded: handle?.app.state.lcState ?? 0)))
+    }
+
+    /// Sends a notification (now, or held from when it was posted: its state then). [loop-thread]
+    func sendNotification(_ notification: Backlog.Held) {
+        let name = NotificationName(internedID: notification.name)
+        let scene = handle.flatMap { SceneHandles.scene(at: notification.sender, of: $0) }
+        sendEvent(.notify, word: notification.token, .notification(notification.name), state: notification.state) { out in
+            if let name { out.name(name, sent: &namesSent) } else { out.name(notification.name, text: nil) }
+            out.u64(UInt64(notification.sender))
             // A scene's notification names the scene: the process hands its proxy as the sender.
             if let scene, let app = handle?.app {
                 out.u8(1)
@@ -228,7 +236,7 @@ extension IsolatedPlugin {
             } else {
                 out.u8(0)
             }
-            out.dictionary(info)
+            out.dictionary(notification.userInfo)
         }
     }
 }

@@ -195,7 +195,7 @@ extension IsolatedPlugin {
         let unloading = status == .unloading
         // What it was running: the frame its page says it was handling, if that is one not finished;
         // else the frame the host was waiting for.
-        if process.completed <= events.sent { events.finish(through: process.completed) }
+        if process.completed <= events.sent { events.finish(through: process.completed, at: lcs_monotonic_ns()) }
         let event = known ?? (events.entry(process.handling)?.what ?? awaited?.what)?.description
         status = .failed
         if killed {
@@ -316,6 +316,7 @@ extension IsolatedPlugin {
         deadlineTimer = nil
         deadlineArmed = 0
         inbox.removeAll()
+        endBacklog(caughtUp: false)
     }
 }
 

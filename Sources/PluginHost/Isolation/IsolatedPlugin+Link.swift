@@ -13,8 +13,11 @@ import LifecycleC
 // The page only says which callback was running when the process died or overran.
 
 extension IsolatedPlugin {
-    /// The most the host buffers for one process before it waits for room (reading meanwhile).
+    /// The most the host buffers for one process before it holds the notifications for it (`Backlog`).
     static let outputLimit = 1 << 20
+    /// The most the host buffers for one process before it waits for room (reading meanwhile): past the
+    /// largest frame and twice `outputLimit`, only frames that are never held (replies) are there.
+    static let stuckLimit = 2 * outputLimit + Int(IsolationProtocol.maximumFrame)
     /// How often a wait looks whether the process has ended (monotonic nanoseconds): a child of the
     /// plugin may keep the socket open after its process died, so no end of file says it.
     static let exitCheckInterval: UInt64 = 100_000_000
@@ -25,18 +28,22 @@ extension IsolatedPlugin {
     /// batched, unless `flush`. [loop-thread]
     /// - Returns: the frame's number (0 when nothing was sent: the plugin is not running).
     @discardableResult
-    func sendEvent(_ kind: FrameKind, word: UInt64 = 0, _ what: EventLog.What, flush: Bool = false,
+    func sendEvent(_ kind: FrameKind, word: UInt64 = 0, _ what: EventLog.What, flush: Bool = false, state: UInt8? = nil,
                    _ body: (inout FrameWriter) -> Void = { _ in }) -> UInt64
     {
-        sendFrame(kind, word: word, what, flush: flush, body)?.number ?? 0
+        sendFrame(kind, word: word, what, flush: flush, state: state, body)?.number ?? 0
     }
 
     /// `sendEvent`, with the frame's entry (its deadline) as sent: what `wait(for:until:)` holds the
     /// answer to. nil when nothing was sent. [loop-thread]
-    func sendFrame(_ kind: FrameKind, word: UInt64 = 0, _ what: EventLog.What, flush: Bool = false,
+    /// `state`: the application's state the frame carries (nil: now's; a held notification carries
+    /// the state it was posted in).
+    func sendFrame(_ kind: FrameKind, word: UInt64 = 0, _ what: EventLog.What, flush: Bool = false, state: UInt8? = nil,
                    _ body: (inout FrameWriter) -> Void = { _ in }) -> (number: UInt64, entry: EventLog.Entry)?
     {
         guard status == .running || status == .loading || status == .unloading, let process, let handle else { return nil }
+        // Held notifications go first: any other frame keeps its place after them.
+        if backlog != nil, kind != .notify { sendHeld() }
         let now = lcs_monotonic_ns()
         var budget = EventLog.Budget.call
         var deadline = now + settings.callBudgetNanoseconds
@@ -50,10 +57,10 @@ extension IsolatedPlugin {
             deadline = now + budget.named(handle.app.configuration, settings).length.nanosecondCount
         }
         let channel = process.channel
-        channel.out.begin(kind, word: word, state: UInt8(truncatingIfNeeded: handle.app.state.lcState))
+        channel.out.begin(kind, word: word, state: state ?? UInt8(truncatingIfNeeded: handle.app.state.lcState))
         body(&channel.out)
         guard channel.out.end() else { return notSent(what, why: channel.out.refusal) }
-        let entry = EventLog.Entry(what: what, budget: budget, deadline: deadline)
+        let entry = EventLog.Entry(what: what, budget: budget, deadline: deadline, sentAt: now)
         let number = events.append(entry)
         if deadlineArmed == 0 || deadline < deadlineArmed { armDeadline(deadline) }
         if flush || channel.pendingOutput >= 64 << 10 {
@@ -79,8 +86,11 @@ extension IsolatedPlugin {
         flushNow()
     }
 
-    /// Writes what it can; over `outputLimit` it waits for room (until the earliest deadline),
-    /// otherwise the loop's watch writes the rest when the socket has room.
+    /// Writes what it can; the loop's watch writes the rest when the socket has room. Then looks
+    /// whether the process fell behind or caught up (`checkBacklog`): a slow process has its
+    /// notifications held, it never makes the loop wait. Only over `stuckLimit` — a process that takes
+    /// nothing while frames that cannot be held pile up (replies to its own requests) — does the host
+    /// wait for room, until the earliest deadline.
     func flushNow() {
         guard let process else { return }
         // The process's word for what it has run lets the log drop those frames now: a long one-way
@@ -91,14 +101,16 @@ extension IsolatedPlugin {
         case .done:
             setWatch(writable: false)
         case .wouldBlock:
-            if process.channel.pendingOutput > Self.outputLimit {
+            if process.channel.pendingOutput > Self.stuckLimit {
                 _ = waitForRoom()
             } else {
                 setWatch(writable: true)
             }
         case .failed:
             ended()
+            return
         }
+        checkBacklog()
     }
 
     /// Waits until the buffer is written, reading the process's frames into `inbox` meanwhile (not
@@ -383,7 +395,7 @@ extension IsolatedPlugin {
             fail(.protocolViolation("its progress page claims \(completed) frames run of \(events.sent) sent"))
             return false
         }
-        events.finish(through: completed)
+        events.finish(through: completed, at: lcs_monotonic_ns())
         return true
     }
 }

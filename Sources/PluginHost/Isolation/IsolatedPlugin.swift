@@ -61,6 +61,9 @@ final class IsolatedPlugin: @unchecked Sendable {
     @exclusivity(unchecked) var deadlineArmed: UInt64 = 0
     @exclusivity(unchecked) var flushScheduled = false
     @exclusivity(unchecked) var events = EventLog()
+    /// The notifications held while the process is behind (nil: it keeps up), and its check's timer.
+    var backlog: Backlog?
+    var backlogTimer: LoopSource?
     /// Frames read while the host waited to write, run before anything read later.
     @exclusivity(unchecked) var inbox = FrameQueue()
 

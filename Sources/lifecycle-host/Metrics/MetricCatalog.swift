@@ -21,6 +21,7 @@ enum MetricCatalog {
         LifecycleMetric.pluginFailures: "Isolated plugins' processes that failed, by plugin and cause (signal, exit, overran, protocol-violation, start-failed, quota).",
         LifecycleMetric.pluginRestarts: "Isolated plugins started again after a failure, by plugin.",
         LifecycleMetric.pluginQuotaRefusals: "Plugins' calls refused at a quota (LC_ERR_QUOTA), by plugin and kind (observers, timers, background-tasks, custom-names).",
+        LifecycleMetric.pluginCoalesced: "Notifications an isolated plugin's process fell behind on and that were coalesced away (a later one of the same observer and name delivered instead), by plugin.",
         LifecycleMetric.queueWaiting: "Messages posted from other threads that the main run loop has not taken yet.",
         LifecycleMetric.queueDepthMax: "The most messages one turn of the main run loop took from its cross-thread queue since the start.",
         LifecycleMetric.queueRefused: "Posts from other threads refused at the queue's bound (LC_ERR_QUEUE_FULL).",
