@@ -53,10 +53,19 @@ extension FFIDelegates {
         package init() {}
 
         package mutating func insert(_ row: Int) { bits |= 1 << UInt64(row) }
+        package func contains(_ row: Int) -> Bool { bits & (1 << UInt64(row)) != 0 }
         package var isEmpty: Bool { bits == 0 }
         /// The methods, in table order.
         package var methods: [DelegateMethod] { functions.indices.filter { bits & (1 << UInt64($0)) != 0 }.map { functions[$0].method } }
     }
+
+    /// The scene delegate's rows (`Shape.isScene`), found once: a load tests a bit per row, not the
+    /// row's shape (an enum with closures, copied and destroyed at each test).
+    package static let sceneRows: Rows = {
+        var rows = Rows()
+        for index in functions.indices where functions[index].shape.isScene { rows.insert(index) }
+        return rows
+    }()
 
     /// The one delegate bridge: binds C functions given by address, one per row of `functions` (nil:
     /// not implemented), called the `convention`'s way. Every way C implements delegates (exported
@@ -94,7 +103,7 @@ extension FFIDelegates {
         var rows = Rows()
         var receiver: Receiver?
         for index in functions.indices {
-            guard let address = addresses[index], functions[index].shape.isScene == scene else { continue }
+            guard let address = addresses[index], sceneRows.contains(index) == scene else { continue }
             let function = functions[index]
             let call = BoundFunction(cif: interface(forRow: index, convention).cif, address: address, direct: convention.isDeclared)
             let shared = receiver ?? Receiver(convention)

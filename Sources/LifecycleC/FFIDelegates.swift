@@ -1,4 +1,5 @@
 import AppLifecycle
+import Glibc
 
 /// The one delegate bridge of the C layer: C functions implementing delegate methods become an
 /// ordinary `DelegateHandlers` table, called through libffi. Every way C implements delegates goes
@@ -146,6 +147,10 @@ package enum FFIDelegates {
         package let method: DelegateMethod
         /// The exported C symbol, exactly as include/lifecycle.h declares it.
         package let symbol: String
+        /// `symbol` as a C string (allocated once, never freed: the table lives as long as the process)
+        /// and its length: a load looks up every row's symbol without making a C string of it.
+        nonisolated(unsafe) package let cSymbol: UnsafePointer<CChar>
+        package let symbolLength: Int
         /// Its C type under ABI 1.0: every argument is a pointer.
         package let signature: Signature
         package let shape: Shape
@@ -153,6 +158,8 @@ package enum FFIDelegates {
         init(_ method: DelegateMethod, _ symbol: String, returns: CType, pointers: Int, _ shape: Shape) {
             self.method = method
             self.symbol = symbol
+            cSymbol = UnsafePointer(strdup(symbol)!)
+            symbolLength = symbol.utf8.count
             signature = Signature(returnType: returns, pointers: pointers)
             self.shape = shape
         }

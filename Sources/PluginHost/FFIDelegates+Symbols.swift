@@ -12,21 +12,24 @@ extension FFIDelegates {
     /// Looks up every row's symbol with `lookup` and sets the matching handler for each one found.
     /// Returns immediately; nothing is called.
     /// - Parameters:
-    ///   - lookup: finds an exported function by name (the loader: `PluginImage.symbol`, the plugin's
-    ///     own dynamic symbol table), nil when absent.
+    ///   - lookup: finds an exported function by name, a C string of the given length (the loader:
+    ///     `PluginImage.symbol`, the plugin's own dynamic symbol table), nil when absent.
     ///   - app: passed unchanged as every function's first argument (`lc_app *`); never dereferenced here.
     ///   - closures: makes the completion function pointers of the fetch and remote-notification calls.
     ///   - owner: the plugin that exports them (labels and logs its completions), nil for none.
     /// - Returns: the handler table (add it with `Application.addDelegate(_:id:)`; call its handlers on
     ///   the loop thread only) and the rows found.
-    package static func bind(symbols lookup: (String) -> UnsafeMutableRawPointer?, app: OpaquePointer?,
+    package static func bind(symbols lookup: (_ name: UnsafePointer<CChar>, _ length: Int) -> UnsafeMutableRawPointer?, app: OpaquePointer?,
                              closures: CompletionClosurePool, owner: (any PluginIdentity)? = nil,
                              id: String = "") -> (handlers: DelegateHandlers, rows: Rows)
     {
         // withUnsafeTemporaryAllocation: every symbol first (in table order), on the stack.
         withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: functions.count) { addresses in
             // The application delegate's rows only: the scene rows are looked up by bindScenes(symbols:…).
-            for index in functions.indices { addresses[index] = functions[index].shape.isScene ? nil : lookup(functions[index].symbol) }
+            let scene = sceneRows
+            for index in functions.indices {
+                addresses[index] = scene.contains(index) ? nil : lookup(functions[index].cSymbol, functions[index].symbolLength)
+            }
             return bind(addresses: UnsafeBufferPointer(addresses),
                         convention: .exported(app: app.map(UnsafeRawPointer.init), closures: closures, owner: owner, id: id))
         }
@@ -35,13 +38,15 @@ extension FFIDelegates {
     /// `bind(symbols:…)` for the scene delegate functions a plugin exports (ABI 1.2): each
     /// `scene…` symbol found becomes a `SceneDelegateHandlers` handler. Returns immediately; nil when
     /// the plugin exports none of them (most plugins: then no handler table is built at all).
-    package static func bindScenes(symbols lookup: (String) -> UnsafeMutableRawPointer?, app: OpaquePointer?,
+    package static func bindScenes(symbols lookup: (_ name: UnsafePointer<CChar>, _ length: Int) -> UnsafeMutableRawPointer?,
+                                   app: OpaquePointer?,
                                    owner: (any PluginIdentity)? = nil, id: String = "") -> (handlers: SceneDelegateHandlers, rows: Rows)?
     {
         withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: functions.count) { addresses in
             var found = false
+            let scene = sceneRows
             for index in functions.indices {
-                addresses[index] = functions[index].shape.isScene ? lookup(functions[index].symbol) : nil
+                addresses[index] = scene.contains(index) ? lookup(functions[index].cSymbol, functions[index].symbolLength) : nil
                 found = found || addresses[index] != nil
             }
             guard found else { return nil }
@@ -56,7 +61,7 @@ extension FFIDelegates {
                              closures: CompletionClosurePool, owner: (any PluginIdentity)? = nil,
                              id: String = "") -> (handlers: DelegateHandlers, implemented: [DelegateMethod])
     {
-        let bound = bind(symbols: lookup, app: app, closures: closures, owner: owner, id: id)
+        let bound = bind(symbols: { name, _ in lookup(String(cString: name)) }, app: app, closures: closures, owner: owner, id: id)
         return (bound.handlers, bound.rows.methods)
     }
 
@@ -90,6 +95,7 @@ extension LoadedPlugin {
         }
         // The exported functions, found by name in the plugin's own symbol table (`PluginImage.symbol`).
         guard let image else { return (DelegateHandlers(), FFIDelegates.Rows()) }
-        return FFIDelegates.bind(symbols: image.symbol, app: owner?.opaque, closures: CompletionClosurePool.shared, owner: self, id: id)
+        return FFIDelegates.bind(symbols: { image.symbol($0, length: $1) }, app: owner?.opaque,
+                                 closures: CompletionClosurePool.shared, owner: self, id: id)
     }
 }

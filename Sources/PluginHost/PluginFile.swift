@@ -1,4 +1,5 @@
 import Glibc
+import LifecycleRunLoop
 
 /// A plugin file opened and checked before anything maps it: a regular file (never through a
 /// symbolic link, never a FIFO, device, directory or socket), safe permissions and owner on it and on
@@ -21,9 +22,14 @@ struct PluginFile {
     /// Opens and checks `path`. No descriptor is left open when it throws.
     /// - Throws: the refusal's reason.
     static func open(_ path: String, options: PluginLoadOptions) throws(PluginFileProblem) -> PluginFile {
-        var fd: Int32
-        repeat { fd = Glibc.open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) } while fd < 0 && errno == EINTR
-        guard fd >= 0 else { throw openProblem(path, errno) }
+        let opened = path.withCString { name in
+            Result { () throws(SystemCallError) in try systemCall("open") { Glibc.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) } }
+        }
+        let fd: Int32
+        switch opened {
+        case .success(let descriptor): fd = descriptor
+        case .failure(let error): throw openProblem(path, error.errno)
+        }
         do throws(PluginFileProblem) {
             var info = stat()
             guard fstatat(fd, "", &info, atEmptyPath) == 0 else { throw PluginFileProblem("cannot stat: \(String(cString: strerror(errno)))") }
@@ -246,9 +252,11 @@ struct PluginFile {
     private static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Int {
         var done = 0
         while done < buffer.count {
-            let count = pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done))
-            if count < 0 {
-                if errno == EINTR { continue }
+            let count: Int
+            do {
+                count = try systemCall("pread") { pread(fd, buffer.baseAddress! + done, buffer.count - done, off_t(offset) + off_t(done)) }
+            } catch {
+                errno = error.errno  // this function's contract: -1, errno says why
                 return -1
             }
             if count == 0 {

@@ -97,12 +97,15 @@ final class PluginImage: @unchecked Sendable {
     /// is passed in place, without a copy.
     func symbol(_ name: String) -> UnsafeMutableRawPointer? {
         let length = name.utf8.count
-        return name.withCString { name in
-            switch symbols.lookup(name, length: length) {
-            case .found(let address): address
-            case .absent: nil
-            case .unsure: dlsym(handle, name)
-            }
+        return name.withCString { symbol($0, length: length) }
+    }
+
+    /// `symbol(_:)` of a C string of `length` bytes.
+    func symbol(_ name: UnsafePointer<CChar>, length: Int) -> UnsafeMutableRawPointer? {
+        switch symbols.lookup(name, length: length) {
+        case .found(let address): address
+        case .absent: nil
+        case .unsure: dlsym(handle, name)
         }
     }
 

@@ -40,7 +40,7 @@ extension LoadedPlugin {
             return table.withUnsafeBufferPointer { FFIDelegates.bindScenes(addresses: $0, convention: .pluginTable(self)) }
         }
         guard let image else { return nil }
-        return FFIDelegates.bindScenes(symbols: image.symbol, app: owner?.opaque, owner: self, id: id)
+        return FFIDelegates.bindScenes(symbols: { image.symbol($0, length: $1) }, app: owner?.opaque, owner: self, id: id)
     }
 
     /// The scene delegate methods the plugin implements (ABI 1.2), in `DelegateMethod.sceneMethods` order.
