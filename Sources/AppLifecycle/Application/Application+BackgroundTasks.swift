@@ -41,6 +41,7 @@ extension Application {
     /// - Returns: how many were ended.
     @discardableResult
     public func endBackgroundTasks(owner: String) -> Int {
+        loop.preconditionOnLoopThread("Application.endBackgroundTasks(owner:)")
         let owned = tasks.filter { $0.owner == owner }
         for task in owned { try? endBackgroundTask(task.id) }
         return owned.count
@@ -48,7 +49,10 @@ extension Application {
 
     /// How many open background tasks `owner` began (ended ones, by anyone, the watchdog included,
     /// no longer count). O(1). [loop-thread]
-    public func backgroundTaskCount(owner: String) -> Int { taskCounts[owner] ?? 0 }
+    public func backgroundTaskCount(owner: String) -> Int {
+        loop.preconditionOnLoopThread("Application.backgroundTaskCount(owner:)")
+        return taskCounts[owner] ?? 0
+    }
 
     /// One task of `owner` ended.
     private func uncount(_ owner: String) {
@@ -64,12 +68,14 @@ extension Application {
 
     /// The open background tasks, oldest first.
     public var backgroundTasks: [BackgroundTaskInfo] {
-        tasks.map { BackgroundTaskInfo(id: $0.id, name: $0.name, owner: $0.owner, expirationHandlerCalled: $0.expirationCalled) }
+        loop.preconditionOnLoopThread("Application.backgroundTasks")
+        return tasks.map { BackgroundTaskInfo(id: $0.id, name: $0.name, owner: $0.owner, expirationHandlerCalled: $0.expirationCalled) }
     }
 
     /// Background time left (`backgroundTimeRemaining`): nil in the foreground (unlimited), zero when
     /// suspended or not running.
     public var backgroundTimeRemaining: Duration? {
+        loop.preconditionOnLoopThread("Application.backgroundTimeRemaining")
         switch state {
         case .active, .inactive: return nil
         case .suspended, .notRunning: return .zero

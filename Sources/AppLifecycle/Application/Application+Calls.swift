@@ -158,6 +158,7 @@ extension Application {
     /// Counters and timers are recorded as things happen; gauges are read, so call this before an
     /// export. Does nothing without a metrics backend. [loop-thread]
     public func updateMetricGauges() {
+        loop.preconditionOnLoopThread("Application.updateMetricGauges()")
         metrics?.updateGauges(self)
     }
 }

@@ -33,6 +33,7 @@ extension Application {
     /// Removes a scene delegate; safe from inside a callback (it is not called again). [loop-thread]
     @discardableResult
     public func removeSceneDelegate(_ token: DelegateToken) -> Bool {
+        loop.preconditionOnLoopThread("Application.removeSceneDelegate(_:)")
         guard let index = sceneSlots.firstIndex(where: { $0.token == token.rawValue }) else { return false }
         sceneSlots[index].removed.store(true, ordering: .relaxed)
         sceneSlots.remove(at: index)
@@ -42,6 +43,7 @@ extension Application {
     /// Removes the scene delegate registered under `id`. [loop-thread]
     @discardableResult
     public func removeSceneDelegate(id: String) -> Bool {
+        loop.preconditionOnLoopThread("Application.removeSceneDelegate(id:)")
         guard let index = sceneSlots.firstIndex(where: { $0.id == id }) else { return false }
         sceneSlots[index].removed.store(true, ordering: .relaxed)
         sceneSlots.remove(at: index)
@@ -49,7 +51,10 @@ extension Application {
     }
 
     /// The registered scene delegates' ids, in call order.
-    public var sceneDelegateIDs: [String] { sceneSlots.map(\.id) }
+    public var sceneDelegateIDs: [String] {
+        loop.preconditionOnLoopThread("Application.sceneDelegateIDs")
+        return sceneSlots.map(\.id)
+    }
 
     // MARK: Scenes and sessions
 
@@ -57,13 +62,22 @@ extension Application {
     public var isSceneBased: Bool { configuration.sceneManifest != nil }
 
     /// The connected scenes, in connection order. [loop-thread]
-    public var scenes: [Scene] { connectedScenes }
+    public var scenes: [Scene] {
+        loop.preconditionOnLoopThread("Application.scenes")
+        return connectedScenes
+    }
 
     /// The connected scene with this id, or nil. [loop-thread]
-    public func scene(id: String) -> Scene? { connectedScenes.first { $0.id == id } }
+    public func scene(id: String) -> Scene? {
+        loop.preconditionOnLoopThread("Application.scene(id:)")
+        return connectedScenes.first { $0.id == id }
+    }
 
     /// The sessions the system keeps (connected or not), oldest first. [loop-thread]
-    public var sceneSessions: [SceneSession] { sessions }
+    public var sceneSessions: [SceneSession] {
+        loop.preconditionOnLoopThread("Application.sceneSessions")
+        return sessions
+    }
 
     /// The scene an action with no scene named is for: the first foreground-active scene, else the first
     /// foreground one, else the manifest's default id.

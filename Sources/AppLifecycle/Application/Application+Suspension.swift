@@ -44,7 +44,10 @@ extension Application {
 
     /// The notifications waiting for the application to resume: one per kind, the most recent, with
     /// how many it stands for. [loop-thread]
-    public var queuedNotifications: [(name: NotificationName, count: Int)] { queued.map { ($0.name, $0.count) } }
+    public var queuedNotifications: [(name: NotificationName, count: Int)] {
+        loop.preconditionOnLoopThread("Application.queuedNotifications")
+        return queued.map { ($0.name, $0.count) }
+    }
 
     func resumeIfSuspended() throws(Killed) {
         guard state == .suspended else { return }

@@ -58,6 +58,7 @@ extension Application {
     /// Runs `body` (a plugin's `init`, timer or posted work) marked as a callback named `label` of
     /// `owner`, so that the hang budget watches it and `runningCallbacks` names it. [loop-thread]
     public func runMarked<R, E: Error>(_ label: String, owner: String, _ body: () throws(E) -> R) throws(E) -> R {
-        try center.runMarked(CallbackProbe.bits(.other, subject: center.probe.labelID(label)), owner: center.ownerID(owner), body)
+        loop.preconditionOnLoopThread("Application.runMarked(_:owner:_:)")
+        return try center.runMarked(CallbackProbe.bits(.other, subject: center.probe.labelID(label)), owner: center.ownerID(owner), body)
     }
 }

@@ -6,7 +6,11 @@ import Synchronization
 ///
 /// Guarantees:
 /// - **Thread.** Bound to its loop's thread: every method and property is [loop-thread] unless marked
-///   [thread-safe]; every delegate, observer, expiration handler and timer runs on that thread.
+///   [thread-safe]; every delegate, observer, expiration handler and timer runs on that thread. Checked,
+///   not vouched for: each public loop-bound member compares the calling thread with the loop's (one
+///   `pthread_self()` and one compare; `LoopBound`, `MainRunLoop.preconditionOnLoopThread`) and a use
+///   from another thread stops the program at the call, naming the member; the throwing ones throw
+///   `.notOnLoopThread` instead.
 /// - **Order.** Within a sequence, delegates are called in registration order; each lifecycle
 ///   notification is posted once, after (or, for willEnterForeground and significantTimeChange, before)
 ///   all delegates — `UIApplicationDelegate`'s reference. The trace records every step in the order it happened.
@@ -24,15 +28,33 @@ public final class Application: @unchecked Sendable {
     public let center: AppNotificationCenter
     public let configuration: Configuration
 
-    /// The current state.
-    public internal(set) var state: ApplicationState = .notRunning
+    /// The current state. [loop-thread: checked]
+    public internal(set) var state: ApplicationState {
+        get { boundState.value }
+        _modify { yield &boundState.value }
+    }
     /// Whether the device is locked (between `lock` and `unlock`). The device's state, not the run's:
     /// it outlives termination, and `lock`/`unlock` are legal while the application is not running.
-    public internal(set) var isDeviceLocked = false
-    /// Whether files with complete protection are readable (`protectedDataAvailable`).
-    public internal(set) var isProtectedDataAvailable = true
-    /// Receives every trace event, on the loop thread, in order.
-    public var traceHandler: ((TraceEvent) -> Void)?
+    /// [loop-thread: checked]
+    public internal(set) var isDeviceLocked: Bool {
+        get { boundDeviceLocked.value }
+        _modify { yield &boundDeviceLocked.value }
+    }
+    /// Whether files with complete protection are readable (`protectedDataAvailable`). [loop-thread: checked]
+    public internal(set) var isProtectedDataAvailable: Bool {
+        get { boundProtectedData.value }
+        _modify { yield &boundProtectedData.value }
+    }
+    /// Receives every trace event, on the loop thread, in order. [loop-thread: checked]
+    public var traceHandler: ((TraceEvent) -> Void)? {
+        get { boundTraceHandler.value }
+        _modify { yield &boundTraceHandler.value }
+    }
+    // The public state above, each read and written on the loop's thread only, checked (`LoopBound`).
+    private var boundState: LoopBound<ApplicationState>
+    private var boundDeviceLocked: LoopBound<Bool>
+    private var boundProtectedData: LoopBound<Bool>
+    private var boundTraceHandler: LoopBound<((TraceEvent) -> Void)?>
 
     /// The application's identity as the sender of its lifecycle notifications.
     public var sender: NotificationSender { NotificationSender(self) }
@@ -170,6 +192,10 @@ public final class Application: @unchecked Sendable {
     public init(configuration: Configuration = Configuration(), loop: MainRunLoop) {
         self.configuration = configuration
         self.loop = loop
+        boundState = LoopBound(.notRunning, loop: loop, name: "Application.state")
+        boundDeviceLocked = LoopBound(false, loop: loop, name: "Application.isDeviceLocked")
+        boundProtectedData = LoopBound(true, loop: loop, name: "Application.isProtectedDataAvailable")
+        boundTraceHandler = LoopBound(nil, loop: loop, name: "Application.traceHandler")
         center = AppNotificationCenter(loop: loop)
         metrics = EngineMetrics.make(configuration, center: center, loop: loop)
         center.state.pointee.metrics = metrics
@@ -235,6 +261,7 @@ public final class Application: @unchecked Sendable {
     /// Removes a delegate; safe from inside a callback (it is not called again). [loop-thread]
     @discardableResult
     public func removeDelegate(_ token: DelegateToken) -> Bool {
+        loop.preconditionOnLoopThread("Application.removeDelegate(_:)")
         guard let index = slots.firstIndex(where: { $0.token == token.rawValue }) else { return false }
         removeSlot(at: index)
         return true
@@ -243,6 +270,7 @@ public final class Application: @unchecked Sendable {
     /// Removes the delegate registered under `id`. [loop-thread]
     @discardableResult
     public func removeDelegate(id: String) -> Bool {
+        loop.preconditionOnLoopThread("Application.removeDelegate(id:)")
         guard let index = slots.firstIndex(where: { $0.id == id }) else { return false }
         removeSlot(at: index)
         return true
@@ -267,10 +295,16 @@ public final class Application: @unchecked Sendable {
     }
 
     /// The registered delegates' ids, in call order.
-    public var delegateIDs: [String] { slots.map(\.id) }
+    public var delegateIDs: [String] {
+        loop.preconditionOnLoopThread("Application.delegateIDs")
+        return slots.map(\.id)
+    }
 
     /// Whether a delegate is registered under `id` (as `delegateIDs.contains(id)`, without the copy).
-    public func hasDelegate(id: String) -> Bool { sortedIndex(of: id).found }
+    public func hasDelegate(id: String) -> Bool {
+        loop.preconditionOnLoopThread("Application.hasDelegate(id:)")
+        return sortedIndex(of: id).found
+    }
 
     // MARK: Actions
 

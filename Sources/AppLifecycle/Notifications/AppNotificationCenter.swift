@@ -105,6 +105,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     public func observe(_ name: NotificationName, sender: NotificationSender = .none, owner: String = "",
                         _ block: @escaping (AppNotification) -> Void) -> ObserverToken
     {
+        loop.preconditionOnLoopThread("AppNotificationCenter.observe(_:sender:owner:_:)")
         let box = Unmanaged.passRetained(ObserverBox(block))
         return addEntry(name, sender: sender.rawValue, owner: owner, function: ObserverBox.unused,
                         context: box.toOpaque(), boxed: true)
@@ -179,6 +180,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// - Returns: false when the token names no current observer (already removed, or never issued).
     @discardableResult
     public func removeObserver(_ token: ObserverToken) -> Bool {
+        loop.preconditionOnLoopThread("AppNotificationCenter.removeObserver(_:)")
         guard let list = list(token.nameID), let index = list.pointee.index(of: token.rawValue) else { return false }
         removeEntry(list, at: index)
         return true
@@ -192,6 +194,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     ///   removed, or never issued); nothing changed then.
     @discardableResult
     public func removeObserver(_ token: ObserverToken, owner: String) -> Bool {
+        loop.preconditionOnLoopThread("AppNotificationCenter.removeObserver(_:owner:)")
         guard let ownerID = state.pointee.ownerIndex[owner], let list = list(token.nameID),
               let index = list.pointee.index(of: token.rawValue), list.pointee.meta[index].owner == ownerID
         else { return false }
@@ -201,6 +204,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
 
     /// Whether `token` names a current observer registered by `owner`. [loop-thread]
     public func isObserver(_ token: ObserverToken, ownedBy owner: String) -> Bool {
+        loop.preconditionOnLoopThread("AppNotificationCenter.isObserver(_:ownedBy:)")
         guard let ownerID = state.pointee.ownerIndex[owner], let list = list(token.nameID),
               let index = list.pointee.index(of: token.rawValue)
         else { return false }
@@ -227,6 +231,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// - Returns: how many were removed.
     @discardableResult
     public func removeObservers(owner: String) -> Int {
+        loop.preconditionOnLoopThread("AppNotificationCenter.removeObservers(owner:)")
         guard !owner.isEmpty, let ownerID = state.pointee.ownerIndex[owner] else { return 0 }
         let names = state.pointee.ownerNames[Int(ownerID)]
         state.pointee.ownerNames[Int(ownerID)] = []
@@ -246,18 +251,21 @@ public final class AppNotificationCenter: @unchecked Sendable {
 
     /// The number of live observers of `name`. [loop-thread]
     public func observerCount(for name: NotificationName) -> Int {
+        loop.preconditionOnLoopThread("AppNotificationCenter.observerCount(for:)")
         guard let list = list(name.id) else { return 0 }
         return list.pointee.liveCount
     }
 
     /// How many live observers `owner` registered (0 for the empty owner). O(1). [loop-thread]
     public func observerCount(owner: String) -> Int {
+        loop.preconditionOnLoopThread("AppNotificationCenter.observerCount(owner:)")
         guard !owner.isEmpty, let ownerID = state.pointee.ownerIndex[owner] else { return 0 }
         return state.pointee.ownerObservers[Int(ownerID)]
     }
 
     /// The names that `owner` observes, in first-registration order. [loop-thread]
     public func observedNames(owner: String) -> [NotificationName] {
+        loop.preconditionOnLoopThread("AppNotificationCenter.observedNames(owner:)")
         guard let ownerID = state.pointee.ownerIndex[owner] else { return [] }
         var names: [NotificationName] = []
         for (id, list) in state.pointee.lists.enumerated() {
@@ -421,6 +429,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     public func notifications(named name: NotificationName, sender: NotificationSender = .none,
                               bufferPolicy: NotificationStream.BufferPolicy = .unbounded) -> NotificationStream
     {
+        loop.preconditionOnLoopThread("AppNotificationCenter.notifications(named:sender:bufferPolicy:)")
         let channel = NotificationChannel(policy: bufferPolicy)
         let token = observe(name, sender: sender) { notification in channel.push(notification) }
         channel.onTerminate = { [loop, weak self] in
