@@ -149,8 +149,10 @@ package enum FFIDelegates {
         package let symbol: String
         /// `symbol` as a C string (allocated once, never freed: the table lives as long as the process)
         /// and its length: a load looks up every row's symbol without making a C string of it.
-        nonisolated(unsafe) package let cSymbol: UnsafePointer<CChar>
+        package var cSymbol: UnsafePointer<CChar> { UnsafePointer(bitPattern: cSymbolAddress)! }
         package let symbolLength: Int
+        /// `cSymbol`'s address (an integer: the row stays `Sendable` with no unchecked field).
+        private let cSymbolAddress: UInt
         /// Its C type under ABI 1.0: every argument is a pointer.
         package let signature: Signature
         package let shape: Shape
@@ -158,7 +160,7 @@ package enum FFIDelegates {
         init(_ method: DelegateMethod, _ symbol: String, returns: CType, pointers: Int, _ shape: Shape) {
             self.method = method
             self.symbol = symbol
-            cSymbol = UnsafePointer(strdup(symbol)!)
+            cSymbolAddress = UInt(bitPattern: strdup(symbol)!)
             symbolLength = symbol.utf8.count
             signature = Signature(returnType: returns, pointers: pointers)
             self.shape = shape

@@ -44,7 +44,7 @@ package final class UserInfoBox {
         lookups += 1
         if lookups > 1 {
             keyIndex = KeyIndex(value)
-            return keyIndex.unsafelyUnwrapped.find(key)
+            return keyIndex!.find(key)
         }
         let length = strlen(key)
         for index in 0..<value.count {

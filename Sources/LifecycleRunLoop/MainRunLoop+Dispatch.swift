@@ -148,7 +148,7 @@ extension MainRunLoop {
                 let item = (items + index).move()
                 index += 1
                 if item.target == .closure {
-                    unsafeDowncast(item.payload.unsafelyUnwrapped, to: PerformBox.self).work()
+                    unsafeDowncast(item.payload!, to: PerformBox.self).work()
                     ran += 1
                 } else {
                     let version = targetsVersion.load(ordering: .relaxed)

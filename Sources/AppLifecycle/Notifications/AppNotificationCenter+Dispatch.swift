@@ -222,7 +222,7 @@ extension AppNotificationCenter {
     {
         marks.observer(entry.owner)
         if entry.boxed {
-            Unmanaged<ObserverBox>.fromOpaque(entry.context.unsafelyUnwrapped)._withUnsafeGuaranteedRef { $0.block(notification) }
+            Unmanaged<ObserverBox>.fromOpaque(entry.context!)._withUnsafeGuaranteedRef { $0.block(notification) }
         } else {
             entry.function(record, entry.context)
         }
@@ -284,7 +284,7 @@ struct ProbeMarks {
     /// `CallbackProbe.levels`: dispatches stop at the nesting limit, marked callbacks are capped).
     @inline(__always)
     init(_ state: UnsafeMutablePointer<CenterState>, level: Int, _ bits: UInt64) {
-        slot = state.pointee.probeMarks.unsafelyUnwrapped + 2 &* level
+        slot = state.pointee.probeMarks! + 2 &* level
         slot.pointee.store(bits, ordering: .relaxed)
     }
 

@@ -30,7 +30,7 @@ extension AppNotificationCenter {
     /// - Returns: false, with nothing queued, when refused by the queue's bound (`MainRunLoop.send`).
     @inline(__always)
     package func enqueueWork(_ function: RawWorkFunction, context: UnsafeMutableRawPointer?, owner: WorkOwner?) -> Bool {
-        loop.send(LoopMessage(target: state.pointee.workTarget.unsafelyUnwrapped,
+        loop.send(LoopMessage(target: state.pointee.workTarget!,
                               word0: UInt64(UInt(bitPattern: unsafeBitCast(function, to: Int.self))),
                               word1: UInt(bitPattern: context), payload: owner))
     }
@@ -66,6 +66,6 @@ final class WorkReceiver: LoopMessageReceiver {
     var center: Unmanaged<AppNotificationCenter>?
 
     override func receive(_ message: borrowing LoopMessage) {
-        center.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.runWork(message) }
+        center!._withUnsafeGuaranteedRef { $0.runWork(message) }
     }
 }

@@ -313,7 +313,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     private func postWithoutUserInfo(_ name: NotificationName, sender: UInt) -> Bool {
         let thread = pthread_self()
         if loop.isLoopThread(thread) { return deliver(name, sender: sender, userInfo: nil) }
-        return loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(name.id), word1: sender, payload: nil),
+        return loop.send(LoopMessage(target: state.pointee.target!, word0: UInt64(name.id), word1: sender, payload: nil),
                          fromOtherThread: thread)
     }
 
@@ -333,7 +333,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         if loop.isLoopThread(thread) {
             return deliver(name, sender: sender.rawValue, userInfo: userInfo, raw: rawUserInfo)
         }
-        return loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(name.id), word1: sender.rawValue,
+        return loop.send(LoopMessage(target: state.pointee.target!, word0: UInt64(name.id), word1: sender.rawValue,
                                      payload: userInfo.map(UserInfoCarrier.init)), fromOtherThread: thread)
     }
 
@@ -356,7 +356,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         guard loop.isLoopThread(thread) else {
             // Another thread: check the id (one atomic load) and queue a four-word message.
             guard registry.isInterned(id) else { return .unknownName }
-            let queued = loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(id), word1: sender,
+            let queued = loop.send(LoopMessage(target: state.pointee.target!, word0: UInt64(id), word1: sender,
                                                payload: userInfo.map(UserInfoCarrier.init)), fromOtherThread: thread)
             return queued ? .posted : .refused
         }
@@ -371,7 +371,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
         guard loop.isLoopThread(thread) else {
             // Another thread: check the id (one atomic load) and queue a four-word message.
             guard registry.isInterned(id) else { return .unknownName }
-            let queued = loop.send(LoopMessage(target: state.pointee.target.unsafelyUnwrapped, word0: UInt64(id), word1: sender, payload: nil),
+            let queued = loop.send(LoopMessage(target: state.pointee.target!, word0: UInt64(id), word1: sender, payload: nil),
                                    fromOtherThread: thread)
             return queued ? .posted : .refused
         }
@@ -449,6 +449,6 @@ private final class CenterReceiver: LoopMessageReceiver {
     var center: Unmanaged<AppNotificationCenter>?
 
     override func receive(_ message: borrowing LoopMessage) {
-        center.unsafelyUnwrapped._withUnsafeGuaranteedRef { $0.receive(message) }
+        center!._withUnsafeGuaranteedRef { $0.receive(message) }
     }
 }

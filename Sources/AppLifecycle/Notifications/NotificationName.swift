@@ -280,13 +280,13 @@ final class NameRegistry: @unchecked Sendable {
     /// The id of the spelling `bytes[0..<length]`, or 0.
     @inline(__always)
     private func find(_ bytes: UnsafeRawPointer, _ length: Int, _ hash: UInt32) -> UInt32 {
-        let table = Slots(bitPattern: slots.load(ordering: .acquiring)).unsafelyUnwrapped
+        let table = Slots(bitPattern: slots.load(ordering: .acquiring))!
         let mask = Int(table[0].load(ordering: .relaxed))
         var i = Int(hash) & mask
         while true {
             let address = table[i &+ 1].load(ordering: .acquiring)
             if address == 0 { return 0 }
-            let entry = UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped
+            let entry = UnsafeRawPointer(bitPattern: address)!
             let header = entry.load(as: Entry.self)
             if header.hash == hash, header.length == length, memcmp(entry + Entry.textOffset, bytes, length) == 0 {
                 return header.id
@@ -327,7 +327,7 @@ final class NameRegistry: @unchecked Sendable {
         guard isInterned(id) else { return nil }
         let n = UInt64(id) &+ 64
         let k = 63 - n.leadingZeroBitCount - 6
-        let entry = chunks[k].unsafelyUnwrapped[Int(n - (1 << (k + 6)))].unsafelyUnwrapped
+        let entry = chunks[k]![Int(n - (1 << (k + 6)))]!
         return (entry + Entry.textOffset).assumingMemoryBound(to: CChar.self)
     }
 
@@ -380,7 +380,7 @@ final class NameRegistry: @unchecked Sendable {
 
     /// Puts an entry in the table, growing it first when it would be more than half full. Holds `writer`.
     private func publish(_ entry: UnsafeRawPointer, state: inout WriterState) {
-        var table = Slots(bitPattern: slots.load(ordering: .relaxed)).unsafelyUnwrapped
+        var table = Slots(bitPattern: slots.load(ordering: .relaxed))!
         var capacity = Int(table[0].load(ordering: .relaxed)) + 1
         if (state.spellings + 1) * 2 > capacity {
             let grown = Self.makeSlots(capacity: capacity * 2)
@@ -401,7 +401,7 @@ final class NameRegistry: @unchecked Sendable {
     /// table is live), else relaxed (a table not yet published).
     private static func place(_ address: UInt, in table: Slots, publishing: Bool) {
         let mask = Int(table[0].load(ordering: .relaxed))
-        var i = Int(UnsafeRawPointer(bitPattern: address).unsafelyUnwrapped.load(as: Entry.self).hash) & mask
+        var i = Int(UnsafeRawPointer(bitPattern: address)!.load(as: Entry.self).hash) & mask
         while table[i + 1].load(ordering: .relaxed) != 0 { i = (i + 1) & mask }
         if publishing { table[i + 1].store(address, ordering: .releasing) } else { table[i + 1].store(address, ordering: .relaxed) }
     }

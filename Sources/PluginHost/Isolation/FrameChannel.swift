@@ -9,21 +9,22 @@ import LifecycleRunLoop
 /// round trip.
 ///
 /// Not thread-safe: one owner thread (the host's loop thread; the runner's main thread, which
-/// serialises other threads' frames through its own lock). Because of that one owner, the stored
-/// properties a round trip touches are `@exclusivity(unchecked)`: Swift's dynamic exclusivity checks
-/// cost about 2,000 instructions a round trip here (18 checks), a quarter of the host's part.
+/// serialises other threads' frames through its own lock). Its stored properties keep Swift's
+/// dynamic exclusivity checks: turning them off here (and in `IsolatedPlugin`, `RunnerLink`) paid
+/// 5–8% of the isolated one-way row and nothing measurable of the round trip, under the 10% a
+/// shortcut must pay to stay (docs/architecture.md, the unsafe ledger).
 final class FrameChannel {
     let fd: Int32
     /// Frames not written yet, from `written` on.
-    @exclusivity(unchecked) var out = FrameWriter()
-    @exclusivity(unchecked) private var written = 0
+    var out = FrameWriter()
+    private var written = 0
     /// Bytes read and not cut into frames yet: `incoming[head..<tail]`.
-    @exclusivity(unchecked) private var incoming: [UInt8]
-    @exclusivity(unchecked) private var head = 0
-    @exclusivity(unchecked) private var tail = 0
+    private var incoming: [UInt8]
+    private var head = 0
+    private var tail = 0
 
     /// The receive timeout set on the descriptor (`SO_RCVTIMEO`), in nanoseconds; 0 while none is set.
-    @exclusivity(unchecked) private var receiveTimeout: UInt64 = 0
+    private var receiveTimeout: UInt64 = 0
 
     /// How long one blocking `recv` of `readWaiting` lasts at most: the deadline is looked at between
     /// such slices, and the last stretch before it is waited for exactly (with `poll`).

@@ -44,28 +44,27 @@ final class IsolatedPlugin: @unchecked Sendable {
     unowned let application: AppHandle
     var handle: AppHandle? { application }
     let settings: IsolationSettings
-    // The state a round trip reads and writes is the loop thread's only: `@exclusivity(unchecked)`
-    // (see `FrameChannel`).
-    @exclusivity(unchecked) var process: RunnerProcess?
-    @exclusivity(unchecked) var status: Status = .loading
+    // The state a round trip reads and writes is the loop thread's only (see `FrameChannel`).
+    var process: RunnerProcess?
+    var status: Status = .loading
     /// The loop's watch of the socket (readable, and writable while output waits).
     var source: LoopSource? {
         didSet { watchingWritable = false }
     }
     /// Whether `source` waits for room to write too (kept here: asking the loop costs more).
-    @exclusivity(unchecked) var watchingWritable = false
+    var watchingWritable = false
     /// The loop's watch of the process's end (its pidfd), while the plugin runs.
     var exitSource: LoopSource?
     /// Armed for the earliest deadline of the unfinished frames.
     var deadlineTimer: LoopSource?
-    @exclusivity(unchecked) var deadlineArmed: UInt64 = 0
-    @exclusivity(unchecked) var flushScheduled = false
-    @exclusivity(unchecked) var events = EventLog()
+    var deadlineArmed: UInt64 = 0
+    var flushScheduled = false
+    var events = EventLog()
     /// The notifications held while the process is behind (nil: it keeps up), and its check's timer.
     var backlog: Backlog?
     var backlogTimer: LoopSource?
     /// Frames read while the host waited to write, run before anything read later.
-    @exclusivity(unchecked) var inbox = FrameQueue()
+    var inbox = FrameQueue()
 
     // What the process registered, by the ids it chose.
     var observers: [UInt64: IsolatedObserver] = [:]
@@ -82,11 +81,11 @@ final class IsolatedPlugin: @unchecked Sendable {
     // Waits.
     /// The frame a wait under way holds to its deadline whatever the progress page says (of nested
     /// waits, the one whose deadline is earliest); nil while the host waits for nothing.
-    @exclusivity(unchecked) var awaited: EventLog.Entry?
-    @exclusivity(unchecked) var nextCall: UInt64 = 1
-    @exclusivity(unchecked) var waitingCall: UInt64 = 0
+    var awaited: EventLog.Entry?
+    var nextCall: UInt64 = 1
+    var waitingCall: UInt64 = 0
     /// The answer to the waiting call: a writable archive's `failure` when a write into it was refused.
-    @exclusivity(unchecked) var callAnswer: (answer: Bool, archive: UserInfo?, failure: EncodingFailure?)?
+    var callAnswer: (answer: Bool, archive: UserInfo?, failure: EncodingFailure?)?
     var waitingSync: UInt64 = 0
     var synced = false
     /// The sync frame `beginSync` sent, which `endSync` waits for.

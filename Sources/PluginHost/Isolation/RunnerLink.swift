@@ -28,15 +28,14 @@ final class RunnerLink: @unchecked Sendable {
     /// The host's custom name ids, and the names they are here. [main-thread]
     private var hostNames: [UInt32: NotificationName] = [:]
     /// Frames the host sent that arrived while a request waited: run next, in order. [main-thread]
-    /// (This and the main thread's counters below: `@exclusivity(unchecked)`, one thread's only; see
-    /// `FrameChannel`.)
-    @exclusivity(unchecked) private var deferred = FrameQueue()
+    /// (This and the main thread's counters below: one thread's only; see `FrameChannel`.)
+    private var deferred = FrameQueue()
     /// Whether the main thread is running the host's frames (its own frames then wait in the buffer).
-    @exclusivity(unchecked) private var batching = false
-    @exclusivity(unchecked) private var eventIndex: UInt64 = 0
-    @exclusivity(unchecked) private var nextRequest: UInt64 = 1
+    private var batching = false
+    private var eventIndex: UInt64 = 0
+    private var nextRequest: UInt64 = 1
     /// The application's state as of the frame being run. [main-thread]
-    @exclusivity(unchecked) private(set) var state: UInt8 = 0
+    private(set) var state: UInt8 = 0
     /// The number of the host's frame whose callback runs now (the progress page's `handling`; 0
     /// before the first). [thread-safe]
     var handlingFrame: UInt64 { lcs_load_acquire_u64(progress) }
