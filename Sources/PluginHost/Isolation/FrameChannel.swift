@@ -37,6 +37,7 @@ final class FrameChannel {
     init(fd: Int32) {
         self.fd = fd
         incoming = [UInt8](repeating: 0, count: Self.bufferSize)
+        out.bytes.reserveCapacity(Self.outputCapacity)
         let flags = fcntl(fd, F_GETFL)
         if flags >= 0, flags & O_NONBLOCK != 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
     }
@@ -60,15 +61,39 @@ final class FrameChannel {
                     out.bytes.withUnsafeBytes { send(fd, $0.baseAddress! + written, $0.count - written, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
                 }
             } catch {
-                if error.errno == EAGAIN || error.errno == EWOULDBLOCK { return .wouldBlock }
+                if error.errno == EAGAIN || error.errno == EWOULDBLOCK {
+                    dropWritten()
+                    return .wouldBlock
+                }
                 return .failed(error)
             }
             if n == 0 { return .failed(SystemCallError("send", errno: EPIPE)) }
             written += n
         }
-        out.bytes.removeAll(keepingCapacity: out.bytes.capacity <= 1 << 20)
+        if out.bytes.capacity <= Self.outputCapacity {
+            out.bytes.removeAll(keepingCapacity: true)
+        } else {
+            out.bytes = []  // a large frame grew it: given back, the usual room reserved again
+            out.bytes.reserveCapacity(Self.outputCapacity)
+        }
         written = 0
         return .done
+    }
+
+    /// The room the output buffer keeps: what the host holds for a process before it holds its
+    /// notifications (1 MiB) and a margin, reserved once — a buffer that grew by doubling would copy
+    /// itself into fresh memory in the middle of a post (hundreds of µs at 1 MiB). Its pages cost
+    /// memory only once written.
+    static let outputCapacity = 2 << 20
+
+    /// Drops the bytes written from the front of the buffer once they are at least 64 KiB and at least
+    /// what is still to write (amortised O(1) a byte): a process that keeps taking some but never all
+    /// would otherwise leave the buffer growing by all it ever took, and a post that met its doubling
+    /// would copy all of it.
+    private func dropWritten() {
+        guard written >= 1 << 16, written * 2 >= out.bytes.count else { return }
+        out.bytes.removeFirst(written)
+        written = 0
     }
 
     // MARK: Reading
