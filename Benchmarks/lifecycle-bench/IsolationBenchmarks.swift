@@ -39,7 +39,17 @@ enum IsolationBenchmarks {
         static lc_name flushed;
         static int64_t ticks, answers;
 
-        static void tick(const lc_notification_t *note, void *ctx) { (void)note, (void)ctx; ticks++; }
+        #ifdef BENCH_SLOW_MICROSECONDS
+        #include <unistd.h>
+        #endif
+
+        static void tick(const lc_notification_t *note, void *ctx) {
+            (void)note, (void)ctx;
+            ticks++;
+        #ifdef BENCH_SLOW_MICROSECONDS
+            usleep(BENCH_SLOW_MICROSECONDS);  // the slow plugin of the "slow isolated observer" row
+        #endif
+        }
 
         // The reply to a flush: every notification sent before it has run.
         static void flush(const lc_notification_t *note, void *ctx) {
@@ -108,7 +118,81 @@ enum IsolationBenchmarks {
         for (label, childCPU) in [("one CPU", first), ("two CPUs", second)] where childCPU >= 0 {
             rows += measure(settings, image: image, label: label, hostCPU: first, childCPU: childCPU)
         }
+        let slowSource = folder + "/slow.c", slowImage = folder + "/slow.so"
+        if writeText(slowSource, "#define BENCH_SLOW_MICROSECONDS 1000\n" + pluginSource), buildPlugin(source: slowSource, image: slowImage) {
+            rows += slow(settings, image: slowImage, hostCPU: first, childCPU: second >= 0 ? second : first)
+        } else {
+            warn("isolation: cc could not build the slow plugin")
+        }
         return rows
+    }
+
+    /// A slow isolated observer (1 ms a notification) fed a steady stream twenty times faster than it
+    /// can take (20 posts with a 4 KiB userInfo, then 100 µs of `lc_app_run_for`, for 3 s): the longest
+    /// `lc_app_post_name` the loop made, beside the same observer in the host's process; what the
+    /// plugin ran of what was posted (the rest coalesced), and the `plugin-backlog` events the trace got.
+    static func slow(_ settings: Settings, image: String, hostCPU: Int32, childCPU: Int32) -> [Row] {
+        // The plugin's process on the other CPU (its work never preempts the loop's thread), as a
+        // host with cores to spare runs it.
+        _ = anchor_ring_pin_self(childCPU)
+        let isolatedSession = Session(image: image, isolated: true)
+        _ = anchor_ring_pin_self(hostCPU)
+        guard let isolated = isolatedSession, let inProcess = Session(image: image, isolated: false) else { return [] }
+        defer {
+            isolated.close()
+            inProcess.close()
+        }
+        final class Events { var behind = 0, caughtUp = 0 }
+        let events = Events()
+        _ = lc_app_set_trace(isolated.app, { event, context in
+            guard let event, let context, String(cString: event.pointee.kind) == "plugin-backlog" else { return }
+            let events = Unmanaged<Events>.fromOpaque(context).takeUnretainedValue()
+            if String(cString: event.pointee.name) == "behind" { events.behind += 1 } else { events.caughtUp += 1 }
+        }, Unmanaged.passUnretained(events).toOpaque())
+        defer { _ = lc_app_set_trace(isolated.app, nil, nil) }
+
+        let info = lc_dict_create()
+        defer { lc_dict_destroy(info) }
+        _ = lc_dict_set_string(info, "pad", String(repeating: "x", count: 4096))
+        let seconds = settings.quick ? 0.5 : 3.0
+        let end = nowNanoseconds() + UInt64(seconds * 1e9)
+        var longest: UInt64 = 0
+        var posts: [Double] = []
+        var sent: Int64 = 0
+        while nowNanoseconds() < end {
+            _ = lc_app_run_for(isolated.app, 0.0001)
+            for _ in 0..<20 {
+                let start = nowNanoseconds()
+                if lc_app_post_name(isolated.app, isolated.tick, nil, info) != lc_status(LC_OK) { isolated.failures += 1 }
+                let took = nowNanoseconds() - start
+                longest = max(longest, took)
+                posts.append(Double(took) / 1000)
+                sent += 1
+            }
+        }
+        let before = isolated.ticksSent
+        guard isolated.flush() else { return [] }  // waits until it has caught up: the held ones are sent
+        let ran = isolated.ticks - before
+        // The same observer in the host's process: each post runs it.
+        var local: [Double] = []
+        for _ in 0..<20 {
+            let start = nowNanoseconds()
+            _ = lc_app_post_name(inProcess.app, inProcess.tick, nil, nil)
+            local.append(Double(nowNanoseconds() - start) / 1000)
+        }
+        let longestMicroseconds = Double(longest) / 1000
+        let figure = Figure(median: longestMicroseconds, min: percentile(posts, 50), max: longestMicroseconds, unit: "µs",
+                            note: "the longest of \(sent) posts with a 4 KiB userInfo (min: the median post), 20 per 100 µs of lc_app_run_for, for \(Figure.format(seconds)) s")
+        let coalesced = sent - ran
+        return [
+            Row(group: group,
+                name: "slow isolated observer (1 ms a notification, its own process on the other CPU): the longest lc_app_post_name of a steady stream it cannot keep up with (C ABI, -c release)",
+                ours: figure, anchors: [("the same observer in the host's process: each post runs it", summarize(local, unit: "µs"))],
+                target: "never blocks the loop: the longest post shorter than the plugin's 1 ms a notification (a post that waited for it would take that); what it cannot take coalesced, with a trace line",
+                met: settings.quick ? nil : longestMicroseconds < 1000 && events.behind >= 1 && events.caughtUp >= 1 && coalesced > 0,
+                ratios: "\(sent) posted, \(ran) run by the plugin, \(coalesced) coalesced (the latest of each name kept); "
+                    + "plugin-backlog events: \(events.behind) behind, \(events.caughtUp) caught up"),
+        ]
     }
 
     /// The rows of one placement: the plugin's process (and the floors' children) on `childCPU`, this
