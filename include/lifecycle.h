@@ -412,7 +412,9 @@ LC_EXPORT void lc_config_init(lc_config_t *config);
 /// its main thread. `config` may be NULL (defaults); it is copied. `*out` is owned by the caller
 /// (lc_app_destroy). [thread-safe: the caller's thread becomes the main thread]
 LC_EXPORT lc_status lc_app_create(const lc_config_t *config, lc_app **out);
-/// Unloads its plugins (deinit), drops its delegates and observers, and frees it. NULL is ignored. [main-thread]
+/// Unloads its plugins (deinit), drops its delegates and observers, and frees it. NULL is ignored.
+/// [main-thread] From another thread it does nothing (the application stays, a leak rather than a
+/// race) and lc_last_error_message() says so.
 LC_EXPORT void lc_app_destroy(lc_app *app);
 
 /// The current state; LC_STATE_NOT_RUNNING for NULL. [main-thread]

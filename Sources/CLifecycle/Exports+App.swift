@@ -30,6 +30,12 @@ import PluginHost
 @c @implementation public func lc_app_destroy(_ app: OpaquePointer?) {
     guard let app else { return }
     let handle = Unmanaged<AppHandle>.fromOpaque(UnsafeRawPointer(app))
+    // Its plugins' deinit, its timers and its loop are the main thread's: from another thread the
+    // application is left as it is (a leak, not a race), and the last error says why.
+    guard handle.takeUnretainedValue().loop.isOnLoopThread else {
+        _ = lcFail(lc_status(LC_ERR_WRONG_THREAD), "lc_app_destroy must be called on the main run loop's thread; the application was not destroyed")
+        return
+    }
     handle.takeUnretainedValue().shutdown()
     handle.release()
 }

@@ -13,10 +13,16 @@ import Synchronization
 /// checked by looking it up (a foreign pointer is not found), and the address of a disconnected scene
 /// is never reused for another scene while its application lives.
 package final class SceneHandle: @unchecked Sendable {
+    // @unchecked: immutable after init; the thread check reads its own strong `loop`, never `owner`
+    // (which only the owner's loop thread dereferences, after that check).
     package let scene: Scene
     /// The application; the entry is forgotten before it goes (at its shutdown, at the latest in its
-    /// deinit), so this reference is valid whenever the entry is found.
+    /// deinit), so this reference is valid on the application's loop thread whenever the entry is
+    /// found there. Another thread must not touch it: the application may be going meanwhile.
     package unowned(unsafe) let owner: AppHandle
+    /// The application's loop, held here: the thread check of a call from any thread reads this, not
+    /// `owner` (a caller on another thread could meet an entry whose application is being destroyed).
+    let loop: MainRunLoop
     /// The application's identity, compared without touching it.
     let ownerID: ObjectIdentifier
     /// The id (also the session's persistent identifier) and the configuration name, owned here.
@@ -26,6 +32,7 @@ package final class SceneHandle: @unchecked Sendable {
     init(_ scene: Scene, owner: AppHandle) {
         self.scene = scene
         self.owner = owner
+        loop = owner.loop
         ownerID = ObjectIdentifier(owner)
         cID = strdup(scene.id)!
         cConfigurationName = strdup(scene.session.configurationName ?? SceneConfiguration.default.name)!
@@ -66,7 +73,7 @@ package enum SceneHandles {
             return lcFail(lc_status(LC_ERR_NOT_FOUND),
                           "\(function): not a scene handle (no live application has a scene at this address)")
         }
-        guard entry.owner.loop.isOnLoopThread else {
+        guard entry.loop.isOnLoopThread else {
             return lcFail(lc_status(LC_ERR_WRONG_THREAD), "\(function) must be called on the main run loop's thread")
         }
         if let application, application !== entry.owner {

@@ -8,7 +8,8 @@ import Synchronization
 /// - Important: a callback that captures its own loop or source strongly forms a cycle that lasts
 ///   until the source is cancelled (or, for a one-shot timer, fires).
 public final class LoopSource: @unchecked Sendable {
-    // @unchecked: every stored property except `active` is read and written on the loop thread only.
+    // @unchecked: vars loop-thread only (the loop's entry points check); `active` atomic; an off-loop
+    // cancel() only clears `active`.
 
     enum Kind {
         case timer
@@ -57,7 +58,9 @@ public final class LoopSource: @unchecked Sendable {
     public func cancel() {
         guard isActive else { return }
         guard let loop else {
-            deactivate()
+            // The loop is gone (or going, on another thread: its deinit deactivates every source and
+            // drops their callbacks). Only the flag, which is atomic: the callback is the loop's to drop.
+            active.store(false, ordering: .releasing)
             return
         }
         if loop.isOnLoopThread {
@@ -81,8 +84,11 @@ public final class LoopSource: @unchecked Sendable {
         try loop.updateIO(self, fd: fd, events: events)
     }
 
-    /// The conditions an IO source waits for (empty for other sources). [loop-thread]
-    public var events: IOEvents { ioEvents }
+    /// The conditions an IO source waits for (empty for other sources). [loop-thread: checked]
+    public var events: IOEvents {
+        loop?.preconditionOnLoopThread("LoopSource.events")
+        return ioEvents
+    }
 
     /// Whether the source can still fire: false after `cancel()`, after a one-shot timer fired
     /// (already while its callback runs), and once its loop is deallocated. [thread-safe]

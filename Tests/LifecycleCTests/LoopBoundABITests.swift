@@ -14,11 +14,21 @@ final class LoopBoundABITests: XCTestCase {
                                                                       "-I", CBuild.root + "/include", "-L", CBuild.products, "-llifecycle",
                                                                       "-Wl,-rpath,\(CBuild.products)", "-lpthread", "-o", program])
         XCTAssertEqual(compile.status, 0, compile.output)
-        let result = try CBuild.run(program, mergingStandardError: true, [])
+        let result = try CBuild.run(program, mergingStandardError: true, ["state"])
         XCTAssertEqual(result.status, SIGILL, "stopped by the check's trap: \(result.output)")
         XCTAssertTrue(result.output.hasPrefix("main thread: 0\n"), "the main thread reads it: \(result.output)")
         XCTAssertTrue(result.output.contains("Application.state must be used on the thread that runs its main run loop; it was used from another thread"),
                       result.output)
         XCTAssertFalse(result.output.contains("read from another thread"), "the read did not happen")
+
+        // lc_app_destroy returns no status: from another thread it destroys nothing and says why.
+        let destroyed = try CBuild.run(program, mergingStandardError: true, ["destroy"])
+        XCTAssertEqual(destroyed.status, 0, destroyed.output)
+        XCTAssertEqual(destroyed.output, """
+            main thread: 0
+            other thread: lc_app_destroy must be called on the main run loop's thread; the application was not destroyed
+            main thread after: 2
+
+            """)
     }
 }
