@@ -10,6 +10,7 @@ import Logging
 /// Bound to the thread that created it (the loop's thread), like the `Application` it wraps. It knows
 /// nothing of plugins: the plugins module keeps its loaded plugins in `attachment`.
 package final class AppHandle: @unchecked Sendable {
+    // @unchecked: vars loop-only ([main-thread] C calls check); the thread-safe C paths read only the lets.
     package let loop: MainRunLoop
     package let app: Application
     /// `app.center`, unretained (the application owns it for as long as this handle lives): the

@@ -10,6 +10,7 @@ import Synchronization
 
 /// A C callback and its context, carried across threads (the C caller vouches for the context).
 struct CCallback<F>: @unchecked Sendable {
+    // @unchecked: two lets; the C caller vouches that fn(ctx) may run on any thread (the watchdog's).
     let fn: F
     let ctx: UnsafeMutableRawPointer?
 }

@@ -3,6 +3,7 @@ import CLifecycleABI
 
 /// The dictionary functions for plugins (`lc_host_api_t.dict`): allocated once, never freed,
 /// never changed. [thread-safe]
+// nonisolated(unsafe): built once by the lazy global init, never written or freed afterwards; only read.
 nonisolated(unsafe) package let lcDictAPI: UnsafePointer<lc_dict_api_t> = {
     let table = UnsafeMutablePointer<lc_dict_api_t>.allocate(capacity: 1)
     table.initialize(to: lcDictAPIContents())

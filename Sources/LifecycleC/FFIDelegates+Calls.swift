@@ -13,6 +13,7 @@ extension FFIDelegates {
     /// A prepared `ffi_cif` and its argument-type array: immutable once prepared, shared by every
     /// thread, and never freed (there is one per signature for the life of the process).
     package final class CallInterface: @unchecked Sendable {
+        // @unchecked: immutable once prepared (libffi only reads the cif); published under a lock, never freed.
         let cif: UnsafeMutablePointer<ffi_cif>
         package let signature: Signature
         private let argumentTypes: UnsafeMutablePointer<UnsafeMutablePointer<ffi_type>?>

@@ -209,6 +209,7 @@ package enum FFIDelegates {
     ///
     /// In a buffer allocated once and never freed, not an `Array`: making `[Function]`'s type at run
     /// time (demangling its name) cost the first plugin load of a process about 10 µs.
+    // nonisolated(unsafe): built once by the lazy static init, never written or freed afterwards; rows are immutable values.
     nonisolated(unsafe) package static let functions: UnsafeBufferPointer<Function> = {
         let rows = UnsafeMutablePointer<Function>.allocate(capacity: 64)
         var count = 0

@@ -33,6 +33,7 @@ package enum PluginHandles {
     }
 
     /// The chunks of slots, allocated as needed and never freed (lookups read them without a lock).
+    // nonisolated(unsafe): the pointer never changes; its slots are atomics (chunks published with release stores).
     nonisolated(unsafe) private static let chunks: UnsafeMutablePointer<Atomic<UInt>> = {
         let chunks = UnsafeMutablePointer<Atomic<UInt>>.allocate(capacity: maximumChunks)
         for index in 0..<maximumChunks { (chunks + index).initialize(to: Atomic(0)) }

@@ -13,7 +13,7 @@ import Synchronization
 /// (`ProcFDName`). A file loaded again (found by device and inode) reuses its image and closes its new
 /// descriptor. [thread-safe]
 final class PluginImage: @unchecked Sendable {
-    // @unchecked: immutable once published (`next` is set before); `handle` names an image that is
+    // @unchecked: immutable after init (ranges rebased before it is published); `handle`'s image is
     // never unmapped.
     let handle: UnsafeMutableRawPointer
     /// The readable segments' absolute address ranges (owned: the file's `ELFImage.readableRanges`,
@@ -34,6 +34,7 @@ final class PluginImage: @unchecked Sendable {
     deinit { segments.ranges.deallocate() }  // never, in practice: images stay mapped
 
     /// The images mapped, by file; under `busy`.
+    // nonisolated(unsafe): read and written only inside withImages, under the `busy` spin lock.
     nonisolated(unsafe) private static var images = ImageTable()
     /// The table's lock: taken for a lookup or an insert, never across a system call, and contended
     /// only by two threads loading at once, so a spin (yielding the CPU) suffices. Not a pthread mutex

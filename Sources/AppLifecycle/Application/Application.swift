@@ -24,6 +24,7 @@ import Synchronization
 /// - **Time.** Budgets are watched from another thread (see `Configuration.Budgets`); background tasks
 ///   and completion handlers are timed by the loop's monotonic timers.
 public final class Application: @unchecked Sendable {
+    // @unchecked: public state in LoopBound; other vars loop-only, public members checked; watchdog side atomic.
     public let loop: MainRunLoop
     public let center: AppNotificationCenter
     public let configuration: Configuration

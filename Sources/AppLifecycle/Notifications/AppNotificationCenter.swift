@@ -17,6 +17,7 @@ import Glibc
 /// - **Held delivery.** While the application is suspended or not running, the engine holds delivery:
 ///   a post is handed to the application (which queues the coalescing kinds) instead of observers.
 public final class AppNotificationCenter: @unchecked Sendable {
+    // @unchecked: `state` is loop-thread (the public API checks); `target`/`workTarget` are set in init, then only read.
     /// The loop whose thread delivers.
     public let loop: MainRunLoop
     /// The intern table, held here so that a post from another thread checks its id without the

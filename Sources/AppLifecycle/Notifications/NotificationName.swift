@@ -197,6 +197,7 @@ enum StandardName {
 ///
 /// **Ownership.** Entries (and so every `cString(for:)`) live for the life of the process.
 final class NameRegistry: @unchecked Sendable {
+    // @unchecked: inserts under `writer`; lookups read atomics, entries published (release) before `nextID`.
     static let shared = NameRegistry()
 
     /// The longest name accepted, in UTF-8 bytes.

@@ -58,6 +58,7 @@ final class StreamLifetime: Sendable {
 
 /// The buffer between the loop-thread observer and the consuming task.
 final class NotificationChannel: @unchecked Sendable {
+    // @unchecked: buffer and waiter under `state`'s Mutex; `onTerminate` is set once before the channel is shared.
     private struct State {
         var buffer: [AppNotification] = []
         var head = 0

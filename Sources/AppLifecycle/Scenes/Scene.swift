@@ -6,6 +6,8 @@
 ///
 /// [loop-thread] Read it on the application's loop thread, as the `Application` itself.
 public final class Scene: @unchecked Sendable, CustomStringConvertible {
+    // @unchecked: `state` and `session` are read and written on the application's loop thread only — by
+    // convention, not checked yet (docs/architecture.md, the unsafe ledger).
     /// The scene's id (its session's `persistentIdentifier`): `main` for the scene a launch connects
     /// unless told otherwise.
     public let id: String

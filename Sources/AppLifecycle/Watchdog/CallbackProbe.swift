@@ -30,8 +30,8 @@ import Synchronization
 ///   outermost dispatch; its budget counts from its start, whatever it runs nested inside it.
 /// - **A sample, not a synchronisation.** The watchdog re-reads before it reports.
 package final class CallbackProbe: @unchecked Sendable {
-    // @unchecked: the words are atomics; `labelIndex` is loop-thread state; the name tables are
-    // behind their lock.
+    // @unchecked: the marks are atomics behind a let pointer; the owner and label names are under
+    // `names`' lock.
 
     /// How many levels have a word: the center's nesting limit for dispatches (64) plus as many for
     /// marked callbacks (a marked callback deeper than that shares the last word).

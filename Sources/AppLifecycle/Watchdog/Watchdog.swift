@@ -20,6 +20,7 @@ import Synchronization
 /// pending for its loop's signalfd), and is joined by `shutdown()`. Cost on the loop thread: a lock
 /// per phase call, one eventfd write per phase; nothing per callback (the probe's stores).
 final class Watchdog: @unchecked Sendable {
+    // @unchecked: all mutable state is in `state` (Mutex) or atomics; the rest are lets of Sendable values.
     struct Phase {
         var budgetKind: WatchdogReport.Budget
         var budget: Duration

@@ -19,9 +19,11 @@ import LifecycleC
 /// exits or dies of a fatal signal (`lcs_kill_descendants_at_end`) or when the host kills it
 /// (`ProcessContainment`).
 package final class PluginRunner: @unchecked Sendable {
-    // @unchecked: main-thread state, except `link` (thread-safe sending).
+    // @unchecked: main-thread state, except `link` (thread-safe sending) and `quotas` (set before the
+    // plugin's init, so before any plugin thread exists; only read afterwards).
 
     /// The runner of this process (one plugin a process), set before the plugin's init runs.
+    // nonisolated(unsafe): set once in main() before any plugin code or thread runs; only read afterwards.
     nonisolated(unsafe) static var current: PluginRunner?
 
     let link: RunnerLink

@@ -17,6 +17,7 @@ enum RunnerDelegates {
 
     /// The failure of the writable archive the last call filled (a write into it refused: see
     /// `StateArchive.take`), for its `result` frame; taken (and cleared) by `takeEncodingFailure`. [main-thread]
+    // nonisolated(unsafe): runner main thread only: set by an invoker, taken by PluginRunner.run right after the call.
     nonisolated(unsafe) private static var encodingFailure: EncodingFailure?
 
     /// The failure the last call left (`encodingFailure`), cleared. [main-thread]

@@ -7,6 +7,7 @@ import Synchronization
 /// What an isolated plugin's process keeps of what its plugin registered, for the frames that come
 /// back (an observer's notifications, a timer, an expiration). [main-thread] unless said otherwise.
 final class RunnerRegistrations: @unchecked Sendable {
+    // @unchecked: runner main thread only: written by main-thread host calls (HostCalls checks) and host frames.
     struct Callback {
         let fn: @convention(c) (UnsafeMutableRawPointer?) -> Void
         let ctx: UnsafeMutableRawPointer?
@@ -37,6 +38,7 @@ final class RunnerRegistrations: @unchecked Sendable {
 /// as of the frame being handled; the scene accessors answer from proxies, as of the frame being handled.
 enum RunnerHostAPI {
     /// The table (made once; read-only).
+    // nonisolated(unsafe): built once, then its page is mprotect'ed read-only; only the address is shared.
     nonisolated(unsafe) static let table: UnsafePointer<lc_host_api_t> = HostAPITable.makeAdjusted { table in
         table.log = { plugin, level, message in
             guard plugin != nil, let message, let runner = PluginRunner.current else { return }

@@ -16,7 +16,8 @@ import Synchronization
 /// - Progress: before the callback of the n-th frame it stores n in the progress page's `handling`,
 ///   after it in `completed` (the host reads them).
 final class RunnerLink: @unchecked Sendable {
-    // @unchecked: `channel.out`, `namesSent` under `lock`; the rest main-thread only.
+    // @unchecked: `channel.out`, `namesSent`, `namesAdmitted` under `lock`; `lingers` atomic; the rest
+    // main-thread only.
     let channel: FrameChannel
     let loop: MainRunLoop
     private let lock = Mutex<Void>(())
