@@ -16,11 +16,19 @@ public final class ClockChangeSource: @unchecked Sendable {
     static let farFuture = UInt64(Int64.max)
 
     private let sink: OSEventSink
-    /// The timerfd; -1 when not started or turned off after a failure. [loop-thread]
-    public private(set) var fd: Int32 = -1
+    /// The timerfd; -1 when not started or turned off after a failure. [loop-thread: checked]
+    public var fd: Int32 {
+        sink.loop.preconditionOnLoopThread("ClockChangeSource.fd")
+        return timerFD
+    }
+    private var timerFD: Int32 = -1
     private var reader: LoopSource?
-    /// How many times the timerfd was armed (start and each re-arm). [loop-thread]
-    public private(set) var armCount = 0
+    /// How many times the timerfd was armed (start and each re-arm). [loop-thread: checked]
+    public var armCount: Int {
+        sink.loop.preconditionOnLoopThread("ClockChangeSource.armCount")
+        return arms
+    }
+    private var arms = 0
 
     init(sink: OSEventSink) {
         self.sink = sink
@@ -28,7 +36,7 @@ public final class ClockChangeSource: @unchecked Sendable {
 
     deinit {
         reader?.cancel()
-        if fd >= 0 { _ = close(fd) }
+        if timerFD >= 0 { _ = close(timerFD) }
     }
 
     /// Creates, arms and watches the timerfd. [loop-thread]
@@ -36,13 +44,13 @@ public final class ClockChangeSource: @unchecked Sendable {
     /// A failure goes to the problem handler and leaves clock-change detection off.
     /// - Throws: `.notOnLoopThread` only.
     func start() throws(OSEventError) {
-        guard fd < 0 else { return }
+        guard timerFD < 0 else { return }
         let fd = lcs_timerfd_create(CLOCK_REALTIME)
         guard fd >= 0 else {
             let code = errno
             return turnOff(OSEventError.failure("timerfd_create(CLOCK_REALTIME)", code), errno: code)
         }
-        self.fd = fd
+        timerFD = fd
         guard arm() else { return }
         do {
             reader = try sink.loop.addReader(fd: fd) { [weak self] in self?.readable() }
@@ -56,8 +64,8 @@ public final class ClockChangeSource: @unchecked Sendable {
     func stop() {
         reader?.cancel()
         reader = nil
-        if fd >= 0 { _ = close(fd) }
-        fd = -1
+        if timerFD >= 0 { _ = close(timerFD) }
+        timerFD = -1
     }
 
     /// Handles one read of the timerfd: `result` as `lcs_timerfd_read` returns it (> 0 expirations,
@@ -68,7 +76,7 @@ public final class ClockChangeSource: @unchecked Sendable {
     /// Any other error is reported and turns detection off (a descriptor that stays readable with an
     /// error would otherwise make the loop spin).
     func handleClockRead(result: Int64, errno code: Int32) {
-        guard fd >= 0 else { return }
+        guard timerFD >= 0 else { return }
         if result == 0 { return }
         if result < 0 {
             switch code {
@@ -82,7 +90,7 @@ public final class ClockChangeSource: @unchecked Sendable {
     }
 
     private func readable() {
-        let result = lcs_timerfd_read(fd)
+        let result = lcs_timerfd_read(timerFD)
         handleClockRead(result: result, errno: result < 0 ? errno : 0)
     }
 
@@ -93,12 +101,12 @@ public final class ClockChangeSource: @unchecked Sendable {
             turnOff("CLOCK_REALTIME is past 2262", errno: nil)
             return false
         }
-        guard lcs_timerfd_set_abs(fd, Self.farFuture, 1) == 0 else {
+        guard lcs_timerfd_set_abs(timerFD, Self.farFuture, 1) == 0 else {
             let code = errno
             turnOff(OSEventError.failure("timerfd_settime(TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET)", code), errno: code)
             return false
         }
-        armCount += 1
+        arms += 1
         return true
     }
 

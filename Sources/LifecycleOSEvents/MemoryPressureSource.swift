@@ -66,15 +66,19 @@ public final class MemoryPressureSource: @unchecked Sendable {
     }
 
     private let sink: OSEventSink
-    /// The armed triggers, in arming order. [loop-thread]
-    public private(set) var triggers: [Trigger] = []
+    /// The armed triggers, in arming order. [loop-thread: checked]
+    public var triggers: [Trigger] {
+        sink.loop.preconditionOnLoopThread("MemoryPressureSource.triggers")
+        return armed
+    }
+    private var armed: [Trigger] = []
 
     init(sink: OSEventSink) {
         self.sink = sink
     }
 
     deinit {
-        for trigger in triggers { trigger.close() }
+        for trigger in armed { trigger.close() }
     }
 
     /// The own cgroup's `memory.pressure` (cgroup v2, from `/proc/self/cgroup`), else
@@ -162,13 +166,13 @@ public final class MemoryPressureSource: @unchecked Sendable {
         let trigger = Trigger(level: level, source: source, trigger: trigger, fd: fd, window: window,
                               priority: priority, ownsFD: ownsFD)
         try startWatching(trigger)
-        triggers.append(trigger)
+        armed.append(trigger)
     }
 
     /// Removes every trigger; the PSI descriptors are closed on detached threads. [loop-thread] Idempotent.
     func stop() {
-        for trigger in triggers { trigger.close() }
-        triggers = []
+        for trigger in armed { trigger.close() }
+        armed = []
     }
 
     private func startWatching(_ trigger: Trigger) throws(RunLoopError) {

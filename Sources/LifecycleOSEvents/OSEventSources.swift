@@ -107,10 +107,10 @@ public final class OSEventSources: @unchecked Sendable {
     ///   caught; `.system` when a signal cannot be blocked or the signalfd cannot be created. Nothing
     ///   stays installed when it throws.
     public func start() throws(OSEventError) {
-        guard !started else { return }
         guard loop.isOnLoopThread else {
             throw OSEventError(.notOnLoopThread, "OSEventSources.start must be called on the loop's thread")
         }
+        guard !started else { return }
         do {
             try signals.start()
             if options.clock { try clock.start() }
@@ -132,12 +132,13 @@ public final class OSEventSources: @unchecked Sendable {
         started = true
     }
 
-    /// Removes every source; no handler is called again. [loop-thread] Idempotent.
+    /// Removes every source; no handler is called again. [loop-thread: checked] Idempotent.
     ///
     /// The timerfd is closed at once; the PSI trigger descriptors on detached threads (see
     /// `MemoryPressureSource`), so `stop()` never waits for the kernel. The signals stay blocked in
     /// the loop thread (a `SIGTERM` then stays pending instead of ending the process).
     public func stop() {
+        loop.preconditionOnLoopThread("OSEventSources.stop()")
         pressureTimer?.cancel()
         pressureTimer = nil
         signals.stop()

@@ -25,8 +25,11 @@ public final class SignalEventSource: @unchecked Sendable {
         for source in sources { source.cancel() }
     }
 
-    /// Whether the signals are watched now. [loop-thread]
-    public var isWatching: Bool { !sources.isEmpty }
+    /// Whether the signals are watched now. [loop-thread: checked]
+    public var isWatching: Bool {
+        sink.loop.preconditionOnLoopThread("SignalEventSource.isWatching")
+        return !sources.isEmpty
+    }
 
     /// Blocks the signals in the calling thread and watches them on the loop. [loop-thread]
     ///

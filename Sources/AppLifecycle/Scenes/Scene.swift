@@ -4,17 +4,26 @@
 /// reconnection of the same id makes a new handle over the same session. The handle is the sender of
 /// the scene's notifications (`NotificationSender(scene)`), so observers can filter by scene.
 ///
-/// [loop-thread] Read it on the application's loop thread, as the `Application` itself.
+/// [loop-thread: checked] Read it on the application's loop thread, as the `Application` itself: its
+/// `state` and `session` are `LoopBound`, a use from another thread stops the program naming them.
 public final class Scene: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked: `state` and `session` are read and written on the application's loop thread only — by
-    // convention, not checked yet (docs/architecture.md, the unsafe ledger).
+    // @unchecked: `state` and `session` are LoopBound (every access checks the thread); the rest are lets
+    // and a weak reference.
     /// The scene's id (its session's `persistentIdentifier`): `main` for the scene a launch connects
     /// unless told otherwise.
     public let id: String
     /// The current state; `unattached` once disconnected.
-    public internal(set) var state: SceneState = .unattached
+    public internal(set) var state: SceneState {
+        get { boundState.value }
+        _modify { yield &boundState.value }
+    }
     /// The session the scene is connected to.
-    public internal(set) var session: SceneSession
+    public internal(set) var session: SceneSession {
+        get { boundSession.value }
+        _modify { yield &boundSession.value }
+    }
+    private var boundState: LoopBound<SceneState>
+    private var boundSession: LoopBound<SceneSession>
     /// Whether the user asked for the scene (it goes to the foreground) or the system did (it goes to
     /// the background, to handle an event).
     public let requestedByUser: Bool
@@ -23,7 +32,8 @@ public final class Scene: @unchecked Sendable, CustomStringConvertible {
 
     init(id: String, session: SceneSession, requestedByUser: Bool, application: Application) {
         self.id = id
-        self.session = session
+        boundState = LoopBound(.unattached, loop: application.loop, name: "Scene.state")
+        boundSession = LoopBound(session, loop: application.loop, name: "Scene.session")
         self.requestedByUser = requestedByUser
         self.application = application
     }
