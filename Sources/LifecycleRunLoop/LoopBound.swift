@@ -1,16 +1,17 @@
+import CLifecycleSystem
 import Glibc
 
 // Loop-bound state, checked: a member that only the loop's thread may use compares the calling thread
-// with the loop's on every use (one `pthread_self()` and one compare), as SwiftNIO's `NIOLoopBound`
+// with the loop's on every use (one read of the thread pointer and one compare), as SwiftNIO's `NIOLoopBound`
 // and `EventLoop.preconditionInEventLoop` do. A use from another thread would be a data race — memory
 // corrupted later, somewhere else; the check turns it into a crash at the call, naming the member.
 
 extension MainRunLoop {
     /// Traps unless the calling thread is the loop's, naming `member`: the check a loop-bound public
     /// member makes on entry. [thread-safe]
-    @inlinable
+    @inlinable @inline(__always)
     package func preconditionOnLoopThread(_ member: StaticString, file: StaticString = #fileID, line: UInt = #line) {
-        if _slowPath(pthread_self() != owner) { Self.loopThreadViolation(member, file: file, line: line) }
+        if _slowPath(UInt(lcs_thread_id()) != ownerID) { Self.loopThreadViolation(member, file: file, line: line) }
     }
 
     /// The crash of a loop-bound member used from another thread (its words printed in every build).
@@ -43,10 +44,12 @@ public struct LoopBound<Value>: @unchecked Sendable {
     /// The value; traps on any thread but the loop's. Changed in place (no copy of the value).
     @inlinable
     public var value: Value {
+        @inline(__always)
         get {
             loop.preconditionOnLoopThread(name)
             return storage
         }
+        @inline(__always)
         _modify {
             loop.preconditionOnLoopThread(name)
             yield &storage

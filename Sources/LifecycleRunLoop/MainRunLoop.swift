@@ -40,6 +40,8 @@ public final class MainRunLoop: @unchecked Sendable {
     /// The loop's thread. Immutable. Usable from inline code: `isOnLoopThread` is inlined into the
     /// callers in other modules (the posting paths check it on every post).
     @usableFromInline let owner: pthread_t
+    /// The loop's thread as `lcs_thread_id()` reads it (one instruction): what the checks compare.
+    @usableFromInline let ownerID: UInt
     let epollFD: Int32
     let wakeFD: Int32
     let timerFD: Int32
@@ -136,6 +138,7 @@ public final class MainRunLoop: @unchecked Sendable {
     /// - Throws: `RunLoopError` `.system` when a descriptor cannot be created (e.g. `EMFILE`).
     public init() throws(RunLoopError) {
         owner = pthread_self()
+        ownerID = UInt(lcs_thread_id())
         var opened: [Int32] = []
         // Close what was opened if a later step fails (deinit does not run for a failed init).
         func fail(_ call: String, _ code: Int32) -> RunLoopError {
@@ -205,7 +208,7 @@ public final class MainRunLoop: @unchecked Sendable {
     /// Inlinable and without `pthread_equal`: on Linux a `pthread_t` is the thread's address and
     /// `pthread_equal` is `==` (glibc's definition), so the check is one `pthread_self()` and a compare.
     @inlinable
-    public var isOnLoopThread: Bool { pthread_self() == owner }
+    public var isOnLoopThread: Bool { UInt(lcs_thread_id()) == ownerID }
 
     /// Whether `thread` (a `pthread_self()` the caller has just read) is the loop's thread; with
     /// `send(_:fromOtherThread:)`, a posting path reads `pthread_self()` once. [thread-safe]

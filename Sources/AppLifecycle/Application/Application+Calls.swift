@@ -141,7 +141,7 @@ extension Application {
     @inline(__always)
     func trace(_ payload: @autoclosure () -> TraceEvent.Payload) {
         sequenceNumber += 1
-        guard traceHandler != nil || metrics != nil else { return }
+        guard isTracing || metrics != nil else { return }
         deliverTrace(payload())
     }
 

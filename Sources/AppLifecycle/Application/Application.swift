@@ -49,8 +49,13 @@ public final class Application: @unchecked Sendable {
     /// Receives every trace event, on the loop thread, in order. [loop-thread: checked]
     public var traceHandler: ((TraceEvent) -> Void)? {
         get { boundTraceHandler.value }
-        _modify { yield &boundTraceHandler.value }
+        set {
+            boundTraceHandler.value = newValue
+            isTracing = newValue != nil
+        }
     }
+    /// Whether `traceHandler` is set: what every engine step tests (a Bool, not a copy of the closure).
+    private(set) var isTracing = false
     // The public state above, each read and written on the loop's thread only, checked (`LoopBound`).
     private var boundState: LoopBound<ApplicationState>
     private var boundDeviceLocked: LoopBound<Bool>

@@ -29,6 +29,18 @@ static inline void lcs_cpu_relax(void) {
 #endif
 }
 
+/// The calling thread's identity, read in one instruction: its thread pointer (the x86-64 `%fs` base,
+/// which glibc makes the thread's `pthread_t`; AArch64 `TPIDR_EL0`). Unique among live threads.
+/// `pthread_self()` gives the same on x86-64 but is a call through the PLT: the loop-bound checks
+/// (`MainRunLoop.preconditionOnLoopThread`) run at every public member of the engine.
+static inline uintptr_t lcs_thread_id(void) {
+#if defined(__clang__) || (defined(__GNUC__) && __GNUC__ >= 11)
+    return (uintptr_t)__builtin_thread_pointer();
+#else
+    return (uintptr_t)pthread_self();
+#endif
+}
+
 /// A thread's count of the messages it has queued on one run loop's queue since that queue's last
 /// take (the per-thread bound of the cross-thread queue): which queue, which take, how many.
 typedef struct lcs_producer_tally {
