@@ -71,20 +71,43 @@ public enum CBuild {
     /// resident set, about three times what the program touches).
     public static let underThreadSanitizer = dlsym(nil, "__tsan_init") != nil
 
+    /// Whether this test process runs under AddressSanitizer (built with `--sanitize=address`): its
+    /// runtime is linked in. Memory figures mean little there too (ASan's shadow memory and the
+    /// quarantine of freed blocks, 256 MiB, count in the resident set).
+    public static let underAddressSanitizer = dlsym(nil, "__asan_init") != nil
+
+    /// Whether this test process runs under either sanitizer.
+    public static var underSanitizer: Bool { underThreadSanitizer || underAddressSanitizer }
+
+    /// "ThreadSanitizer" or "AddressSanitizer" (nil under neither): for what a test says when it
+    /// leaves a check out under a sanitizer.
+    public static var sanitizer: String? {
+        underThreadSanitizer ? "ThreadSanitizer" : underAddressSanitizer ? "AddressSanitizer" : nil
+    }
+
     /// The compiler (and its first flags) for a program linked with the built liblifecycle.so: `cc`;
-    /// but when this test process runs under ThreadSanitizer (`swift build --sanitize=thread`, as
-    /// `.ci/run` does), the library calls the TSan runtime, which a program gets only by being linked
-    /// with `-fsanitize=thread`: then the toolchain's own clang (the `clang` beside `swiftc` on PATH,
-    /// whose runtime is the one Swift links, with its libdispatch interceptors: hence the toolchain's
-    /// libdispatch and BlocksRuntime too), so that the program runs under TSan as well.
+    /// but when this test process runs under a sanitizer (`swift build --sanitize=thread` or
+    /// `--sanitize=address`, as `.ci/run` does), the library calls the sanitizer's runtime, which a
+    /// program gets only by being linked with `-fsanitize=…`: then the toolchain's own clang (the
+    /// `clang` beside `swiftc` on PATH, whose runtime is the one Swift links), so that the program runs
+    /// under the sanitizer as well. TSan's runtime has libdispatch interceptors: with it, the
+    /// toolchain's libdispatch and BlocksRuntime too.
     public static let linkedProgramCompiler: (path: String, flags: [String]) = {
-        guard underThreadSanitizer else { return ("/usr/bin/cc", []) }
+        guard underSanitizer else { return ("/usr/bin/cc", []) }
         let folders = (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":").map(String.init)
         let bin = folders.first { FileManager.default.isExecutableFile(atPath: $0 + "/swiftc") && FileManager.default.isExecutableFile(atPath: $0 + "/clang") }
             ?? "/usr/bin"
+        guard underThreadSanitizer else { return (bin + "/clang", ["-fsanitize=address"]) }
         let runtime = URL(fileURLWithPath: bin).deletingLastPathComponent().appendingPathComponent("lib/swift/linux").path
         return (bin + "/clang", ["-fsanitize=thread", "-L", runtime, "-Wl,-rpath,\(runtime)", "-ldispatch", "-lBlocksRuntime"])
     }()
+
+    /// `linkedProgramCompiler` as the start of a shell command line (`cc` outside a sanitizer): for a
+    /// test that builds a program linking liblifecycle.so the way a user types it.
+    public static var linkedProgramCommand: String {
+        let compiler = linkedProgramCompiler
+        return compiler.path == "/usr/bin/cc" ? "cc" : ([compiler.path] + compiler.flags).map { "'\($0)'" }.joined(separator: " ")
+    }
 
     /// Compiles the C program `fixture` (a path below the repository root) against include/lifecycle.h,
     /// linked with the built liblifecycle.so (`extra`: more compiler arguments), and runs it if it
