@@ -92,7 +92,7 @@ let package = Package(
             path: "Tests/Helpers/archive-writer-child"
         ),
         .testTarget(name: "LifecycleRunLoopTests", dependencies: ["LifecycleRunLoop"]),
-        .testTarget(name: "LifecycleOSEventsTests", dependencies: ["LifecycleOSEvents", "CLifecycleSystem"]),
+        .testTarget(name: "LifecycleOSEventsTests", dependencies: ["LifecycleOSEvents", "CLifecycleSystem", "TestSupport"]),
         .testTarget(
             name: "AppLifecycleTests",
             dependencies: ["AppLifecycle", "archive-writer-child", .product(name: "MetricsTestKit", package: "swift-metrics")]
