@@ -46,24 +46,52 @@ final class SlowIsolatedPluginTests: XCTestCase {
         """
     }
 
-    func testABurstASlowPluginCannotTakeIsCoalescedWithoutBlockingTheLoopOrFailingThePlugin() throws {
-        let folder = try CBuild.temporaryFolder("slow-isolated")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let log = folder + "/seen.txt"
-        let path = try CBuild.sharedObject(Self.slowPlugin(log: log), named: "slow", in: folder)
-        let handle = try AppHandle(configuration: Configuration())
-        defer { handle.shutdown() }
-        final class Box: @unchecked Sendable { var events: [TraceEvent.Payload] = [] }
+    /// The trace's payloads, as they come.
+    final class Box: @unchecked Sendable { var events: [TraceEvent.Payload] = [] }
+
+    /// The slow plugin built in a folder of its own and loaded isolated, with a 1 s isolated-call
+    /// budget (the queue the plugin is behind on takes it longer than that), into a launched
+    /// application whose trace `box` collects; its names and a 1 KiB userInfo value to post.
+    struct Rig {
+        let folder: String, log: String
+        let handle: AppHandle
         let box = Box()
-        handle.swiftTraceHandler = { box.events.append($0.payload) }
-        var settings = IsolationSettings()
-        settings.callBudget = .seconds(1)  // the queue the plugin is behind on takes it longer than that
-        _ = try handle.loadIsolatedPlugin(path: path, settings: settings)
-        try handle.app.perform(.launch())
+        let a: NotificationName, b: NotificationName
+        let pad = UserInfoValue.string(String(repeating: "x", count: 1000))
+
+        init(_ name: String) throws {
+            folder = try CBuild.temporaryFolder(name)
+            log = folder + "/seen.txt"
+            let path = try CBuild.sharedObject(SlowIsolatedPluginTests.slowPlugin(log: log), named: "slow", in: folder)
+            let handle = try AppHandle(configuration: Configuration())
+            self.handle = handle
+            let box = box
+            handle.swiftTraceHandler = { box.events.append($0.payload) }
+            var settings = IsolationSettings()
+            settings.callBudget = .seconds(1)
+            do {
+                _ = try handle.loadIsolatedPlugin(path: path, settings: settings)
+                try handle.app.perform(.launch())
+            } catch {
+                handle.shutdown()
+                throw error
+            }
+            a = try NotificationName("com.example.slow.a")
+            b = try NotificationName("com.example.slow.b")
+        }
+
+        func close() {
+            handle.shutdown()
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+    }
+
+    func testABurstASlowPluginCannotTakeIsCoalescedWithoutBlockingTheLoopOrFailingThePlugin() throws {
+        let rig = try Rig("slow-isolated")
+        defer { rig.close() }
+        let (handle, box, log, a, b, pad) = (rig.handle, rig.box, rig.log, rig.a, rig.b, rig.pad)
 
         // 5,000 notifications of 1 KiB, a and b in turn: 5 s of the plugin's time, posted at once.
-        let a = try NotificationName("com.example.slow.a"), b = try NotificationName("com.example.slow.b")
-        let pad = UserInfoValue.string(String(repeating: "x", count: 1000))
         let clock = ContinuousClock()
         let posting = clock.measure {
             for n in 0..<5_000 { _ = handle.app.center.post(n % 2 == 0 ? a : b, userInfo: ["n": .int(Int64(n)), "pad": pad]) }
@@ -98,21 +126,9 @@ final class SlowIsolatedPluginTests: XCTestCase {
     /// Any other frame sends what is held first: a delegate call or the end of an action keeps its
     /// place after the notifications posted before it.
     func testAnActionSendsWhatIsHeldFirst() throws {
-        let folder = try CBuild.temporaryFolder("slow-isolated-order")
-        defer { try? FileManager.default.removeItem(atPath: folder) }
-        let log = folder + "/seen.txt"
-        let path = try CBuild.sharedObject(Self.slowPlugin(log: log), named: "slow", in: folder)
-        let handle = try AppHandle(configuration: Configuration())
-        defer { handle.shutdown() }
-        final class Box: @unchecked Sendable { var events: [TraceEvent.Payload] = [] }
-        let box = Box()
-        handle.swiftTraceHandler = { box.events.append($0.payload) }
-        var settings = IsolationSettings()
-        settings.callBudget = .seconds(1)
-        _ = try handle.loadIsolatedPlugin(path: path, settings: settings)
-        try handle.app.perform(.launch())
-        let a = try NotificationName("com.example.slow.a"), b = try NotificationName("com.example.slow.b")
-        let pad = UserInfoValue.string(String(repeating: "x", count: 1000))
+        let rig = try Rig("slow-isolated-order")
+        defer { rig.close() }
+        let (handle, box, log, a, b, pad) = (rig.handle, rig.box, rig.log, rig.a, rig.b, rig.pad)
         for n in 0..<3_000 { _ = handle.app.center.post(n % 2 == 0 ? a : b, userInfo: ["n": .int(Int64(n)), "pad": pad]) }
         XCTAssertTrue(box.events.contains { if case .pluginBacklog(_, .behind) = $0 { return true } else { return false } }, "it fell behind")
         try handle.app.perform(.home)  // waits until the plugin has run everything, the held ones included
