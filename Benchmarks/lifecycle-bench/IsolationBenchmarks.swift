@@ -134,10 +134,7 @@ enum IsolationBenchmarks {
     static func slow(_ settings: Settings, image: String, hostCPU: Int32, childCPU: Int32) -> [Row] {
         // The plugin's process on the other CPU (its work never preempts the loop's thread), as a
         // host with cores to spare runs it.
-        _ = anchor_ring_pin_self(childCPU)
-        let isolatedSession = Session(image: image, isolated: true)
-        _ = anchor_ring_pin_self(hostCPU)
-        guard let isolated = isolatedSession, let inProcess = Session(image: image, isolated: false) else { return [] }
+        guard let (isolated, inProcess) = sessions(image: image, hostCPU: hostCPU, childCPU: childCPU) else { return [] }
         defer {
             isolated.close()
             inProcess.close()
@@ -195,14 +192,25 @@ enum IsolationBenchmarks {
         ]
     }
 
-    /// The rows of one placement: the plugin's process (and the floors' children) on `childCPU`, this
-    /// thread on `hostCPU`.
-    static func measure(_ settings: Settings, image: String, label: String, hostCPU: Int32, childCPU: Int32) -> [Row] {
-        // The runner inherits the affinity of the thread that starts it (lc_app_load_plugin_with_options).
+    /// The plugin isolated, its process on `childCPU` (the runner inherits the affinity of the thread
+    /// that starts it: lc_app_load_plugin_with_options), and in this process; this thread left on
+    /// `hostCPU`. nil when either set-up failed (it warned).
+    static func sessions(image: String, hostCPU: Int32, childCPU: Int32) -> (isolated: Session, inProcess: Session)? {
         _ = anchor_ring_pin_self(childCPU)
         let isolatedSession = Session(image: image, isolated: true)
         _ = anchor_ring_pin_self(hostCPU)
-        guard let isolated = isolatedSession, let inProcess = Session(image: image, isolated: false) else { return [] }
+        guard let isolated = isolatedSession else { return nil }
+        guard let inProcess = Session(image: image, isolated: false) else {
+            isolated.close()
+            return nil
+        }
+        return (isolated, inProcess)
+    }
+
+    /// The rows of one placement: the plugin's process (and the floors' children) on `childCPU`, this
+    /// thread on `hostCPU`.
+    static func measure(_ settings: Settings, image: String, label: String, hostCPU: Int32, childCPU: Int32) -> [Row] {
+        guard let (isolated, inProcess) = sessions(image: image, hostCPU: hostCPU, childCPU: childCPU) else { return [] }
         defer {
             isolated.close()
             inProcess.close()
