@@ -1,6 +1,5 @@
 import AppLifecycle
 import CLifecycleSystem
-import LifecycleC
 import LifecycleRunLoop
 
 // A slow isolated plugin never blocks the host's loop (docs/host.md, "A slow plugin"). When its process
@@ -69,13 +68,6 @@ struct Backlog {
 extension IsolatedPlugin {
     /// How often a process that fell behind is looked at, besides each time its socket takes more.
     static let backlogCheckInterval: Duration = .milliseconds(10)
-
-    /// Holds the notification for the observer `token` (the process is behind). [loop-thread]
-    func hold(_ token: UInt64, _ record: NotificationRecord) {
-        let info = record.userInfo.map { UserInfoBox.from(OpaquePointer($0)).value }
-        let state = UInt8(truncatingIfNeeded: handle?.app.state.lcState ?? 0)
-        backlog?.hold(Backlog.Held(token: token, name: record.nameID, sender: UInt(bitPattern: record.sender), userInfo: info, state: state))
-    }
 
     /// Sends what is held, in order, keeping the process behind: before any other frame. [loop-thread]
     func sendHeld() {

@@ -216,10 +216,16 @@ extension IsolatedPlugin {
     /// Sends a notification to the observer `token` of the process, or holds it while the process is
     /// behind (`Backlog`): what `isolatedObserverFunction` does.
     func forward(_ token: UInt64, _ record: NotificationRecord) {
-        if backlog != nil { return hold(token, record) }
+        let notification = held(token, record)
+        if backlog != nil { backlog?.hold(notification) } else { sendNotification(notification) }
+    }
+
+    /// The notification `record` for the observer `token` as the process gets it: its userInfo, and
+    /// the application's state now. [loop-thread]
+    private func held(_ token: UInt64, _ record: NotificationRecord) -> Backlog.Held {
         let info = record.userInfo.map { UserInfoBox.from(OpaquePointer($0)).value }
-        sendNotification(Backlog.Held(token: token, name: record.nameID, sender: UInt(bitPattern: record.sender), userInfo: info,
-                                      state: UInt8(truncatingIfNeeded: handle?.app.state.lcState ?? 0)))
+        return Backlog.Held(token: token, name: record.nameID, sender: UInt(bitPattern: record.sender), userInfo: info,
+                            state: UInt8(truncatingIfNeeded: handle?.app.state.lcState ?? 0))
     }
 
     /// Sends a notification (now, or held from when it was posted: its state then). [loop-thread]
