@@ -30,13 +30,20 @@ final class FrameChannel {
     /// such slices, and the last stretch before it is waited for exactly (with `poll`).
     static let waitSlice: UInt64 = 20_000_000
 
+    /// A read buffer of `count` bytes, not written: bytes are read only where `recv` put them, so its
+    /// pages are touched (and, past the allocator's threshold, faulted in) as data comes, not all at
+    /// once at the start (64 page faults a channel, on both sides).
+    private static func freshBuffer(_ count: Int) -> [UInt8] {
+        [UInt8](unsafeUninitializedCapacity: count) { _, initialized in initialized = count }
+    }
+
     /// The read buffer's usual size; it grows for a larger frame (up to `maximumFrame`) and comes back
     /// to this once such a frame has been read (see `makeRoom`).
     static let bufferSize = 256 << 10
 
     init(fd: Int32) {
         self.fd = fd
-        incoming = [UInt8](repeating: 0, count: Self.bufferSize)
+        incoming = Self.freshBuffer(Self.bufferSize)
         out.bytes.reserveCapacity(Self.outputCapacity)
         let flags = fcntl(fd, F_GETFL)
         if flags >= 0, flags & O_NONBLOCK != 0 { _ = fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) }
@@ -186,7 +193,7 @@ final class FrameChannel {
         if head == tail {
             head = 0
             tail = 0
-            if incoming.count > 4 * Self.bufferSize { incoming = [UInt8](repeating: 0, count: Self.bufferSize) }
+            if incoming.count > 4 * Self.bufferSize { incoming = Self.freshBuffer(Self.bufferSize) }
         } else if head > 0, head * 2 >= incoming.count || incoming.count - tail < 4096 {
             incoming.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: $0.baseAddress! + head, byteCount: tail - head) }
             tail -= head

@@ -69,12 +69,33 @@ package final class PluginRunner: @unchecked Sendable {
 
     // MARK: Loading
 
-    private func start() {
+    /// The hello's fields. Read in a function of its own (as `readProceed`): a frame reader shares the
+    /// channel's read buffer, so one still held at the next read would make that read copy the whole
+    /// buffer (256 KiB, into fresh pages).
+    private func readHello() -> (version: UInt32, options: UInt32, path: String) {
         var hello = link.waitForFrame()
         guard hello.kind == .hello, let version = try? hello.u32("version"), let options = try? hello.u32("load options"),
               let path = try? hello.string("path") else {
             RunnerLink.fatal("the host did not start with hello")
         }
+        return (version, options, path)
+    }
+
+    /// The quotas the host's `proceed` gives; nil when it refused the plugin instead.
+    private func readProceed() -> PluginQuotas? {
+        var answer = link.waitForFrame()
+        guard answer.kind == .proceed else { return nil }
+        do {
+            let quotas = try PluginQuotas.read(&answer)
+            try answer.finish()
+            return quotas
+        } catch {
+            RunnerLink.fatal(error.message)
+        }
+    }
+
+    private func start() {
+        let (version, options, path) = readHello()
         guard version == IsolationProtocol.version else {
             return loadFailed(lc_status(LC_ERR_VERSION),
                               "the plugin runner speaks isolation protocol \(IsolationProtocol.version), the host \(version) (use the same build)")
@@ -92,14 +113,8 @@ package final class PluginRunner: @unchecked Sendable {
             out.u32(opened.abiMinor)
             out.end()
         }
-        var answer = link.waitForFrame()
-        guard answer.kind == .proceed else { return }  // refused by the host (a duplicate id): nothing ran
-        do {
-            quotas = try PluginQuotas.read(&answer)
-            try answer.finish()
-        } catch {
-            RunnerLink.fatal(error.message)
-        }
+        guard let granted = readProceed() else { return }  // refused by the host (a duplicate id): nothing ran
+        quotas = granted
         handle.pluginQuotas = quotas
 
         let initialised = link.runCounted { () -> Result<LoadedPlugin, PluginRefusal> in
