@@ -105,6 +105,12 @@ final class HostRunner: @unchecked Sendable {
             return HostExit.failure
         }
 
+        // The runners' server starts now, beside the host's own start (after standard output is
+        // settled: the runners inherit it).
+        if options.isolation.selection != .none || options.plugins.map(absolute).contains(where: options.isolation.isolatesFile) {
+            IsolationRunner.prepare()
+        }
+
         var configuration = options.configuration
         // Before the application exists: the engine records into the metrics backend given here.
         var problems: [String] = []

@@ -16,4 +16,15 @@ enum PluginRunnerCommand {
         }
         return PluginRunner.main(socket: socket, progress: progress)
     }
+
+    /// `lifecycle-host plugin-runner-server --fd 3`: the runners' fork server (hidden; see
+    /// `RunnerServer`). Runs the role and returns the exit status; 64 (usage) for anything but the
+    /// exact arguments.
+    static func serve(_ arguments: [String]) -> Int32 {
+        guard arguments.count == 3, arguments[1] == "--fd", let socket = Int32(arguments[2]), socket >= 3 else {
+            fputs("lifecycle-host plugin-runner-server: started by the host only (--fd N)\n", stderr)
+            return 64
+        }
+        return PluginRunner.serve(socket: socket)
+    }
 }

@@ -161,6 +161,7 @@ extension LifecycleHost {
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == PluginRunnerCommand.name { end(PluginRunnerCommand.run(arguments)) }
+        if arguments.first == RunnerServer.serverCommand { end(PluginRunnerCommand.serve(arguments)) }
         if arguments.first == ValidationStep.name { end(ValidationStep.run(arguments)) }
         // Isolated plugins run in this executable, in its plugin-runner role.
         IsolationRunner.executable = "/proc/self/exe"

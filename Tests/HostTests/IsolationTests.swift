@@ -206,4 +206,37 @@ extension IsolationTests {
         _ = try CBuild.run(Self.host, ["send", "--socket", socket, "terminate"])
         XCTAssertEqual(process.wait(timeout: 5), 7)
     }
+
+    /// Every runner of `run --isolate` is a copy of the host's runner server, which is a copy of the host
+    /// itself (no `exec`), yet each is the host's own child, named `plugin-runner` in `ps`; after the
+    /// run, none is left.
+    func testRunnersAreTheHostsChildrenNamedPluginRunner() throws {
+        let before = Self.runnerPIDs()
+        func prober(_ name: String) throws -> String {
+            try IsolationFixtures.build(IsolationFixtures.observer(
+                id: "com.example.parents.\(name)", name: "didReceiveMemoryWarning", body: "",
+                extra: """
+                    static void second_word(pid_t pid, char *word, size_t size) {
+                        char path[64], bytes[512] = {0};
+                        snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+                        FILE *file = fopen(path, "r");
+                        size_t length = file ? fread(bytes, 1, sizeof bytes - 1, file) : 0;
+                        if (file) fclose(file);
+                        snprintf(word, size, "%s", length > strlen(bytes) + 1 ? bytes + strlen(bytes) + 1 : "");
+                    }
+                    static void probe(void) {
+                        char own[64], parent[64];
+                        second_word(getpid(), own, sizeof own);
+                        second_word(getppid(), parent, sizeof parent);
+                        fprintf(stderr, "probe: \(name) is %s, child of %s\\n", own, parent);
+                    }
+                    """,
+                extraInit: "probe();"), named: "parents\(name)")
+        }
+        let run = try run(["--plugin", try prober("one"), "--plugin", try prober("two"), "--isolate"], script: "launch\nterminate\n")
+        XCTAssertEqual(run.status, 0, run.output)
+        XCTAssertEqual(run.printed["probe"], ["probe: one is plugin-runner, child of run", "probe: two is plugin-runner, child of run"],
+                       run.output)
+        XCTAssertEqual(Self.runnerPIDs().subtracting(before), [], "every runner the host started has ended")
+    }
 }

@@ -2,8 +2,8 @@ import CLifecycleSystem
 import Glibc
 import LifecycleRunLoop
 
-/// Starting and ending the host's helper processes — an isolated plugin's runner, `validate`'s steps —
-/// the one way: `posix_spawn` of an executable with chosen descriptors, in a process group of its own
+/// Starting and ending the host's helper processes — the runners' server (`RunnerServer`, which makes
+/// the isolated plugins' processes), `validate`'s steps — the one way: `posix_spawn` of an executable with chosen descriptors, in a process group of its own
 /// (the terminal's Ctrl-C and Ctrl-Z go to the host), an empty signal mask, default signal actions,
 /// and the Swift runtime's backtracer off (a plugin's fatal signal is the host's to report, at once).
 package enum ChildProcess {

@@ -11,10 +11,12 @@ import Synchronization
 /// container's namespace) and the kernel has `cgroup.kill` (Linux 5.14). Anywhere else `make` answers
 /// nil, once refused for good (the process group and the runner's subreaper are the containment then).
 ///
-/// Named `lifecycle-plugin-HOST-RUNNER` (pids). Removed once empty: when its runner is reaped, or at
-/// the host's emergency end (`ProcessContainment.endAll`). A host killed outright (SIGKILL) leaves its
-/// empty folders; the next host that makes a cgroup there removes those of hosts that are gone.
-/// [thread-safe]
+/// Named `lifecycle-plugin-HOST-N` (the host's pid, then its count of cgroups made). The runner is
+/// born in it (`RunnerServer`: `clone3` with `CLONE_INTO_CGROUP`), never moved there: a move
+/// (`cgroup.procs`) costs the kernel an RCU grace period the first time, ~10 ms. Removed once empty:
+/// when its runner is reaped, or at the host's emergency end (`ProcessContainment.endAll`). A host
+/// killed outright (SIGKILL) leaves its empty folders; the next host that makes a cgroup there removes
+/// those of hosts that are gone. [thread-safe]
 struct PluginCgroup: Sendable {
     /// The cgroup's folder.
     let path: String
@@ -23,31 +25,35 @@ struct PluginCgroup: Sendable {
     static let home: String? = findHome()
     /// Turned off for good when the host may not make cgroups (no permission, read-only, no `cgroup.kill`).
     private static let allowed = Atomic<Bool>(true)
+    /// How many this process has made (their names' last part).
+    private static let made = Atomic<Int>(0)
     /// Removes, once, the empty folders left by hosts that are gone (`sweepLeftovers`).
     private static let swept: Void = sweepLeftovers()
 
-    /// Makes a cgroup for the process `pid` (the runner, which has run no plugin code yet) and moves it
-    /// there. - Returns: nil when the host cannot (see the type's note); nothing is left behind then.
-    static func make(for pid: pid_t) -> PluginCgroup? {
+    /// Makes an empty cgroup for a runner about to start. - Returns: nil when the host cannot (see the
+    /// type's note); nothing is left behind then.
+    static func make() -> PluginCgroup? {
         guard allowed.load(ordering: .relaxed), let home else { return nil }
         _ = swept
-        let path = home + "/lifecycle-plugin-\(getpid())-\(pid)"
+        let count = made.wrappingAdd(1, ordering: .relaxed).newValue
+        let path = home + "/lifecycle-plugin-\(getpid())-\(count)"
         guard mkdir(path, 0o755) == 0 else {
-            if errno == EACCES || errno == EPERM || errno == EROFS || errno == ENOENT { allowed.store(false, ordering: .relaxed) }
+            if errno == EACCES || errno == EPERM || errno == EROFS || errno == ENOENT { refuse() }
             return nil
         }
-        let cgroup = PluginCgroup(path: path)
         guard access(path + "/cgroup.kill", W_OK) == 0 else {
-            allowed.store(false, ordering: .relaxed)
+            refuse()
             rmdir(path)
             return nil
         }
-        guard cgroup.write("cgroup.procs", "\(pid)") else {
-            rmdir(path)
-            return nil
-        }
-        return cgroup
+        return PluginCgroup(path: path)
     }
+
+    /// No cgroups from now on: the system refused one (`make`, or a process born into one).
+    static func refuse() { allowed.store(false, ordering: .relaxed) }
+
+    /// A descriptor of the folder (close-on-exec; the caller closes it), or -1 and errno.
+    func openFolder() -> Int32 { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
 
     /// Kills every process in it (`cgroup.kill`). - Returns: whether the kernel took the request.
     @discardableResult

@@ -22,7 +22,7 @@ import Synchronization
 /// own death, `PR_SET_PDEATHSIG`), `_exit()`, or a fatal signal whose handler the plugin replaced: the
 /// kernel re-parented it to init, and nothing names it any more.
 ///
-/// Cost: a plugin's start makes its cgroup (a `mkdir` and a write) when there is one; ending it walks
+/// Cost: a plugin's start makes its cgroup (a `mkdir`, an `access`, an `open`) when there is one; ending it walks
 /// `/proc` for the runner's tree only when there is none, in proportion to the processes found.
 final class ProcessContainment: Sendable {
     /// The runner: its pid, and its process group's id.
@@ -34,11 +34,11 @@ final class ProcessContainment: Sendable {
     /// Registers `endAll` with `atexit` once: an `exit()` of the host's process ends them too.
     private static let exitHook: Void = { atexit { ProcessContainment.endAll() } }()
 
-    /// Contains the just-started `runner` (it has run no plugin code yet): in a cgroup of its own when
-    /// `cgroups` and the host can make one.
-    init(runner: pid_t, cgroups: Bool) {
+    /// Contains the just-started `runner` (it has run no plugin code yet), born in `cgroup` when it
+    /// was given one.
+    init(runner: pid_t, cgroup: PluginCgroup?) {
         self.runner = runner
-        cgroup = cgroups ? PluginCgroup.make(for: runner) : nil
+        self.cgroup = cgroup
         _ = Self.exitHook
         Self.live.withLock { $0[runner] = self }
     }

@@ -4,8 +4,9 @@ import LifecycleRunLoop
 import Synchronization
 
 /// An isolated plugin's process: the host executable in its plugin-runner role
-/// (`lifecycle-host plugin-runner --fd 3 --progress-fd 4`), started with `posix_spawn`, with its end of
-/// the socket pair as descriptor 3 and the progress page as descriptor 4.
+/// (`lifecycle-host plugin-runner`), made by the runners' fork server (`RunnerServer`) as a child of
+/// the starting thread, with its end of the socket pair as descriptor 3 and the progress page as
+/// descriptor 4.
 ///
 /// The process gets its own process group (the terminal's Ctrl-C and Ctrl-Z go to the host, which
 /// turns them into actions; the plugins hear of them as notifications), an empty signal mask and
@@ -63,33 +64,77 @@ final class RunnerProcess: @unchecked Sendable {
     /// Starts a runner, in a cgroup of its own when `cgroups` and the host can make one
     /// (`ProcessContainment`). - Throws: what failed, in words (no runner found, a system call).
     static func start(runner: String, cgroups: Bool) throws(IsolationStartError) -> RunnerProcess {
-        var pair: [Int32] = [-1, -1]
-        guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
-            throw IsolationStartError("socketpair failed: \(String(cString: strerror(errno)))")
-        }
-        let memory = lcs_memfd_create("lifecycle-plugin-progress")
-        guard memory >= 0 else {
-            close(pair[0]); close(pair[1])
-            throw IsolationStartError("memfd_create failed: \(String(cString: strerror(errno)))")
-        }
-        defer { close(memory); close(pair[1]) }
-        guard ftruncate(memory, off_t(pageSize)) == 0,
-              let page = mmap(nil, pageSize, PROT_READ | PROT_WRITE, MAP_SHARED, memory, 0), page != MAP_FAILED
-        else {
-            close(pair[0])
-            throw IsolationStartError("cannot map the progress page: \(String(cString: strerror(errno)))")
-        }
-        let pid: pid_t
-        do {
-            pid = try ChildProcess.spawn([runner, "plugin-runner", "--fd", "3", "--progress-fd", "4"], descriptors: [(3, pair[1]), (4, memory)])
+        let pieces = try Pieces(cgroups: cgroups)
+        do throws(IsolationStartError) {
+            do throws(IsolationStartError) {
+                return pieces.finish(pid: try RunnerServer.start(runner: runner, socket: pieces.runnerEnd, progress: pieces.memory,
+                                                                 cgroup: pieces.cgroup))
+            } catch where pieces.cgroup != nil && error.cloneFailure != nil {
+                // The system would not start a process in the cgroup: without one, from now on.
+                PluginCgroup.refuse()
+                pieces.dropCgroup()
+                return pieces.finish(pid: try RunnerServer.start(runner: runner, socket: pieces.runnerEnd, progress: pieces.memory,
+                                                                 cgroup: nil))
+            }
         } catch {
-            munmap(page, pageSize)
-            close(pair[0])
-            throw IsolationStartError("cannot start the plugin runner \(runner): \(error.reason)")
+            pieces.discard()
+            throw error
         }
-        // Before the hello: the runner runs no plugin code until then.
-        let containment = ProcessContainment(runner: pid, cgroups: cgroups)
-        return RunnerProcess(pid: pid, channel: FrameChannel(fd: pair[0]), page: page, containment: containment)
+    }
+
+    /// What a runner gets before its process exists: the socket pair, the progress page, its cgroup.
+    private final class Pieces {
+        let hostEnd: Int32
+        let runnerEnd: Int32
+        let memory: Int32
+        let page: UnsafeMutableRawPointer
+        private(set) var cgroup: PluginCgroup?
+
+        init(cgroups: Bool) throws(IsolationStartError) {
+            var pair: [Int32] = [-1, -1]
+            guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+                throw IsolationStartError("socketpair failed: \(String(cString: strerror(errno)))")
+            }
+            let memory = lcs_memfd_create("lifecycle-plugin-progress")
+            guard memory >= 0 else {
+                close(pair[0]); close(pair[1])
+                throw IsolationStartError("memfd_create failed: \(String(cString: strerror(errno)))")
+            }
+            guard ftruncate(memory, off_t(RunnerProcess.pageSize)) == 0,
+                  let page = mmap(nil, RunnerProcess.pageSize, PROT_READ | PROT_WRITE, MAP_SHARED, memory, 0), page != MAP_FAILED
+            else {
+                let reason = String(cString: strerror(errno))
+                close(pair[0]); close(pair[1]); close(memory)
+                throw IsolationStartError("cannot map the progress page: \(reason)")
+            }
+            hostEnd = pair[0]
+            runnerEnd = pair[1]
+            self.memory = memory
+            self.page = page
+            // Born in its cgroup (made first) where the host can make one.
+            cgroup = cgroups ? PluginCgroup.make() : nil
+        }
+
+        func dropCgroup() {
+            cgroup?.remove()
+            cgroup = nil
+        }
+
+        /// The runner `pid` has copies of what it needs: the host keeps its end and the page.
+        func finish(pid: pid_t) -> RunnerProcess {
+            close(runnerEnd)
+            close(memory)
+            // Before the hello: the runner runs no plugin code until then.
+            let containment = ProcessContainment(runner: pid, cgroup: cgroup)
+            return RunnerProcess(pid: pid, channel: FrameChannel(fd: hostEnd), page: page, containment: containment)
+        }
+
+        /// No runner came: everything is given back.
+        func discard() {
+            dropCgroup()
+            munmap(page, RunnerProcess.pageSize)
+            close(hostEnd); close(runnerEnd); close(memory)
+        }
     }
 
     /// Kills the process and everything it started (`ProcessContainment.killAll`). Idempotent.
@@ -124,7 +169,12 @@ final class RunnerProcess: @unchecked Sendable {
 /// Why an isolated plugin's process could not be started.
 struct IsolationStartError: Error, CustomStringConvertible {
     let message: String
-    init(_ message: String) { self.message = message }
+    /// The errno of the system's refusal to make the process (`clone`), when that was the failure.
+    let cloneFailure: Int32?
+    init(_ message: String, cloneFailure: Int32? = nil) {
+        self.message = message
+        self.cloneFailure = cloneFailure
+    }
     var description: String { message }
 }
 
@@ -138,6 +188,19 @@ package enum IsolationRunner {
         get { chosen.withLock { $0 } }
         set { chosen.withLock { $0 = newValue } }
     }
+
+    /// Starts the calling thread's runner server now (`RunnerServer`), ahead of the first isolated
+    /// plugin, so that its process start overlaps what the caller does meanwhile. Call from the thread
+    /// that will load the isolated plugins (their parent). Nothing happens when no runner is found (the
+    /// loads report it). [thread-safe]
+    package static func prepare() {
+        guard let runner = try? resolve() else { return }
+        RunnerServer.prepare(runner: runner, copyingThisProcess: runner == "/proc/self/exe")
+    }
+
+    /// Ends the runner servers this process started (`RunnerServer.stopAll`): for a process that will
+    /// look for what it left running. [thread-safe]
+    package static func stopServers() { RunnerServer.stopAll() }
 
     /// The runner, the first of:
     /// 1. `executable`, when set (`lifecycle-host` is its own runner);

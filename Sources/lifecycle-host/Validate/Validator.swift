@@ -31,7 +31,11 @@ struct Validator {
         var report = ValidationReport(path: path)
         report.begin(.load)
         report.begin(.initialise)
-        if case .failure(let refusal) = Self.quietly({ PluginScan.inspect(path, budget: scanBudget, options: loading) }) {
+        let scanned = Self.quietly({ PluginScan.inspect(path, budget: scanBudget, options: loading) })
+        // The scan's runner server is the validator's, not the plugin's: ended before any step looks
+        // for what a plugin left running.
+        IsolationRunner.stopServers()
+        if case .failure(let refusal) = scanned {
             let reason = refusal.reason.hasPrefix("isolated: ") ? String(refusal.reason.dropFirst(10)) : refusal.reason
             let opening = refusal.stage == .opening
             report.fail(opening ? .load : .initialise, reason)

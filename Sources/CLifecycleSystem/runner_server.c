@@ -1,0 +1,188 @@
+// The plugin runners' fork server: see include/runner_server.h. Between the clone and the return (or
+// the exec), the new process makes raw system calls only, as a child of vfork would.
+#define _GNU_SOURCE
+#include "runner_server.h"
+#include "lcs_retry.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#ifndef SYS_clone3
+#define SYS_clone3 435
+#endif
+#ifndef CLONE_INTO_CGROUP
+#define CLONE_INTO_CGROUP 0x200000000ULL
+#endif
+
+/// `struct clone_args` of <linux/sched.h> up to `cgroup` (CLONE_ARGS_SIZE_VER2, Linux 5.7), spelled
+/// here because that header's CLONE_* macros clash with <sched.h>'s.
+struct lcs_clone_args {
+    uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size, cgroup;
+};
+
+/// A copy of this process (on the same stack, as fork), the child of this process's parent; born in
+/// the cgroup `cgroup` (a folder's descriptor) when it is not -1. The child's 0, the pid, or -1 and errno.
+static long clone_beside(int cgroup) {
+    if (cgroup < 0) return syscall(SYS_clone, (unsigned long)(CLONE_PARENT | SIGCHLD), 0L, 0L, 0L, 0L);
+    struct lcs_clone_args arguments;
+    memset(&arguments, 0, sizeof arguments);
+    // No exit_signal with CLONE_PARENT (clone3 refuses one): the child's is this process's, SIGCHLD.
+    arguments.flags = (uint64_t)CLONE_PARENT | CLONE_INTO_CGROUP;
+    arguments.cgroup = (uint64_t)cgroup;
+    return syscall(SYS_clone3, &arguments, sizeof arguments);
+}
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define LCS_SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define LCS_SANITIZED 1
+#endif
+
+int lcs_built_with_sanitizer(void) {
+#ifdef LCS_SANITIZED
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+/// The new process's set-up: descriptors 3 and 4, its own process group, no mask, default actions.
+static void prepare_child(int socket, int progress) {
+    // Out of the way first: either may already be 3 or 4, and the server's own socket is 3.
+    int high_socket = fcntl(socket, F_DUPFD, 10);
+    int high_progress = fcntl(progress, F_DUPFD, 10);
+    if (high_socket < 0 || high_progress < 0) _exit(127);
+    if (dup2(high_socket, 3) < 0 || dup2(high_progress, 4) < 0) _exit(127);
+    close(high_socket);
+    close(high_progress);
+    if (socket > 4) close(socket);
+    if (progress > 4) close(progress);
+    setpgid(0, 0);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    struct sigaction standard;
+    memset(&standard, 0, sizeof standard);
+    standard.sa_handler = SIG_DFL;
+    for (int signo = 1; signo < NSIG; signo++) {
+        if (signo == SIGKILL || signo == SIGSTOP) continue;
+        sigaction(signo, &standard, NULL);
+    }
+}
+
+static void answer(int fd, int32_t value) {
+    (void)LCS_RETRY(send(fd, &value, sizeof value, MSG_NOSIGNAL));
+}
+
+int lcs_runner_server(int fd, const char *exec_path) {
+    for (;;) {
+        char byte = 0;
+        struct iovec part = {.iov_base = &byte, .iov_len = 1};
+        union {
+            struct cmsghdr header;
+            char space[CMSG_SPACE(4 * sizeof(int))];
+        } control;
+        memset(&control, 0, sizeof control);
+        struct msghdr message = {.msg_iov = &part, .msg_iovlen = 1, .msg_control = control.space, .msg_controllen = sizeof control.space};
+        ssize_t length = LCS_RETRY(recvmsg(fd, &message, MSG_CMSG_CLOEXEC));
+        if (length <= 0) return -1;
+        int received[4];
+        int count = 0;
+        for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+            if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+            size_t bytes = header->cmsg_len - CMSG_LEN(0);
+            for (size_t offset = 0; offset + sizeof(int) <= bytes && count < 4; offset += sizeof(int))
+                memcpy(&received[count++], CMSG_DATA(header) + offset, sizeof(int));
+        }
+        if (length != 1 || count < 2 || count > 3 || (message.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+            for (int index = 0; index < count; index++) close(received[index]);
+            answer(fd, -EINVAL);
+            continue;
+        }
+        long pid = clone_beside(count == 3 ? received[2] : -1);
+        if (pid == 0) {
+            if (count == 3) close(received[2]);
+            prepare_child(received[0], received[1]);
+            if (!exec_path) return 0;
+            char *arguments[] = {(char *)exec_path, "plugin-runner", "--fd", "3", "--progress-fd", "4", NULL};
+            execve(exec_path, arguments, environ);
+            _exit(127);
+        }
+        int failure = errno;
+        for (int index = 0; index < count; index++) close(received[index]);
+        answer(fd, pid > 0 ? (int32_t)pid : -failure);
+    }
+}
+
+static void *thread_body(void *body) {
+    int (*function)(void) = (int (*)(void))body;
+    return (void *)(intptr_t)function();
+}
+
+int lcs_run_on_new_thread(int (*body)(void)) {
+    pthread_t thread;
+    if (pthread_create(&thread, NULL, thread_body, (void *)body) != 0) return -1;
+    void *result = NULL;
+    if (pthread_join(thread, &result) != 0) return -1;
+    return (int)(intptr_t)result;
+}
+
+int lcs_runner_server_send(int fd, int socket, int progress, int cgroup) {
+    char byte = 's';
+    struct iovec part = {.iov_base = &byte, .iov_len = 1};
+    union {
+        struct cmsghdr header;
+        char space[CMSG_SPACE(3 * sizeof(int))];
+    } control;
+    memset(&control, 0, sizeof control);
+    int descriptors[3] = {socket, progress, cgroup};
+    size_t count = cgroup >= 0 ? 3 : 2;
+    struct msghdr message = {.msg_iov = &part, .msg_iovlen = 1, .msg_control = control.space,
+                             .msg_controllen = CMSG_SPACE(count * sizeof(int))};
+    struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+    header->cmsg_level = SOL_SOCKET;
+    header->cmsg_type = SCM_RIGHTS;
+    header->cmsg_len = CMSG_LEN(count * sizeof(int));
+    memcpy(CMSG_DATA(header), descriptors, count * sizeof(int));
+    if (LCS_RETRY(sendmsg(fd, &message, MSG_NOSIGNAL)) != 1) return -errno;
+    return 0;
+}
+
+int lcs_runner_server_answer(int fd, int timeout_ms) {
+    struct pollfd watch = {.fd = fd, .events = POLLIN};
+    int ready = LCS_RETRY(poll(&watch, 1, timeout_ms));
+    if (ready < 0) return -errno;
+    if (ready == 0) return -ETIMEDOUT;
+    int32_t value = 0;
+    ssize_t length = LCS_RETRY(recv(fd, &value, sizeof value, MSG_DONTWAIT));
+    if (length == 0) return -EPIPE;
+    if (length < 0) return -errno;
+    if (length != (ssize_t)sizeof value || value == 0) return -EPROTO;
+    return value;
+}
+
+int lcs_thread_count(void) {
+    DIR *tasks = opendir("/proc/self/task");
+    if (!tasks) return -1;
+    int count = 0;
+    struct dirent *entry;
+    while ((entry = readdir(tasks)) != NULL)
+        if (entry->d_name[0] != '.') count++;
+    closedir(tasks);
+    return count;
+}

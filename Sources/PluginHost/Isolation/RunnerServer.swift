@@ -1,0 +1,216 @@
+import AppLifecycle
+import CLifecycleSystem
+import Glibc
+import LifecycleC
+import LifecycleRunLoop
+import Synchronization
+
+/// The plugin runners' fork server: how every isolated plugin's process is made.
+///
+/// Starting a runner with `exec` costs a whole Swift process start each time (the dynamic loader,
+/// the Swift runtime: ~3 ms of CPU). Instead, the first runner a thread asks for starts one server
+/// (`lifecycle-host plugin-runner-server --fd 3`, with `ChildProcess.spawn`), and every runner after
+/// is a copy of that server made by `clone(CLONE_PARENT)` — a fork whose child is the *caller's*
+/// child, not the server's (`lcs_runner_server`): the caller waits for it, hears its `SIGCHLD`, and
+/// its death kills it (`PR_SET_PDEATHSIG`), exactly as a spawned runner. The copy runs the runner on a
+/// thread of its own (`lcs_run_on_new_thread`), so that glibc's and Swift's per-thread state (the
+/// thread id they cache, the random state) are its own, not the server's.
+///
+/// The server is single-threaded: before its first fork it runs the command's own dispatch and makes
+/// what every runner would otherwise make for itself (`Application.prepareForCopies`), no thread; it lives as long as the thread that started it (its parent-death
+/// signal; a thread's runners die with that thread too), or until its socket closes. One server per
+/// thread that starts runners, because the parent of a runner — whose end kills it — is that thread.
+/// A server found gone (killed, timed out) is reaped and replaced once, at the next start.
+///
+/// Built with a sanitizer, the copy `exec`s the runner instead (the sanitizers' runtimes keep
+/// threads and locks a fork without `exec` does not carry over): the same processes, slower.
+///
+/// [thread-safe]: one lock over the table of servers, held through a start (one request and its
+/// answer, ~0.2 ms; a server's own start, ~3 ms, the first time).
+package enum RunnerServer {
+    private struct Server {
+        let pid: pid_t
+        let fd: Int32
+        let runner: String
+    }
+
+    /// The servers, by the thread that started each (`lcs_thread_id`).
+    private static let servers = Mutex<[UInt: Server]>([:])
+
+    /// How long an answer may take before the server is taken for stuck.
+    static let answerLimitMilliseconds: Int32 = 5_000
+
+    /// Starts the calling thread's server for `runner` now, if it has none, so that its start overlaps
+    /// the caller's other work. A failure is left for `start` to report.
+    ///
+    /// `copyingThisProcess`: the caller is `runner` itself (`lifecycle-host`), so the server may be a
+    /// copy of this process (`fork`, no `exec`: ready in a fraction of a millisecond instead of a
+    /// process start) — done only while this process has one thread, checked here; otherwise the
+    /// server is started with `exec` as always.
+    static func prepare(runner: String, copyingThisProcess: Bool = false) {
+        servers.withLock { table in
+            reapGone(in: &table)
+            _ = try? server(for: runner, in: &table, copyingThisProcess: copyingThisProcess)
+        }
+    }
+
+    /// Ends every server of this process (their runners are not touched: they are the caller's
+    /// children, not the servers'); the next start starts a new one. For a process that has no more
+    /// runners to start and will check what it left running (`validate` after its scan).
+    static func stopAll() {
+        servers.withLock { table in
+            for server in table.values { retire(server, in: &table) }
+        }
+    }
+
+    /// A new runner process (`lifecycle-host plugin-runner`, a child of the calling thread), handed
+    /// copies of `socket` (as its descriptor 3) and `progress` (as 4), leading a process group of its
+    /// own, born in `cgroup` (nil: the server's). A server found gone is replaced, once.
+    /// - Returns: its pid. - Throws: what failed, in words; `cloneFailure` when the system would not
+    ///   make the process.
+    static func start(runner: String, socket: Int32, progress: Int32, cgroup: PluginCgroup?) throws(IsolationStartError) -> pid_t {
+        let folder = cgroup?.openFolder() ?? -1
+        defer { if folder >= 0 { close(folder) } }
+        if cgroup != nil && folder < 0 {
+            throw IsolationStartError("cannot open the plugin's cgroup: \(String(cString: strerror(errno)))", cloneFailure: errno)
+        }
+        let pid = try servers.withLock { (table) throws(IsolationStartError) -> pid_t in
+            reapGone(in: &table)
+            var attempt = 0
+            while true {
+                attempt += 1
+                let server = try server(for: runner, in: &table)
+                var answer = lcs_runner_server_send(server.fd, socket, progress, folder)
+                if answer == 0 { answer = lcs_runner_server_answer(server.fd, answerLimitMilliseconds) }
+                if answer > 0 { return pid_t(answer) }
+                let failure = -answer
+                switch failure {
+                case EPIPE, ECONNRESET, ETIMEDOUT, EPROTO:
+                    // The server is gone or broken: replace it, once.
+                    retire(server, in: &table)
+                    if attempt < 2 { continue }
+                    throw IsolationStartError("the plugin runner server \(runner) did not answer: \(String(cString: strerror(failure)))")
+                default:
+                    throw IsolationStartError("cannot start a plugin runner: clone failed: \(String(cString: strerror(failure)))",
+                                              cloneFailure: failure)
+                }
+            }
+        }
+        // The runner makes its group itself; this is for the moment before it has.
+        _ = setpgid(pid, pid)
+        return pid
+    }
+
+    /// The calling thread's server for `runner`, started when there is none (or one for another runner).
+    private static func server(for runner: String, in table: inout [UInt: Server], copyingThisProcess: Bool = false)
+        throws(IsolationStartError) -> Server
+    {
+        let thread = lcs_thread_id()
+        if let server = table[thread] {
+            if server.runner == runner { return server }
+            retire(server, in: &table)
+        }
+        var pair: [Int32] = [-1, -1]
+        guard socketpair(AF_UNIX, Int32(SOCK_SEQPACKET.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
+            throw IsolationStartError("socketpair failed: \(String(cString: strerror(errno)))")
+        }
+        defer { close(pair[1]) }
+        let pid: pid_t
+        do {
+            if copyingThisProcess, lcs_thread_count() == 1 {
+                pid = try copyThisProcess(serving: pair[1], closing: pair[0])
+            } else {
+                pid = try ChildProcess.spawn([runner, serverCommand, "--fd", "3"], descriptors: [(3, pair[1])])
+            }
+        } catch {
+            close(pair[0])
+            throw IsolationStartError("cannot start the plugin runner \(runner): \(error.reason)")
+        }
+        let server = Server(pid: pid, fd: pair[0], runner: runner)
+        table[thread] = server
+        return server
+    }
+
+    /// Starts the server as a copy of this single-threaded process (`fork`): the copy serves on
+    /// `socket` (as its descriptor 3) and ends there (`_exit`, nothing of this process's run). Buffered
+    /// standard output is written first, so that no copy writes it again.
+    private static func copyThisProcess(serving socket: Int32, closing other: Int32) throws(ChildProcessError) -> pid_t {
+        fflush(nil)
+        let pid = fork()
+        if pid < 0 { throw ChildProcessError(program: "fork", reason: String(cString: strerror(errno))) }
+        if pid > 0 { return pid }
+        close(other)
+        if socket != 3 {
+            guard dup2(socket, 3) == 3 else { _exit(127) }
+            close(socket)
+        }
+        var none = sigset_t()
+        sigemptyset(&none)
+        sigprocmask(SIG_SETMASK, &none, nil)
+        _ = setpgid(0, 0)  // the terminal's Ctrl-C is the host's, as for a spawned server
+        PluginRunner.renameProcess(to: serverCommand)
+        _exit(PluginRunner.serve(socket: 3))
+    }
+
+    /// The hidden command of the runner executable that serves (`PluginRunner.serve`).
+    package static let serverCommand = "plugin-runner-server"
+
+    /// Ends `server` (closing its socket ends it; SIGKILL if it does not go within 1 s) and forgets it.
+    private static func retire(_ server: Server, in table: inout [UInt: Server]) {
+        close(server.fd)
+        _ = ChildProcess.reap(server.pid, within: .seconds(1))
+        for (thread, entry) in table where entry.pid == server.pid { table[thread] = nil }
+    }
+
+    /// Reaps the servers that have ended (their thread ended, or they were killed), so that none stays a
+    /// zombie. One `waitid` a server: there is one a thread that starts runners.
+    private static func reapGone(in table: inout [UInt: Server]) {
+        for (thread, server) in table where lcs_child_has_exited(server.pid) != 0 {
+            close(server.fd)
+            var status: Int32 = 0
+            _ = try? systemCall("waitpid") { waitpid(server.pid, &status, WNOHANG) }
+            table[thread] = nil
+        }
+    }
+}
+
+extension PluginRunner {
+    /// The fork server's whole life (`lifecycle-host plugin-runner-server --fd 3`, started by
+    /// `RunnerServer`): serves on `socket` until the host closes it. In each process it makes, runs
+    /// the runner (`main`) on a new thread and returns its status. - Returns: the exit status.
+    package static func serve(socket: Int32) -> Int32 {
+        _ = lcs_die_with_parent()
+        if getppid() == 1 { return 0 }  // the host went before the request took
+        lcs_close_from(socket + 1)
+        // What every runner would otherwise make for itself, made once here (no thread starts).
+        Application.prepareForCopies()
+        _ = FFIDelegates.functions
+        let served: Int32
+        if lcs_built_with_sanitizer() != 0 {
+            served = lcs_runner_server(socket, "/proc/self/exe")
+        } else {
+            served = lcs_runner_server(socket, nil)
+        }
+        guard served == 0 else { return 0 }  // the server: the host closed its end
+        renameProcess(to: "plugin-runner")
+        // A runner, the host's child: descriptors 3 and 4 are its own.
+        return lcs_run_on_new_thread { PluginRunner.main(socket: 3, progress: 4) }
+    }
+
+    /// Makes `ps` show this process as `… NAME` (a runner copied from the server, a server copied from
+    /// the host): the arguments after the first are overwritten in place (their bytes are what
+    /// `/proc/PID/cmdline` shows); nothing happens when they have too little room.
+    static func renameProcess(to name: String) {
+        let argv = CommandLine.unsafeArgv
+        guard CommandLine.argc >= 2, let first = argv[1] else { return }
+        var end = first
+        for index in 1..<Int(CommandLine.argc) {
+            guard let argument = argv[index] else { break }
+            end = max(end, argument + strlen(argument))
+        }
+        let room = end - first
+        guard room >= name.utf8.count else { return }
+        memset(first, 0, room)
+        name.withCString { _ = memcpy(first, $0, name.utf8.count) }
+    }
+}

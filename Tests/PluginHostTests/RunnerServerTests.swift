@@ -1,0 +1,115 @@
+import AppLifecycle
+import Foundation
+import LifecycleC
+import PluginHost
+import TestSupport
+import XCTest
+
+/// The runners' fork server (`RunnerServer`): every isolated plugin's process is a copy of one server
+/// process, yet a child of the process that loads it — born in its cgroup, leading its own process
+/// group, named `plugin-runner` — and a server that is gone is replaced at the next load. Checked in
+/// this process, through the Swift API, with real processes.
+final class RunnerServerTests: XCTestCase {
+    private var folder = ""
+
+    override func setUpWithError() throws {
+        IsolationRunner.executable = CBuild.products + "/lifecycle-host"
+        folder = try CBuild.temporaryFolder("runner-server")
+    }
+
+    override func tearDown() {
+        try? FileManager.default.removeItem(atPath: folder)
+        super.tearDown()
+    }
+
+    /// A plugin whose init writes what its process sees of itself to `folder/NAME.txt`: its parent,
+    /// its process group, its own pid, its cgroup line, and its command line's second word.
+    private func describer(_ name: String) throws -> String {
+        let report = folder + "/\(name).txt"
+        return try IsolationFixtures.build(IsolationFixtures.observer(
+            id: "com.example.server.\(name)", name: "didReceiveMemoryWarning", body: "",
+            extra: """
+                static void describe(void) {
+                    char cgroup[512] = "", line[4096] = "";
+                    FILE *file = fopen("/proc/self/cgroup", "r");
+                    if (file) { while (fgets(line, sizeof line, file)) if (strncmp(line, "0::", 3) == 0) { strcpy(cgroup, line); break; } fclose(file); }
+                    char *newline = strchr(cgroup, '\\n'); if (newline) *newline = 0;
+                    char arguments[256] = {0};
+                    file = fopen("/proc/self/cmdline", "r");
+                    size_t length = file ? fread(arguments, 1, sizeof arguments - 1, file) : 0;
+                    if (file) fclose(file);
+                    const char *second = length > strlen(arguments) + 1 ? arguments + strlen(arguments) + 1 : "";
+                    FILE *out = fopen("\(report)", "w");
+                    fprintf(out, "%d %d %d %s %s\\n", (int)getppid(), (int)getpgrp(), (int)getpid(), second, cgroup);
+                    fclose(out);
+                }
+                """,
+            extraInit: "describe();"), named: "server\(name)")
+    }
+
+    private struct Seen {
+        let parent: Int32, group: Int32, pid: Int32, name: String, cgroup: String
+    }
+
+    private func seen(_ name: String) throws -> Seen {
+        let words = try String(contentsOfFile: folder + "/\(name).txt", encoding: .utf8)
+            .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ", maxSplits: 4).map(String.init)
+        XCTAssertEqual(words.count, 5, "\(words)")
+        return Seen(parent: Int32(words[0]) ?? 0, group: Int32(words[1]) ?? 0, pid: Int32(words[2]) ?? 0, name: words[3],
+                    cgroup: words.count > 4 ? words[4] : "")
+    }
+
+    /// The children of this process whose command line's second word is `name`.
+    private func children(named name: String) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap(Int32.init).filter { pid in
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let close = stat.lastIndex(of: ")") else { return false }
+            let fields = stat[stat.index(after: close)...].split(separator: " ")
+            guard fields.count > 1, Int32(fields[1]) == getpid(), fields[0] != "Z" else { return false }
+            let words = ((try? Data(contentsOf: URL(fileURLWithPath: "/proc/\(pid)/cmdline"))) ?? Data()).split(separator: 0)
+            return words.count > 1 && String(decoding: words[1], as: UTF8.self) == name
+        }.sorted()
+    }
+
+    func testARunnerIsAChildOfTheLoadingProcessInAGroupAndACgroupOfItsOwnNamedPluginRunner() throws {
+        let handle = try AppHandle(configuration: Configuration())
+        defer { handle.shutdown() }
+        _ = try handle.loadIsolatedPlugin(path: try describer("first"), settings: IsolationSettings())
+        _ = try handle.loadIsolatedPlugin(path: try describer("second"), settings: IsolationSettings())
+        let first = try seen("first"), second = try seen("second")
+        for runner in [first, second] {
+            XCTAssertEqual(runner.parent, getpid(), "the runner is this process's child, not the server's")
+            XCTAssertEqual(runner.group, runner.pid, "it leads a process group of its own")
+            XCTAssertEqual(runner.name, "plugin-runner")
+        }
+        if geteuid() == 0 {
+            for runner in [first, second] {
+                XCTAssertTrue(runner.cgroup.contains("/lifecycle-plugin-\(getpid())-"), "born in a cgroup of its own: \(runner.cgroup)")
+            }
+            XCTAssertNotEqual(first.cgroup, second.cgroup)
+        } else {
+            print("RunnerServerTests: not root, so no cgroup is made here; the cgroup lines are not checked")
+        }
+        XCTAssertEqual(children(named: "plugin-runner").filter { [first.pid, second.pid].contains($0) }, [first.pid, second.pid].sorted())
+        XCTAssertFalse(children(named: RunnerServer.serverCommand).isEmpty, "the server runs beside them")
+    }
+
+    func testAServerThatIsGoneIsReapedAndReplacedAtTheNextLoad() throws {
+        let handle = try AppHandle(configuration: Configuration())
+        defer { handle.shutdown() }
+        _ = try handle.loadIsolatedPlugin(path: try describer("before"), settings: IsolationSettings())
+        let before = Set(children(named: RunnerServer.serverCommand))
+        XCTAssertFalse(before.isEmpty)
+        XCTAssertFalse(before.contains(try seen("before").pid), "the runner is not a server")
+        // Every server of this process (one a thread that loaded isolated plugins) is killed.
+        for server in before { XCTAssertEqual(kill(server, SIGKILL), 0) }
+        _ = try handle.loadIsolatedPlugin(path: try describer("after"), settings: IsolationSettings())
+        XCTAssertEqual(try seen("after").parent, getpid(), "the plugin loaded")
+        let added = Set(children(named: RunnerServer.serverCommand)).subtracting(before)
+        XCTAssertEqual(added.count, 1, "a new server replaced the killed ones")
+        for server in before {
+            XCTAssertFalse(FileManager.default.fileExists(atPath: "/proc/\(server)"), "a killed server is reaped, not left a zombie")
+        }
+    }
+}
