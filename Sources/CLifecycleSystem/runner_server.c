@@ -4,7 +4,6 @@
 #include "runner_server.h"
 #include "lcs_retry.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -70,8 +69,9 @@ static void prepare_child(int socket, int progress) {
     if (dup2(high_socket, 3) < 0 || dup2(high_progress, 4) < 0) _exit(127);
     close(high_socket);
     close(high_progress);
-    if (socket > 4) close(socket);
-    if (progress > 4) close(progress);
+    // The originals, wherever they landed (0 to 2 too, when the server's were closed), unless 3 or 4.
+    if (socket != 3 && socket != 4) close(socket);
+    if (progress != 3 && progress != 4 && progress != socket) close(progress);
     setpgid(0, 0);
     sigset_t none;
     sigemptyset(&none);
@@ -90,33 +90,38 @@ static void answer(int fd, int32_t value) {
 }
 
 int lcs_runner_server(int fd, const char *exec_path) {
+    enum { MOST = 8 };
     for (;;) {
-        char byte = 0;
-        struct iovec part = {.iov_base = &byte, .iov_len = 1};
+        cpu_set_t affinity;
+        struct iovec part = {.iov_base = &affinity, .iov_len = sizeof affinity};
         union {
             struct cmsghdr header;
-            char space[CMSG_SPACE(4 * sizeof(int))];
+            char space[CMSG_SPACE(MOST * sizeof(int))];
         } control;
         memset(&control, 0, sizeof control);
         struct msghdr message = {.msg_iov = &part, .msg_iovlen = 1, .msg_control = control.space, .msg_controllen = sizeof control.space};
         ssize_t length = LCS_RETRY(recvmsg(fd, &message, MSG_CMSG_CLOEXEC));
         if (length <= 0) return -1;
-        int received[4];
+        int received[MOST];
         int count = 0;
         for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
             if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
             size_t bytes = header->cmsg_len - CMSG_LEN(0);
-            for (size_t offset = 0; offset + sizeof(int) <= bytes && count < 4; offset += sizeof(int))
+            for (size_t offset = 0; offset + sizeof(int) <= bytes && count < MOST; offset += sizeof(int))
                 memcpy(&received[count++], CMSG_DATA(header) + offset, sizeof(int));
         }
-        if (length != 1 || count < 2 || count > 3 || (message.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+        if (length != (ssize_t)sizeof affinity || count < 3 || count > 4 || (message.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
             for (int index = 0; index < count; index++) close(received[index]);
             answer(fd, -EINVAL);
             continue;
         }
-        long pid = clone_beside(count == 3 ? received[2] : -1);
+        long pid = clone_beside(count == 4 ? received[3] : -1);
         if (pid == 0) {
-            if (count == 3) close(received[2]);
+            // What the asking thread had: its working folder, its CPUs (the runner's thread inherits them).
+            if (fchdir(received[2]) != 0) _exit(127);
+            close(received[2]);
+            if (count == 4) close(received[3]);
+            (void)sched_setaffinity(0, sizeof affinity, &affinity);
             prepare_child(received[0], received[1]);
             if (!exec_path) return 0;
             char *arguments[] = {(char *)exec_path, "plugin-runner", "--fd", "3", "--progress-fd", "4", NULL};
@@ -137,21 +142,29 @@ static void *thread_body(void *body) {
 int lcs_run_on_new_thread(int (*body)(void)) {
     pthread_t thread;
     if (pthread_create(&thread, NULL, thread_body, (void *)body) != 0) return -1;
+    // The waiting thread takes no signal: one the body's thread blocks to read (signalfd, sigwait)
+    // must not be delivered here instead.
+    sigset_t all;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, NULL);
     void *result = NULL;
     if (pthread_join(thread, &result) != 0) return -1;
     return (int)(intptr_t)result;
 }
 
 int lcs_runner_server_send(int fd, int socket, int progress, int cgroup) {
-    char byte = 's';
-    struct iovec part = {.iov_base = &byte, .iov_len = 1};
+    cpu_set_t affinity;
+    if (sched_getaffinity(0, sizeof affinity, &affinity) != 0) return -errno;
+    int folder = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    if (folder < 0) return -errno;
+    struct iovec part = {.iov_base = &affinity, .iov_len = sizeof affinity};
     union {
         struct cmsghdr header;
-        char space[CMSG_SPACE(3 * sizeof(int))];
+        char space[CMSG_SPACE(4 * sizeof(int))];
     } control;
     memset(&control, 0, sizeof control);
-    int descriptors[3] = {socket, progress, cgroup};
-    size_t count = cgroup >= 0 ? 3 : 2;
+    int descriptors[4] = {socket, progress, folder, cgroup};
+    size_t count = cgroup >= 0 ? 4 : 3;
     struct msghdr message = {.msg_iov = &part, .msg_iovlen = 1, .msg_control = control.space,
                              .msg_controllen = CMSG_SPACE(count * sizeof(int))};
     struct cmsghdr *header = CMSG_FIRSTHDR(&message);
@@ -159,7 +172,10 @@ int lcs_runner_server_send(int fd, int socket, int progress, int cgroup) {
     header->cmsg_type = SCM_RIGHTS;
     header->cmsg_len = CMSG_LEN(count * sizeof(int));
     memcpy(CMSG_DATA(header), descriptors, count * sizeof(int));
-    if (LCS_RETRY(sendmsg(fd, &message, MSG_NOSIGNAL)) != 1) return -errno;
+    ssize_t sent = LCS_RETRY(sendmsg(fd, &message, MSG_NOSIGNAL));
+    int failure = errno;
+    close(folder);
+    if (sent != (ssize_t)sizeof affinity) return sent < 0 ? -failure : -EPROTO;
     return 0;
 }
 
@@ -176,13 +192,4 @@ int lcs_runner_server_answer(int fd, int timeout_ms) {
     return value;
 }
 
-int lcs_thread_count(void) {
-    DIR *tasks = opendir("/proc/self/task");
-    if (!tasks) return -1;
-    int count = 0;
-    struct dirent *entry;
-    while ((entry = readdir(tasks)) != NULL)
-        if (entry->d_name[0] != '.') count++;
-    closedir(tasks);
-    return count;
-}
+pid_t lcs_gettid(void) { return (pid_t)syscall(SYS_gettid); }

@@ -105,17 +105,16 @@ final class HostRunner: @unchecked Sendable {
             return HostExit.failure
         }
 
-        // The runners' server starts now, beside the host's own start (after standard output is
-        // settled: the runners inherit it).
-        if options.isolation.selection != .none || options.plugins.map(absolute).contains(where: options.isolation.isolatesFile) {
-            IsolationRunner.prepare()
-        }
-
         var configuration = options.configuration
         // Before the application exists: the engine records into the metrics backend given here.
         var problems: [String] = []
         let operators = OperatorHooks(settings: options.metrics, configuration: &configuration) { problems.append($0) }
         self.operators = operators
+        // The runners' server starts now, beside the rest of the host's start: after standard output
+        // is settled and systemd's variables are taken out of the environment (the runners get both).
+        if options.isolation.selection != .none || options.plugins.map(absolute).contains(where: options.isolation.isolatesFile) {
+            IsolationRunner.prepare()
+        }
         // iOS kills the app outright; a callback that never returns cannot be unwound, so exit here.
         configuration.onWatchdogKill = { report in EmergencyExit.end(.watchdogKill(report)) }
         // SIGTERM or SIGINT was not honoured in time: the main thread is stuck; end from the watchdog.

@@ -207,9 +207,8 @@ extension IsolationTests {
         XCTAssertEqual(process.wait(timeout: 5), 7)
     }
 
-    /// Every runner of `run --isolate` is a copy of the host's runner server, which is a copy of the host
-    /// itself (no `exec`), yet each is the host's own child, named `plugin-runner` in `ps`; after the
-    /// run, none is left.
+    /// Every runner of `run --isolate` is a copy of the host's runner server, yet each is the host's own
+    /// child, named `plugin-runner` in `ps`; after the run, none is left.
     func testRunnersAreTheHostsChildrenNamedPluginRunner() throws {
         let before = Self.runnerPIDs()
         func prober(_ name: String) throws -> String {

@@ -39,8 +39,13 @@ final class RunnerServerTests: XCTestCase {
                     size_t length = file ? fread(arguments, 1, sizeof arguments - 1, file) : 0;
                     if (file) fclose(file);
                     const char *second = length > strlen(arguments) + 1 ? arguments + strlen(arguments) + 1 : "";
+                    char folder[1024] = "";
+                    if (!getcwd(folder, sizeof folder)) strcpy(folder, "?");
+                    char cpus[256] = "";
+                    file = fopen("/proc/thread-self/status", "r");
+                    if (file) { while (fgets(line, sizeof line, file)) if (strncmp(line, "Cpus_allowed_list:", 18) == 0) { sscanf(line + 18, "%255s", cpus); break; } fclose(file); }
                     FILE *out = fopen("\(report)", "w");
-                    fprintf(out, "%d %d %d %s %s\\n", (int)getppid(), (int)getpgrp(), (int)getpid(), second, cgroup);
+                    fprintf(out, "%d %d %d %s %s\\n%s\\n%s\\n", (int)getppid(), (int)getpgrp(), (int)getpid(), second, cgroup, folder, cpus);
                     fclose(out);
                 }
                 """,
@@ -49,14 +54,17 @@ final class RunnerServerTests: XCTestCase {
 
     private struct Seen {
         let parent: Int32, group: Int32, pid: Int32, name: String, cgroup: String
+        /// Its folder, and its thread's CPUs (`Cpus_allowed_list`).
+        let folder: String, cpus: String
     }
 
     private func seen(_ name: String) throws -> Seen {
-        let words = try String(contentsOfFile: folder + "/\(name).txt", encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ", maxSplits: 4).map(String.init)
+        let lines = try String(contentsOfFile: folder + "/\(name).txt", encoding: .utf8).split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.count, 3, "\(lines)")
+        let words = lines[0].split(separator: " ", maxSplits: 4).map(String.init)
         XCTAssertEqual(words.count, 5, "\(words)")
         return Seen(parent: Int32(words[0]) ?? 0, group: Int32(words[1]) ?? 0, pid: Int32(words[2]) ?? 0, name: words[3],
-                    cgroup: words.count > 4 ? words[4] : "")
+                    cgroup: words.count > 4 ? words[4] : "", folder: lines.count > 1 ? lines[1] : "", cpus: lines.count > 2 ? lines[2] : "")
     }
 
     /// The children of this process whose command line's second word is `name`.
@@ -111,5 +119,41 @@ final class RunnerServerTests: XCTestCase {
         for server in before {
             XCTAssertFalse(FileManager.default.fileExists(atPath: "/proc/\(server)"), "a killed server is reaped, not left a zombie")
         }
+    }
+
+    /// A runner starts where a process started by the loading thread would: in the loading process's
+    /// working folder as it is at the load (not at the server's start), on the loading thread's CPUs.
+    func testARunnerHasTheLoadingThreadsWorkingFolderAndCPUs() throws {
+        let handle = try AppHandle(configuration: Configuration())
+        defer { handle.shutdown() }
+        _ = try handle.loadIsolatedPlugin(path: try describer("warm"), settings: IsolationSettings())  // a server exists
+        // The calling thread's CPUs, set and restored through a small C library (Glibc's Swift module
+        // has no sched_setaffinity).
+        let pinning = try CBuild.sharedObject("""
+            #define _GNU_SOURCE
+            #include <sched.h>
+            static cpu_set_t saved;
+            int pin_first(void) {
+                if (sched_getaffinity(0, sizeof saved, &saved) != 0) return -1;
+                cpu_set_t first; CPU_ZERO(&first); CPU_SET(0, &first);
+                return sched_setaffinity(0, sizeof first, &first);
+            }
+            int unpin(void) { return sched_setaffinity(0, sizeof saved, &saved); }
+            """, named: "pinning", in: folder)
+        let library = try XCTUnwrap(dlopen(pinning, RTLD_NOW))
+        typealias Call = @convention(c) () -> Int32
+        let pin = unsafeBitCast(try XCTUnwrap(dlsym(library, "pin_first")), to: Call.self)
+        let unpin = unsafeBitCast(try XCTUnwrap(dlsym(library, "unpin")), to: Call.self)
+        let previous = FileManager.default.currentDirectoryPath
+        defer { _ = chdir(previous) }
+        XCTAssertEqual(chdir(folder), 0)
+        XCTAssertEqual(pin(), 0)
+        defer { XCTAssertEqual(unpin(), 0) }
+        _ = try handle.loadIsolatedPlugin(path: try describer("moved"), settings: IsolationSettings())
+        let moved = try seen("moved")
+        XCTAssertEqual(URL(fileURLWithPath: moved.folder).resolvingSymlinksInPath().path,
+                       URL(fileURLWithPath: folder).resolvingSymlinksInPath().path)
+        XCTAssertEqual(moved.cpus, "0", "the loading thread's CPUs")
+        XCTAssertNotEqual(try seen("warm").folder, moved.folder)
     }
 }

@@ -52,6 +52,13 @@ struct PluginCgroup: Sendable {
     /// No cgroups from now on: the system refused one (`make`, or a process born into one).
     static func refuse() { allowed.store(false, ordering: .relaxed) }
 
+    /// Whether a `clone3(CLONE_INTO_CGROUP)` failing with `errno` means this system starts no process
+    /// in such a cgroup (an old kernel, no permission, a cgroup that takes no process) rather than a
+    /// passing shortage (`EAGAIN`, `ENOMEM`), which does not turn cgroups off.
+    static func refusesBirths(_ errno: Int32) -> Bool {
+        [ENOSYS, E2BIG, EINVAL, EPERM, EACCES, EOPNOTSUPP, EBUSY, EBADF].contains(errno)
+    }
+
     /// A descriptor of the folder (close-on-exec; the caller closes it), or -1 and errno.
     func openFolder() -> Int32 { open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
 

@@ -69,7 +69,7 @@ final class RunnerProcess: @unchecked Sendable {
             do throws(IsolationStartError) {
                 return pieces.finish(pid: try RunnerServer.start(runner: runner, socket: pieces.runnerEnd, progress: pieces.memory,
                                                                  cgroup: pieces.cgroup))
-            } catch where pieces.cgroup != nil && error.cloneFailure != nil {
+            } catch where pieces.cgroup != nil && error.cloneFailure.map(PluginCgroup.refusesBirths) == true {
                 // The system would not start a process in the cgroup: without one, from now on.
                 PluginCgroup.refuse()
                 pieces.dropCgroup()
@@ -129,8 +129,10 @@ final class RunnerProcess: @unchecked Sendable {
             return RunnerProcess(pid: pid, channel: FrameChannel(fd: hostEnd), page: page, containment: containment)
         }
 
-        /// No runner came: everything is given back.
+        /// No runner came (or none is known: a server that died after taking the request may have
+        /// made one, which sees its socket close): everything is given back, the cgroup emptied first.
         func discard() {
+            cgroup?.killAll()
             dropCgroup()
             munmap(page, RunnerProcess.pageSize)
             close(hostEnd); close(runnerEnd); close(memory)
@@ -195,7 +197,7 @@ package enum IsolationRunner {
     /// loads report it). [thread-safe]
     package static func prepare() {
         guard let runner = try? resolve() else { return }
-        RunnerServer.prepare(runner: runner, copyingThisProcess: runner == "/proc/self/exe")
+        RunnerServer.prepare(runner: runner)
     }
 
     /// Ends the runner servers this process started (`RunnerServer.stopAll`): for a process that will

@@ -9,24 +9,29 @@ import Synchronization
 ///
 /// Starting a runner with `exec` costs a whole Swift process start each time (the dynamic loader,
 /// the Swift runtime: ~3 ms of CPU). Instead, the first runner a thread asks for starts one server
-/// (`lifecycle-host plugin-runner-server --fd 3`, with `ChildProcess.spawn`), and every runner after
+/// (`lifecycle-host plugin-runner-server --fd 3`, with `ChildProcess.spawn`, so with a fresh address
+/// space: a runner learns nothing of the host's memory, layout or secrets), and every runner after
 /// is a copy of that server made by `clone(CLONE_PARENT)` — a fork whose child is the *caller's*
 /// child, not the server's (`lcs_runner_server`): the caller waits for it, hears its `SIGCHLD`, and
-/// its death kills it (`PR_SET_PDEATHSIG`), exactly as a spawned runner. The copy runs the runner on a
-/// thread of its own (`lcs_run_on_new_thread`), so that glibc's and Swift's per-thread state (the
-/// thread id they cache, the random state) are its own, not the server's.
+/// its death kills it (`PR_SET_PDEATHSIG`), exactly as a spawned runner. The copy gets the asking
+/// thread's working folder and CPU affinity, and runs the runner on a thread of its own
+/// (`lcs_run_on_new_thread`), so that glibc's and Swift's per-thread state (the thread id they cache,
+/// the random state) are its own, not the server's. Runners are copies of one server, so they share
+/// its address layout among themselves.
 ///
 /// The server is single-threaded: before its first fork it runs the command's own dispatch and makes
-/// what every runner would otherwise make for itself (`Application.prepareForCopies`), no thread; it lives as long as the thread that started it (its parent-death
-/// signal; a thread's runners die with that thread too), or until its socket closes. One server per
-/// thread that starts runners, because the parent of a runner — whose end kills it — is that thread.
-/// A server found gone (killed, timed out) is reaped and replaced once, at the next start.
+/// what every runner would otherwise make for itself (`Application.prepareForCopies`), no thread;
+/// it lives as long as the thread that started it (its parent-death signal; a thread's runners die
+/// with that thread too), or until its socket closes. One server per thread that starts runners,
+/// because the parent of a runner — whose end kills it — is that thread. A server found gone is
+/// reaped (at the next start or prepare) and replaced; one that took a request and did not answer is
+/// ended, and that start fails (the runner it may have made sees its socket close and ends).
 ///
 /// Built with a sanitizer, the copy `exec`s the runner instead (the sanitizers' runtimes keep
 /// threads and locks a fork without `exec` does not carry over): the same processes, slower.
 ///
 /// [thread-safe]: one lock over the table of servers, held through a start (one request and its
-/// answer, ~0.2 ms; a server's own start, ~3 ms, the first time).
+/// answer, ~0.2 ms, at most 2 s; a server's own start, ~3 ms, the first time).
 package enum RunnerServer {
     private struct Server {
         let pid: pid_t
@@ -34,23 +39,19 @@ package enum RunnerServer {
         let runner: String
     }
 
-    /// The servers, by the thread that started each (`lcs_thread_id`).
-    private static let servers = Mutex<[UInt: Server]>([:])
+    /// The servers, by the thread that started each (its kernel thread id: reused only once the pid
+    /// counter wraps, unlike a thread pointer, which glibc gives a new thread as soon as the old ends).
+    private static let servers = Mutex<[pid_t: Server]>([:])
 
     /// How long an answer may take before the server is taken for stuck.
-    static let answerLimitMilliseconds: Int32 = 5_000
+    static let answerLimitMilliseconds: Int32 = 2_000
 
     /// Starts the calling thread's server for `runner` now, if it has none, so that its start overlaps
     /// the caller's other work. A failure is left for `start` to report.
-    ///
-    /// `copyingThisProcess`: the caller is `runner` itself (`lifecycle-host`), so the server may be a
-    /// copy of this process (`fork`, no `exec`: ready in a fraction of a millisecond instead of a
-    /// process start) — done only while this process has one thread, checked here; otherwise the
-    /// server is started with `exec` as always.
-    static func prepare(runner: String, copyingThisProcess: Bool = false) {
+    static func prepare(runner: String) {
         servers.withLock { table in
             reapGone(in: &table)
-            _ = try? server(for: runner, in: &table, copyingThisProcess: copyingThisProcess)
+            _ = try? server(for: runner, in: &table)
         }
     }
 
@@ -72,7 +73,7 @@ package enum RunnerServer {
         let folder = cgroup?.openFolder() ?? -1
         defer { if folder >= 0 { close(folder) } }
         if cgroup != nil && folder < 0 {
-            throw IsolationStartError("cannot open the plugin's cgroup: \(String(cString: strerror(errno)))", cloneFailure: errno)
+            throw IsolationStartError("cannot open the plugin's cgroup: \(String(cString: strerror(errno)))")
         }
         let pid = try servers.withLock { (table) throws(IsolationStartError) -> pid_t in
             reapGone(in: &table)
@@ -80,17 +81,23 @@ package enum RunnerServer {
             while true {
                 attempt += 1
                 let server = try server(for: runner, in: &table)
-                var answer = lcs_runner_server_send(server.fd, socket, progress, folder)
-                if answer == 0 { answer = lcs_runner_server_answer(server.fd, answerLimitMilliseconds) }
-                if answer > 0 { return pid_t(answer) }
-                let failure = -answer
-                switch failure {
-                case EPIPE, ECONNRESET, ETIMEDOUT, EPROTO:
-                    // The server is gone or broken: replace it, once.
+                let sent = lcs_runner_server_send(server.fd, socket, progress, folder)
+                if sent == -EPIPE || sent == -ECONNRESET || sent == -ENOTCONN {
+                    // The server is gone and took nothing: replace it and ask again, once.
                     retire(server, in: &table)
                     if attempt < 2 { continue }
-                    throw IsolationStartError("the plugin runner server \(runner) did not answer: \(String(cString: strerror(failure)))")
-                default:
+                    throw IsolationStartError("the plugin runner server \(runner) is gone: \(String(cString: strerror(-sent)))")
+                }
+                if sent < 0 { throw IsolationStartError("cannot ask the plugin runner server: \(String(cString: strerror(-sent)))") }
+                let answer = lcs_runner_server_answer(server.fd, answerLimitMilliseconds)
+                if answer > 0 { return pid_t(answer) }
+                switch -answer {
+                case EPIPE, ECONNRESET, ETIMEDOUT, EPROTO:
+                    // It took the request and may have made a runner whose pid is lost (it sees its
+                    // socket close and ends): never asked again with the same socket.
+                    retire(server, in: &table)
+                    throw IsolationStartError("the plugin runner server \(runner) did not answer: \(String(cString: strerror(-answer)))")
+                case let failure:
                     throw IsolationStartError("cannot start a plugin runner: clone failed: \(String(cString: strerror(failure)))",
                                               cloneFailure: failure)
                 }
@@ -102,10 +109,8 @@ package enum RunnerServer {
     }
 
     /// The calling thread's server for `runner`, started when there is none (or one for another runner).
-    private static func server(for runner: String, in table: inout [UInt: Server], copyingThisProcess: Bool = false)
-        throws(IsolationStartError) -> Server
-    {
-        let thread = lcs_thread_id()
+    private static func server(for runner: String, in table: inout [pid_t: Server]) throws(IsolationStartError) -> Server {
+        let thread = lcs_gettid()
         if let server = table[thread] {
             if server.runner == runner { return server }
             retire(server, in: &table)
@@ -117,11 +122,7 @@ package enum RunnerServer {
         defer { close(pair[1]) }
         let pid: pid_t
         do {
-            if copyingThisProcess, lcs_thread_count() == 1 {
-                pid = try copyThisProcess(serving: pair[1], closing: pair[0])
-            } else {
-                pid = try ChildProcess.spawn([runner, serverCommand, "--fd", "3"], descriptors: [(3, pair[1])])
-            }
+            pid = try ChildProcess.spawn([runner, serverCommand, "--fd", "3"], descriptors: [(3, pair[1])])
         } catch {
             close(pair[0])
             throw IsolationStartError("cannot start the plugin runner \(runner): \(error.reason)")
@@ -131,32 +132,11 @@ package enum RunnerServer {
         return server
     }
 
-    /// Starts the server as a copy of this single-threaded process (`fork`): the copy serves on
-    /// `socket` (as its descriptor 3) and ends there (`_exit`, nothing of this process's run). Buffered
-    /// standard output is written first, so that no copy writes it again.
-    private static func copyThisProcess(serving socket: Int32, closing other: Int32) throws(ChildProcessError) -> pid_t {
-        fflush(nil)
-        let pid = fork()
-        if pid < 0 { throw ChildProcessError(program: "fork", reason: String(cString: strerror(errno))) }
-        if pid > 0 { return pid }
-        close(other)
-        if socket != 3 {
-            guard dup2(socket, 3) == 3 else { _exit(127) }
-            close(socket)
-        }
-        var none = sigset_t()
-        sigemptyset(&none)
-        sigprocmask(SIG_SETMASK, &none, nil)
-        _ = setpgid(0, 0)  // the terminal's Ctrl-C is the host's, as for a spawned server
-        PluginRunner.renameProcess(to: serverCommand)
-        _exit(PluginRunner.serve(socket: 3))
-    }
-
     /// The hidden command of the runner executable that serves (`PluginRunner.serve`).
     package static let serverCommand = "plugin-runner-server"
 
     /// Ends `server` (closing its socket ends it; SIGKILL if it does not go within 1 s) and forgets it.
-    private static func retire(_ server: Server, in table: inout [UInt: Server]) {
+    private static func retire(_ server: Server, in table: inout [pid_t: Server]) {
         close(server.fd)
         _ = ChildProcess.reap(server.pid, within: .seconds(1))
         for (thread, entry) in table where entry.pid == server.pid { table[thread] = nil }
@@ -164,7 +144,7 @@ package enum RunnerServer {
 
     /// Reaps the servers that have ended (their thread ended, or they were killed), so that none stays a
     /// zombie. One `waitid` a server: there is one a thread that starts runners.
-    private static func reapGone(in table: inout [UInt: Server]) {
+    private static func reapGone(in table: inout [pid_t: Server]) {
         for (thread, server) in table where lcs_child_has_exited(server.pid) != 0 {
             close(server.fd)
             var status: Int32 = 0
@@ -197,10 +177,9 @@ extension PluginRunner {
         return lcs_run_on_new_thread { PluginRunner.main(socket: 3, progress: 4) }
     }
 
-    /// Makes `ps` show this process as `… NAME` (a runner copied from the server, a server copied from
-    /// the host): the arguments after the first are overwritten in place (their bytes are what
+    /// Makes `ps` show this process as `… NAME` (a runner copied from the server): the arguments after the first are overwritten in place (their bytes are what
     /// `/proc/PID/cmdline` shows); nothing happens when they have too little room.
-    static func renameProcess(to name: String) {
+    private static func renameProcess(to name: String) {
         let argv = CommandLine.unsafeArgv
         guard CommandLine.argc >= 2, let first = argv[1] else { return }
         var end = first
