@@ -48,4 +48,44 @@ final class IsolatedCABITests: XCTestCase {
             "echo: willTerminate",
         ])
     }
+
+    /// A delegate call with an answer proves the process ran every frame before it: the action's end
+    /// asks no sync of it (one round trip an action, not two). A C program pinned to one CPU with its
+    /// runner performs 50 `openURL` actions; the plugin reads, on its progress page, the number of the
+    /// frame it is running: consecutive calls are consecutive frames.
+    func testAnActionThatAsksAnIsolatedPluginAQuestionEndsWithoutASyncFrame() throws {
+        let folder = try CBuild.temporaryFolder("isolated-round-trips")
+        let program = folder + "/isolated_round_trips"
+        let compiler = CBuild.linkedProgramCompiler
+        let compile = try CBuild.run(compiler.path, compiler.flags + ["-Wall", "-Werror", CBuild.root + "/Tests/PluginHostTests/Fixtures/isolated_round_trips.c",
+                                                     "-I", CBuild.root + "/include", "-L", CBuild.products, "-llifecycle",
+                                                     "-Wl,-rpath,\(CBuild.products)", "-o", program])
+        XCTAssertEqual(compile.status, 0, compile.output)
+        let plugin = try IsolationFixtures.build(IsolationFixtures.exporter(id: "com.example.frames", functions: """
+            #include <string.h>
+            static volatile unsigned long *page;
+            LC_EXPORT bool application_openURL_options(lc_app *app, const char *url, const lc_dict *options) {
+                (void)app, (void)url, (void)options;
+                if (!page) {
+                    FILE *maps = fopen("/proc/self/maps", "r");
+                    char line[512];
+                    unsigned long start = 0;
+                    while (maps && fgets(line, sizeof line, maps)) {
+                        if (strstr(line, "lifecycle-plugin-progress")) { sscanf(line, "%lx-", &start); break; }
+                    }
+                    if (maps) fclose(maps);
+                    page = (volatile unsigned long *)start;
+                }
+                printf("frames: %lu\\n", page ? page[0] : 0ul);
+                fflush(stdout);
+                return true;
+            }
+            """), named: "frames")
+        let result = try CBuild.run(program, [plugin])
+        XCTAssertEqual(result.status, 0, result.output)
+        let frames = result.output.split(separator: "\n").filter { $0.hasPrefix("frames: ") }.compactMap { UInt64($0.dropFirst("frames: ".count)) }
+        XCTAssertEqual(frames.count, 50, result.output)
+        let steps = zip(frames.dropFirst(), frames).map { $0 - $1 }
+        XCTAssertEqual(steps, Array(repeating: 1, count: 49), "frames \(frames): a sync frame came between calls")
+    }
 }

@@ -1,4 +1,5 @@
 import AppLifecycle
+import CLifecycleSystem
 import LifecycleC
 
 // An isolated plugin's delegate, as the engine sees it: a `DelegateHandlers` table whose handlers send
@@ -104,6 +105,10 @@ extension IsolatedPlugin {
             arguments.write(to: &out)
         }
         guard wait(for: sent, until: { callAnswer != nil }), let answer = callAnswer else { return fallback }
+        // The runner answers at the end of the call's callback, having run every frame before it in
+        // order: all are finished, so the sync at the action's end has nothing to wait for (one round
+        // trip an action instead of two) unless more was sent since.
+        if let sent { events.finish(through: sent.number, at: lcs_monotonic_ns()) }
         return answer
     }
 
