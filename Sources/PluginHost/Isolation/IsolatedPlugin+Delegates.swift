@@ -57,7 +57,9 @@ extension IsolatedPlugin {
                                                            text: session.persistentIdentifier))
                     guard reply.answer else { return .default }  // NULL, or the process failed
                     guard case .string(let name)? = reply.archive?["name"] else {
-                        fail(.protocolViolation("the answer to \(FFIDelegates.functions[row].method.selector) names no configuration"))
+                        // The call is finished (answered): named here, not found among the frames in flight.
+                        let method = FFIDelegates.functions[row].method.selector
+                        fail(.protocolViolation("the answer to \(method) names no configuration"), during: method)
                         return .default
                     }
                     return SceneConfiguration(name: name)

@@ -28,7 +28,9 @@ extension IsolatedPlugin {
                     let reply = ask(row, DelegateArguments(scene: SceneSnapshot(scene, in: app)))
                     guard reply.answer else { return nil }
                     guard let values = reply.archive else {
-                        fail(.protocolViolation("the answer to \(FFIDelegates.functions[row].method.selector) has no activity"))
+                        // The call is finished (answered): named here, not found among the frames in flight.
+                        let method = FFIDelegates.functions[row].method.selector
+                        fail(.protocolViolation("the answer to \(method) has no activity"), during: method)
                         return nil
                     }
                     // A malformed activity saves nothing, as in-process.
