@@ -1,4 +1,5 @@
 import AppLifecycle
+import Synchronization
 import CLifecycleABI
 import CLifecycleSystem
 import Glibc
@@ -19,6 +20,13 @@ package final class AppHandle: @unchecked Sendable {
     /// What a module above keeps on this application (the plugins module: its loaded plugins); told
     /// first when the application shuts down. [loop-thread]
     package var attachment: (any AppHandleAttachment)?
+    /// How many C calls of its main thread are under way on it (`withApp`), and whether
+    /// `lc_app_destroy` came during one: its last reference is then dropped when the outermost
+    /// returns, not under the calls still using it. [loop-thread] (Atomics with relaxed order, plain
+    /// loads and stores on the loop thread: a stored `var` would cost a dynamic exclusivity check at
+    /// each of a call's three accesses, ~110 instructions.)
+    package let callDepth = Atomic<Int>(0)
+    package let destroyPending = Atomic<Bool>(false)
     /// The C function pointers handed to ABI 1.0 plugins' completion-taking delegate functions (the
     /// process-wide pool: its closures are never freed).
     package var closures: CompletionClosurePool { CompletionClosurePool.shared }

@@ -41,4 +41,21 @@ final class RobustnessABITests: XCTestCase {
           trace: error post refused (com.example.again: 64 dispatches were already nested (the limit is 64); nothing was delivered)
           again: the one beside it called 64 times
         """
+
+    /// `lc_app_destroy` from inside one of the application's own calls (an observer run by
+    /// `lc_app_perform`): the call finishes and returns its status, the program goes on, and another
+    /// application works on the same thread. The application is freed when the outermost call returns
+    /// (`withApp`, which borrows the caller's reference); freed memory is overwritten at once
+    /// (`M_PERTURB`), and under AddressSanitizer a use after free stops the program.
+    func testDestroyingTheApplicationInsideItsOwnCallIsSafe() throws {
+        let folder = try CBuild.temporaryFolder("destroy-inside")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let (compile, run) = try CBuild.runLinkedProgram("Tests/LifecycleCTests/Fixtures/destroy_inside.c", in: folder)
+        XCTAssertEqual(compile.status, 0, compile.output)
+        let result = try XCTUnwrap(run)
+        XCTAssertEqual(result.status, 0, result.output)
+        let stdout = result.output.components(separatedBy: "--stderr--").first ?? ""
+        XCTAssertEqual(stdout.split(separator: "\n").map(String.init),
+                       ["destroyed inside the observer", "lc_app_perform returned LC_OK", "another application: LC_OK"], result.output)
+    }
 }
