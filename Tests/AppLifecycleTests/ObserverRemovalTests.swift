@@ -167,4 +167,50 @@ final class ObserverRemovalTests: XCTestCase {
         XCTAssertEqual(center.observedNames(owner: "com.example.even"), [])
         XCTAssertEqual(center.observedNames(owner: "com.example.odd"), [ping])
     }
+
+    /// What `recordOwner` saw: each call's index and the owner marked in the probe while it ran.
+    nonisolated(unsafe) static var marked: [String] = []
+    nonisolated(unsafe) static var probe: CallbackProbe?
+    nonisolated(unsafe) static var hook: (() -> Void)?
+    static let growing: RawObserverFunction = { _, _ in
+        ObserverRemovalTests.marked.append("grow:\(ObserverRemovalTests.probe?.running()?.innermost.owner ?? "?")")
+        ObserverRemovalTests.hook?()
+    }
+    static let recordOwner: RawObserverFunction = { _, context in
+        ObserverRemovalTests.marked.append("\(Int(bitPattern: context)):\(ObserverRemovalTests.probe?.running()?.innermost.owner ?? "?")")
+    }
+
+    /// The C-only loop marks the owner in the callback probe once a run of one owner's observers (the
+    /// watchdog names the plugin by it): with owners interleaved, after a removal and its compaction,
+    /// after the tail's drop, and with observers added during a dispatch, every call runs marked with
+    /// its own owner, in registration order.
+    func testEveryCObserverRunsMarkedWithItsOwnOwner() {
+        Self.probe = center.probe
+        var tokens: [ObserverToken] = []
+        func add(_ index: Int, _ owner: String) {
+            tokens.append(center.observeRaw(ping, owner: owner, function: Self.recordOwner, context: UnsafeMutableRawPointer(bitPattern: index)))
+        }
+        func posted() -> [String] {
+            Self.marked = []
+            center.post(ping)
+            return Self.marked
+        }
+        for (index, owner) in ["a", "a", "b", "a", "b", "b", "c"].enumerated() { add(index + 1, owner) }
+        XCTAssertEqual(posted(), ["1:a", "2:a", "3:b", "4:a", "5:b", "6:b", "7:c"])
+        XCTAssertTrue(center.removeObserver(tokens[2], owner: "b"))  // 3: the runs a and a meet
+        XCTAssertTrue(center.removeObserver(tokens[4], owner: "b"))
+        XCTAssertTrue(center.removeObserver(tokens[5], owner: "b"))  // tombstones outnumber: compacted
+        XCTAssertEqual(posted(), ["1:a", "2:a", "4:a", "7:c"])
+        XCTAssertTrue(center.removeObserver(tokens[6], owner: "c"))  // the tail dropped
+        add(8, "d")
+        XCTAssertEqual(posted(), ["1:a", "2:a", "4:a", "8:d"])
+        // Added during a dispatch (by a C observer of owner e): not called by it, called by the next,
+        // marked as its owner's.
+        Self.hook = { add(9, "a"); ObserverRemovalTests.hook = nil }
+        let grow = center.observeRaw(ping, owner: "e", function: Self.growing, context: nil)
+        XCTAssertEqual(posted(), ["1:a", "2:a", "4:a", "8:d", "grow:e"])
+        XCTAssertEqual(posted(), ["1:a", "2:a", "4:a", "8:d", "grow:e", "9:a"])
+        XCTAssertTrue(center.removeObserver(grow, owner: "e"))
+        XCTAssertEqual(posted(), ["1:a", "2:a", "4:a", "8:d", "9:a"])
+    }
 }

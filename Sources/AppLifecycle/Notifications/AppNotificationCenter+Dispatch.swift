@@ -153,12 +153,23 @@ extension AppNotificationCenter {
                 }
             } else {
                 // A removed entry's function is a no-op (see `ObserverList.markRemoved`), so this loop
-                // needs no test per observer: the loop a C programmer would write over pointers.
-                while i < end {
-                    let call = list.pointee.calls[i]  // reloaded each time: a callback may grow the array
-                    marks.observer(call.owner)
-                    call.function(record, call.context)
-                    i += 1
+                // needs no test per observer: the loop a C programmer would write over pointers, the
+                // owner marked once a run of its observers (`ObserverList.runs`). A callback may grow
+                // either array: both are reloaded; runs it adds start at or past `end`.
+                var run = 0
+                while run < list.pointee.runCount {
+                    let runs = list.pointee.runs
+                    let start = runs[run].start
+                    guard start < end else { break }
+                    let stop = run + 1 < list.pointee.runCount ? min(runs[run + 1].start, end) : end
+                    marks.observer(runs[run].owner)
+                    i = start
+                    while i < stop {
+                        let call = list.pointee.calls[i]
+                        call.function(record, call.context)
+                        i += 1
+                    }
+                    run += 1
                 }
             }
         }

@@ -22,6 +22,14 @@ struct ObserverCall {
     var owner: UInt32
 }
 
+/// Where a run of consecutive entries registered by one owner starts: the C-only loop marks the
+/// owner in the callback probe once a run, not once an observer (the plain C loop's instructions a
+/// call, plus the reload of the array's base).
+struct OwnerRun {
+    var start: Int
+    var owner: UInt32
+}
+
 /// The rest of an observer: read by the cold paths and the filtered and general loops.
 struct ObserverMeta {
     var sender: UInt
@@ -80,6 +88,11 @@ struct CenterState {
 struct ObserverList {
     private(set) var calls: UnsafeMutablePointer<ObserverCall>
     private(set) var meta: UnsafeMutablePointer<ObserverMeta>
+    /// The runs of one owner over `0..<count`, in order (tombstones keep their owner): maintained on
+    /// append, the tail's drop and compaction. Its base may move when an append grows it.
+    private(set) var runs: UnsafeMutablePointer<OwnerRun>
+    private(set) var runCount = 0
+    private var runCapacity = 2
     private(set) var count = 0
     /// How many of the `count` entries hold a Swift closure (tombstones included).
     private(set) var boxedCount = 0
@@ -103,6 +116,21 @@ struct ObserverList {
         self.cName = cName
         calls = .allocate(capacity: 4)
         meta = .allocate(capacity: 4)
+        runs = .allocate(capacity: 2)
+    }
+
+    /// Starts a run of `owner` at `start` unless the last run is already `owner`'s.
+    private mutating func extendRuns(at start: Int, owner: UInt32) {
+        if runCount > 0, runs[runCount - 1].owner == owner { return }
+        if runCount == runCapacity {
+            let grown = UnsafeMutablePointer<OwnerRun>.allocate(capacity: runCapacity * 2)
+            grown.moveInitialize(from: runs, count: runCount)
+            runs.deallocate()
+            runs = grown
+            runCapacity *= 2
+        }
+        (runs + runCount).initialize(to: OwnerRun(start: start, owner: owner))
+        runCount += 1
     }
 
     /// The entry at `index` (< `count`).
@@ -124,6 +152,7 @@ struct ObserverList {
             meta = grownMeta
             capacity *= 2
         }
+        extendRuns(at: count, owner: entry.owner)
         (calls + count).initialize(to: ObserverCall(function: entry.function, context: entry.context, owner: entry.owner))
         (meta + count).initialize(to: ObserverMeta(sender: entry.sender, token: entry.token, owner: entry.owner, boxed: entry.boxed))
         count += 1
@@ -198,11 +227,13 @@ struct ObserverList {
             if meta[count].sender != 0 { filteredCount -= 1 }
             if meta[count].removed { tombstones -= 1 }
         } while count > 0 && meta[count - 1].removed
+        while runCount > 0, runs[runCount - 1].start >= count { runCount -= 1 }
     }
 
     /// Drops tombstones, keeping order. O(n).
     mutating func compact() {
         var kept = 0
+        runCount = 0
         for i in 0..<count {
             guard !meta[i].removed else {
                 if meta[i].boxed { boxedCount -= 1 }
@@ -210,6 +241,7 @@ struct ObserverList {
                 continue
             }
             if kept != i { move(i, to: kept) }
+            extendRuns(at: kept, owner: meta[kept].owner)
             kept += 1
         }
         count = kept
@@ -221,6 +253,7 @@ struct ObserverList {
             if let context = calls[i].context { Unmanaged<ObserverBox>.fromOpaque(context).release() }
         }
         count = 0
+        runCount = 0
         tombstones = 0
         boxedCount = 0
         filteredCount = 0
@@ -230,6 +263,7 @@ struct ObserverList {
     func deallocate() {
         calls.deallocate()
         meta.deallocate()
+        runs.deallocate()
     }
 }
 
