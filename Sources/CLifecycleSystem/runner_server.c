@@ -4,6 +4,7 @@
 #include "runner_server.h"
 #include "lcs_retry.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -56,7 +57,9 @@ int lcs_built_with_sanitizer(void) {
 #ifdef LCS_SANITIZED
     return 1;
 #else
-    return 0;
+    // This file built without one, the process may still run a sanitizer's runtime (its Swift code
+    // built with one): its entry points are then among the process's symbols.
+    return dlsym(RTLD_DEFAULT, "__tsan_init") != NULL || dlsym(RTLD_DEFAULT, "__asan_init") != NULL;
 #endif
 }
 

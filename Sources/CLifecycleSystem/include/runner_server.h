@@ -47,8 +47,9 @@ int lcs_runner_server_answer(int fd, int timeout_ms);
 /// The calling thread's kernel id (`gettid`).
 pid_t lcs_gettid(void);
 
-/// Whether this C code was built with a sanitizer runtime (AddressSanitizer, ThreadSanitizer), whose
-/// state a fork without `exec` does not keep consistent: 1 or 0.
+/// Whether this process runs a sanitizer's runtime (AddressSanitizer, ThreadSanitizer: this C code
+/// built with one, or the runtime's entry points found among the process's symbols), whose state a
+/// fork without `exec` does not keep consistent: 1 or 0.
 int lcs_built_with_sanitizer(void);
 
 #ifdef __cplusplus
