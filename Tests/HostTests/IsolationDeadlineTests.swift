@@ -17,20 +17,15 @@ final class IsolationDeadlineTests: XCTestCase {
         #include <stdio.h>
         #include <string.h>
         #include <unistd.h>
-        static volatile uint64_t *page;
+        \(IsolationFixtures.progressPageSource)
+        static volatile unsigned long *page;
         static void *lie(void *unused) {
             (void)unused;
             for (;;) { page[1] = page[0]; usleep(1000); }
             return NULL;
         }
         static void start_lying(void) {
-            FILE *maps = fopen("/proc/self/maps", "r");
-            char line[1024];
-            while (maps && fgets(line, sizeof line, maps)) {
-                unsigned long start;
-                if (strstr(line, "lifecycle-plugin-progress") && sscanf(line, "%lx", &start) == 1) page = (volatile uint64_t *)start;
-            }
-            if (maps) fclose(maps);
+            page = progress_page();
             pthread_t thread;
             if (page) pthread_create(&thread, NULL, lie, NULL);
         }

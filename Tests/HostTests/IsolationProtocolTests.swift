@@ -78,17 +78,11 @@ final class IsolationProtocolTests: XCTestCase {
 
     func testAProgressPageClaimingMoreThanWasSentIsCaught() throws {
         let liar = try IsolationFixtures.build(IsolationFixtures.observer(id: "com.example.progress", name: "didBecomeActive", body: """
-            FILE *maps = fopen("/proc/self/maps", "r");
-            char line[512];
-            unsigned long start = 0;
-            while (maps && fgets(line, sizeof line, maps)) {
-                if (strstr(line, "lifecycle-plugin-progress")) { sscanf(line, "%lx-", &start); break; }
-            }
-            if (maps) fclose(maps);
-            if (start == 0) abort();
-            ((volatile unsigned long *)start)[1] = 1ul << 40;
+            volatile unsigned long *page = progress_page();
+            if (!page) abort();
+            page[1] = 1ul << 40;
             pause();
-            """), named: "progress")
+            """, extra: IsolationFixtures.progressPageSource), named: "progress")
         let result = try IsolationTests.run(["--plugin", liar, "--isolate", "--isolate-budget", "0.5"], scenario: "launch-foreground")
         let failure = try XCTUnwrap(result.failures().first, result.output)
         XCTAssertEqual(failure.name, "protocol violation")

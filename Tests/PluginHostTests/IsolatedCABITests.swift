@@ -63,19 +63,11 @@ final class IsolatedCABITests: XCTestCase {
         XCTAssertEqual(compile.status, 0, compile.output)
         let plugin = try IsolationFixtures.build(IsolationFixtures.exporter(id: "com.example.frames", functions: """
             #include <string.h>
+            \(IsolationFixtures.progressPageSource)
             static volatile unsigned long *page;
             LC_EXPORT bool application_openURL_options(lc_app *app, const char *url, const lc_dict *options) {
                 (void)app, (void)url, (void)options;
-                if (!page) {
-                    FILE *maps = fopen("/proc/self/maps", "r");
-                    char line[512];
-                    unsigned long start = 0;
-                    while (maps && fgets(line, sizeof line, maps)) {
-                        if (strstr(line, "lifecycle-plugin-progress")) { sscanf(line, "%lx-", &start); break; }
-                    }
-                    if (maps) fclose(maps);
-                    page = (volatile unsigned long *)start;
-                }
+                if (!page) page = progress_page();
                 printf("frames: %lu\\n", page ? page[0] : 0ul);
                 fflush(stdout);
                 return true;

@@ -102,6 +102,22 @@ public enum IsolationFixtures {
         """
     }
 
+    /// C: `progress_page()`, the address of the runner's progress page in the plugin's process (the
+    /// shared page, found by its name in /proc/self/maps: `[0]` the frame it handles, `[1]` the frames
+    /// it finished), or NULL. Needs <stdio.h> and <string.h> before it.
+    public static let progressPageSource = """
+        static volatile unsigned long *progress_page(void) {
+            FILE *maps = fopen("/proc/self/maps", "r");
+            char line[1024];
+            unsigned long start = 0;
+            while (maps && fgets(line, sizeof line, maps)) {
+                if (strstr(line, "lifecycle-plugin-progress")) { sscanf(line, "%lx-", &start); break; }
+            }
+            if (maps) fclose(maps);
+            return (volatile unsigned long *)start;
+        }
+        """
+
     /// Builds `source` as `name.so` in a folder of its own; the path.
     public static func build(_ source: String, named name: String) throws -> String {
         try CBuild.sharedObject(source, named: name, in: try CBuild.temporaryFolder("isolation-\(name)"))
