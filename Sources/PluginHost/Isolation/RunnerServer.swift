@@ -145,12 +145,8 @@ package enum RunnerServer {
     /// Reaps the servers that have ended (their thread ended, or they were killed), so that none stays a
     /// zombie. One `waitid` a server: there is one a thread that starts runners.
     private static func reapGone(in table: inout [pid_t: Server]) {
-        for (thread, server) in table where lcs_child_has_exited(server.pid) != 0 {
-            close(server.fd)
-            var status: Int32 = 0
-            _ = try? systemCall("waitpid") { waitpid(server.pid, &status, WNOHANG) }
-            table[thread] = nil
-        }
+        // `retire` reaps an ended server at once (and one that is no child of this process, too).
+        for server in table.values where lcs_child_has_exited(server.pid) != 0 { retire(server, in: &table) }
     }
 }
 
