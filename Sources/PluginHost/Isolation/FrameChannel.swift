@@ -10,9 +10,10 @@ import LifecycleRunLoop
 ///
 /// Not thread-safe: one owner thread (the host's loop thread; the runner's main thread, which
 /// serialises other threads' frames through its own lock). Its stored properties keep Swift's
-/// dynamic exclusivity checks: turning them off here (and in `IsolatedPlugin`, `RunnerLink`) paid
-/// 5–8% of the isolated one-way row and nothing measurable of the round trip, under the 10% a
-/// shortcut must pay to stay (docs/architecture.md, the unsafe ledger).
+/// dynamic exclusivity checks: turning them off (`out` here, `process` and `events` in
+/// `IsolatedPlugin`) paid 8% of the isolated one-way row on one CPU, where its target is set, and
+/// nothing measurable of the round trip — under the 10% a shortcut must pay to stay
+/// (docs/architecture.md, the unsafe ledger).
 final class FrameChannel {
     let fd: Int32
     /// Frames not written yet, from `written` on.

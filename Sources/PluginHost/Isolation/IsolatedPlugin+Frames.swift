@@ -216,29 +216,29 @@ extension IsolatedPlugin {
     /// Sends a notification to the observer `token` of the process, or holds it while the process is
     /// behind (`Backlog`): what `isolatedObserverFunction` does.
     func forward(_ token: UInt64, _ record: NotificationRecord) {
-        let notification = held(token, record)
-        if backlog != nil { backlog?.hold(notification) } else { sendNotification(notification) }
-    }
-
-    /// The notification `record` for the observer `token` as the process gets it: its userInfo, and
-    /// the application's state now. [loop-thread]
-    private func held(_ token: UInt64, _ record: NotificationRecord) -> Backlog.Held {
-        let info = record.userInfo.map { UserInfoBox.from(OpaquePointer($0)).value }
-        return Backlog.Held(token: token, name: record.nameID, sender: UInt(bitPattern: record.sender), userInfo: info,
-                            state: UInt8(truncatingIfNeeded: handle?.app.state.lcState ?? 0))
+        withApplication { handle in
+            let info = record.userInfo.map { UserInfoBox.from(OpaquePointer($0)).value }
+            let notification = Backlog.Held(token: token, name: record.nameID, sender: UInt(bitPattern: record.sender),
+                                            userInfo: info, state: UInt8(truncatingIfNeeded: handle.app.state.lcState))
+            if backlog != nil { backlog?.hold(notification) } else { sendNotification(notification, in: handle) }
+        }
     }
 
     /// Sends a notification (now, or held from when it was posted: its state then). [loop-thread]
     func sendNotification(_ notification: Backlog.Held) {
+        withApplication { sendNotification(notification, in: $0) }
+    }
+
+    private func sendNotification(_ notification: Backlog.Held, in handle: AppHandle) {
         let name = NotificationName(internedID: notification.name)
-        let scene = handle.flatMap { SceneHandles.scene(at: notification.sender, of: $0) }
-        sendEvent(.notify, word: notification.token, .notification(notification.name), state: notification.state) { out in
-            if let name { out.name(name, sent: &namesSent) } else { out.name(notification.name, text: nil) }
+        let scene = notification.sender == 0 ? nil : SceneHandles.scene(at: notification.sender, of: handle)
+        sendFrame(.notify, word: notification.token, .notification(notification.name), state: notification.state, in: handle) { out in
+            if let name { out.name(name) } else { out.name(notification.name, text: nil) }
             out.u64(UInt64(notification.sender))
             // A scene's notification names the scene: the process hands its proxy as the sender.
-            if let scene, let app = handle?.app {
+            if let scene {
                 out.u8(1)
-                SceneSnapshot(scene, in: app).write(to: &out)
+                SceneSnapshot(scene, in: handle.app).write(to: &out)
             } else {
                 out.u8(0)
             }

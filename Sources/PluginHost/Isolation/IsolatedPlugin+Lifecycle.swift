@@ -255,8 +255,7 @@ extension IsolatedPlugin {
             return report(.startFailed(error.reason), event: nil)
         }
         process = started.process
-        events.reset()
-        namesSent.removeAll()
+        events.reset()  // the new process's channel has a writer of its own: no names sent yet
         names.removeAll()
         failure = nil
         if let refusal = initialise() {

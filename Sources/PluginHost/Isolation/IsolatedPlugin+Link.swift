@@ -41,7 +41,15 @@ extension IsolatedPlugin {
     func sendFrame(_ kind: FrameKind, word: UInt64 = 0, _ what: EventLog.What, flush: Bool = false, state: UInt8? = nil,
                    _ body: (inout FrameWriter) -> Void = { _ in }) -> (number: UInt64, entry: EventLog.Entry)?
     {
-        guard status == .running || status == .loading || status == .unloading, let process, let handle else { return nil }
+        withApplication { sendFrame(kind, word: word, what, flush: flush, state: state, in: $0, body) }
+    }
+
+    /// `sendFrame` with the application in hand (borrowed, not retained: see `application`).
+    @discardableResult
+    func sendFrame(_ kind: FrameKind, word: UInt64 = 0, _ what: EventLog.What, flush: Bool = false, state: UInt8? = nil,
+                   in handle: AppHandle, _ body: (inout FrameWriter) -> Void = { _ in }) -> (number: UInt64, entry: EventLog.Entry)?
+    {
+        guard status == .running || status == .loading || status == .unloading, let process else { return nil }
         // Held notifications go first: any other frame keeps its place after them.
         if backlog != nil, kind != .notify { sendHeld() }
         let now = lcs_monotonic_ns()
@@ -57,9 +65,8 @@ extension IsolatedPlugin {
             deadline = now + budget.named(handle.app.configuration, settings).length.nanosecondCount
         }
         let channel = process.channel
-        channel.out.begin(kind, word: word, state: state ?? UInt8(truncatingIfNeeded: handle.app.state.lcState))
-        body(&channel.out)
-        guard channel.out.end() else { return notSent(what, why: channel.out.refusal) }
+        let frameState = state ?? UInt8(truncatingIfNeeded: handle.app.state.lcState)
+        guard channel.out.frame(kind, word: word, state: frameState, body) else { return notSent(what, why: channel.out.refusal) }
         let entry = EventLog.Entry(what: what, budget: budget, deadline: deadline, sentAt: now)
         let number = events.append(entry)
         if deadlineArmed == 0 || deadline < deadlineArmed { armDeadline(deadline) }

@@ -40,9 +40,16 @@ final class IsolatedPlugin: @unchecked Sendable {
     enum Status { case loading, running, unloading, failed, unloaded }
 
     unowned let plugin: LoadedPlugin
-    /// The application (it keeps this proxy in its plugin set, so it outlives it).
-    unowned let application: AppHandle
-    var handle: AppHandle? { application }
+    /// The application, unretained: it keeps this proxy in its plugin set and ends it (`unload`,
+    /// `shutdown`) before it goes, so the proxy never runs without it. Unretained because the handle
+    /// is weakly referenced, so its count lives in a side table: a retain and release cost ~130
+    /// instructions, and the notification path took four (the unsafe ledger, docs/architecture.md).
+    let application: Unmanaged<AppHandle>
+    var handle: AppHandle? { application.takeUnretainedValue() }
+
+    /// Runs `body` with the application, without retaining it (see `application`). [loop-thread]
+    @inline(__always)
+    func withApplication<R>(_ body: (AppHandle) -> R) -> R { application._withUnsafeGuaranteedRef(body) }
     let settings: IsolationSettings
     // The state a round trip reads and writes is the loop thread's only (see `FrameChannel`).
     var process: RunnerProcess?
@@ -75,8 +82,6 @@ final class IsolatedPlugin: @unchecked Sendable {
     var completionsSweepAt = 64
     /// The process's custom names, by its ids.
     var names: [UInt32: NotificationName] = [:]
-    /// The host's custom names already sent to this process with their text.
-    var namesSent: Set<UInt32> = []
 
     // Waits.
     /// The frame a wait under way holds to its deadline whatever the progress page says (of nested
@@ -109,7 +114,7 @@ final class IsolatedPlugin: @unchecked Sendable {
 
     init(plugin: LoadedPlugin, handle: AppHandle, settings: IsolationSettings, process: RunnerProcess) {
         self.plugin = plugin
-        application = handle
+        application = Unmanaged.passUnretained(handle)
         self.settings = settings
         self.process = process
     }
@@ -256,19 +261,24 @@ final class IsolatedObserver {
     /// The token the plugin's process chose.
     let token: UInt64
     var registered: ObserverToken?
-    unowned let owner: IsolatedPlugin
+    /// Unretained: the proxy keeps this observer (`observers`) and removes its center entry before it
+    /// lets it go, so while the center can call it the proxy is there (the unsafe ledger). The proxy
+    /// is weakly referenced, so its count lives in a side table: a retain and release a notification
+    /// would cost ~130 instructions.
+    let owner: Unmanaged<IsolatedPlugin>
 
     init(token: UInt64, owner: IsolatedPlugin) {
         self.token = token
-        self.owner = owner
+        self.owner = Unmanaged.passUnretained(owner)
     }
 }
 
 /// The raw observer of every isolated plugin's observers: sends the notification to its process.
 let isolatedObserverFunction: RawObserverFunction = { record, context in
     guard let record, let context else { return }
-    let observer = Unmanaged<IsolatedObserver>.fromOpaque(context).takeUnretainedValue()
-    observer.owner.forward(observer.token, record.load(as: NotificationRecord.self))
+    Unmanaged<IsolatedObserver>.fromOpaque(context)._withUnsafeGuaranteedRef { observer in
+        observer.owner._withUnsafeGuaranteedRef { $0.forward(observer.token, record.load(as: NotificationRecord.self)) }
+    }
 }
 
 extension Duration {

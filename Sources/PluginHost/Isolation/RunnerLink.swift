@@ -16,15 +16,14 @@ import Synchronization
 /// - Progress: before the callback of the n-th frame it stores n in the progress page's `handling`,
 ///   after it in `completed` (the host reads them).
 final class RunnerLink: @unchecked Sendable {
-    // @unchecked: `channel.out`, `namesSent`, `namesAdmitted` under `lock`; `lingers` atomic; the rest
+    // @unchecked: `channel.out`, `namesAdmitted` under `lock`; `lingers` atomic; the rest
     // main-thread only.
     let channel: FrameChannel
     let loop: MainRunLoop
     private let lock = Mutex<Void>(())
     private let progress: UnsafeMutablePointer<UInt64>
-    /// Custom names this process has sent by id with their text once. [under lock]
-    private var namesSent: Set<UInt32> = []
-    /// Custom names admitted under the plugin's quota (`admit`): a superset of `namesSent`. [under lock]
+    /// Custom names admitted under the plugin's quota (`admit`): a superset of those the channel's
+    /// writer has sent (`FrameWriter.namesSent`). [under lock]
     private var namesAdmitted: Set<UInt32> = []
     /// The host's custom name ids, and the names they are here. [main-thread]
     private var hostNames: [UInt32: NotificationName] = [:]
@@ -88,7 +87,7 @@ final class RunnerLink: @unchecked Sendable {
     }
 
     /// Writes a name field: the id, and the text the first time a custom name crosses. [under `send`]
-    func name(_ name: NotificationName, into out: inout FrameWriter) { out.name(name, sent: &namesSent) }
+    func name(_ name: NotificationName, into out: inout FrameWriter) { out.name(name) }
 
     /// The name a host's name field names here. The host is trusted: a broken field ends the runner.
     func hostName(_ field: (id: UInt32, text: String?)) -> NotificationName {
