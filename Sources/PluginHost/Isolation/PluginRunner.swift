@@ -235,11 +235,11 @@ package final class PluginRunner: @unchecked Sendable {
 
     /// Calls observer `token` (gone meanwhile: nothing) with a record laid out as `lc_notification_t`.
     private func notify(_ token: UInt64, _ name: NotificationName, _ sender: UInt, _ info: UserInfo?) {
-        guard let observer = registrations.observers[token] else { return }
+        guard let observer = registrations.observer(token) else { return }
         let box = info.map { UserInfoBox($0) }
         withExtendedLifetime(box) {
             var record = lc_notification_t(struct_size: UInt32(MemoryLayout<lc_notification_t>.size), name_id: name.id,
-                                           name: name.cString, sender: UnsafeRawPointer(bitPattern: sender),
+                                           name: link.cString(of: name), sender: UnsafeRawPointer(bitPattern: sender),
                                            user_info: box?.opaque)
             observer.fn(&record, observer.ctx)
         }

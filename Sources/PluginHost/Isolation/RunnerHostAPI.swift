@@ -13,9 +13,29 @@ final class RunnerRegistrations: @unchecked Sendable {
         let ctx: UnsafeMutableRawPointer?
     }
 
+    typealias Observer = (fn: lc_observer_fn, ctx: UnsafeMutableRawPointer?, name: NotificationName)
     /// Observers by token (tokens chosen here, from 1).
-    var observers: [UInt64: (fn: lc_observer_fn, ctx: UnsafeMutableRawPointer?, name: NotificationName)] = [:]
+    private(set) var observers: [UInt64: Observer] = [:]
     var nextObserver: UInt64 = 1
+    /// The observer `observer(_:)` found last: a stream of one name to one observer looks it up once.
+    private var lastObserver: (token: UInt64, observer: Observer)?
+
+    /// The observer `token`, if it is registered. O(1).
+    @inline(__always)
+    func observer(_ token: UInt64) -> Observer? {
+        if let last = lastObserver, last.token == token { return last.observer }
+        guard let found = observers[token] else { return nil }
+        lastObserver = (token, found)
+        return found
+    }
+
+    func addObserver(_ token: UInt64, _ observer: Observer) { observers[token] = observer }
+
+    /// Removes the observer `token`; false when there was none.
+    func removeObserver(_ token: UInt64) -> Bool {
+        if lastObserver?.token == token { lastObserver = nil }
+        return observers.removeValue(forKey: token) != nil
+    }
     /// Live timers by id (chosen here, from 1): removed when they fire or are cancelled.
     var timers: [UInt64: Callback] = [:]
     var nextTimer: UInt64 = 1
@@ -75,7 +95,7 @@ enum RunnerHostAPI {
         }
         table.remove_observer = { plugin, token in
             HostCalls.withPlugin(plugin, "remove_observer", mainThread: true) { p, _ in
-                guard PluginRunner.current?.registrations.observers.removeValue(forKey: token) != nil else {
+                guard PluginRunner.current?.registrations.removeObserver(token) == true else {
                     return lcFail(lc_status(LC_ERR_NOT_FOUND), "remove_observer: plugin '\(p.id)' has no observer with token \(token)")
                 }
                 return tell(.removeObserver, token)
@@ -173,7 +193,7 @@ enum RunnerHostAPI {
         guard runner.link.admit(name, limit: runner.quotas.customNames) else { return p.refuseAtQuota(.customNames, function) }
         let token = runner.registrations.nextObserver
         runner.registrations.nextObserver += 1
-        runner.registrations.observers[token] = (fn, ctx, name)
+        runner.registrations.addObserver(token, (fn, ctx, name))
         let link = runner.link
         link.send { out in
             out.begin(.observe, word: token)

@@ -27,6 +27,15 @@ final class RunnerLink: @unchecked Sendable {
     private var namesAdmitted: Set<UInt32> = []
     /// The host's custom name ids, and the names they are here. [main-thread]
     private var hostNames: [UInt32: NotificationName] = [:]
+    /// The host's name `hostName` found last, with its C string: a stream of one name looks it up once.
+    private var lastHostName: (id: UInt32, name: NotificationName, cString: UnsafePointer<CChar>)?
+
+    /// `name.cString`, without the registry's lookup when it is the name `hostName` found last.
+    @inline(__always)
+    func cString(of name: NotificationName) -> UnsafePointer<CChar> {
+        if let last = lastHostName, last.name == name { return last.cString }
+        return name.cString
+    }
     /// Frames the host sent that arrived while a request waited: run next, in order. [main-thread]
     /// (This and the main thread's counters below: one thread's only; see `FrameChannel`.)
     private var deferred = FrameQueue()
@@ -94,9 +103,14 @@ final class RunnerLink: @unchecked Sendable {
         if let text = field.text {
             guard let name = try? NotificationName(text) else { Self.fatal("the host sent an invalid name '\(text)'") }
             hostNames[field.id] = name
+            if lastHostName?.id == field.id { lastHostName = nil }
             return name
         }
-        if let name = hostNames[field.id] { return name }
+        if let last = lastHostName, last.id == field.id { return last.name }
+        if let name = hostNames[field.id] {
+            lastHostName = (field.id, name, name.cString)
+            return name
+        }
         guard field.id <= 28, let name = NotificationName(internedID: field.id) else { Self.fatal("the host sent an unknown name id \(field.id)") }
         return name
     }
