@@ -109,6 +109,7 @@ static uint64_t clock_ns(clockid_t id) {
 }
 
 uint64_t lcs_monotonic_ns(void) { return clock_ns(CLOCK_MONOTONIC); }
+uint64_t lcs_monotonic_coarse_ns(void) { return clock_ns(CLOCK_MONOTONIC_COARSE); }
 uint64_t lcs_realtime_ns(void) { return clock_ns(CLOCK_REALTIME); }
 
 int lcs_thread_create_signals_blocked(pthread_t *thread, void *(*start)(void *), void *arg) {

@@ -93,6 +93,9 @@ const char *lcs_strerror(int code);
 int lcs_dl_load_base(void *handle, uintptr_t *base);
 
 uint64_t lcs_monotonic_ns(void);
+/// CLOCK_MONOTONIC_COARSE: the monotonic clock at the last tick (at most one tick behind it), cheaper
+/// to read.
+uint64_t lcs_monotonic_coarse_ns(void);
 uint64_t lcs_realtime_ns(void);
 
 // ---- Isolated plugins (Sources/PluginHost/Isolation) ----
