@@ -620,9 +620,9 @@ LC_EXPORT lc_status lc_scene_get_state(const lc_scene *scene, lc_scene_state *ou
 /// The persistent identifier of the scene's session (equal to the scene's id), owned by the
 /// application, valid until lc_app_destroy. [main-thread]
 LC_EXPORT lc_status lc_scene_get_session_id(const lc_scene *scene, const char **out);
-/// The name of the configuration chosen for the scene's session (application:
-/// configurationForConnectingSceneSession:options:, "Default Configuration" when no delegate answered),
-/// owned by the application, valid until lc_app_destroy. [main-thread]
+/// The name of the configuration chosen for the scene's session when it was created (application:
+/// configurationForConnectingSceneSession:options:, asked then only; "Default Configuration" when no
+/// delegate answered), owned by the application, valid until lc_app_destroy. [main-thread]
 LC_EXPORT lc_status lc_scene_get_configuration_name(const lc_scene *scene, const char **out);
 
 // ---------------------------------------------------------------------------------------------

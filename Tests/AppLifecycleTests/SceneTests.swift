@@ -278,7 +278,47 @@ final class SceneTests: XCTestCase {
         let trace = try h.perform(.launch())
         let discard = try XCTUnwrap(trace.firstIndex(of: "delegate application:didDiscardSceneSessions: [a] {side}"))
         XCTAssertEqual(trace[discard - 1], "notification didFinishLaunching", "shortly after didFinishLaunching")
-        XCTAssertEqual(trace[discard + 1], "delegate application:configurationForConnectingSceneSession:options: [a] {main}")
+        XCTAssertEqual(trace[discard + 1], "delegate scene:willConnectToSession:options: [s] {main}",
+                       "main's session is kept: its configuration is not asked for again")
+    }
+
+    /// Decision 47: the configuration is asked for when a session is created, and a kept session keeps
+    /// it — a scene that reconnects, `main` at a relaunch; a discarded session's id gets a new one.
+    func testTheConfigurationIsAskedForANewSessionOnlyAndTheSessionKeepsIt() throws {
+        let h = try Harness.scenes()
+        h.app.removeDelegate(id: "a")
+        var asked = 0
+        var handlers = h.recordingDelegate("a")
+        handlers.configurationForConnecting = { _, _, _ in
+            asked += 1
+            return SceneConfiguration(name: "Config \(asked)")
+        }
+        try h.app.addDelegate(handlers, id: "a")
+        let ask = "delegate application:configurationForConnectingSceneSession:options: [a]"
+        func configuration(_ id: String) -> String? {
+            h.app.sceneSessions.first { $0.persistentIdentifier == id }?.configurationName
+        }
+
+        XCTAssertTrue(try h.perform(.launch()).contains("\(ask) {main}"))
+        XCTAssertEqual(try h.perform(.connectScene("side")).first, "\(ask) {side}")
+        XCTAssertEqual([configuration("main"), configuration("side")], ["Config 1", "Config 2"])
+
+        // A scene that reconnects: its session is kept, and so is its configuration.
+        try h.perform(.moveSceneToBackground("side"))
+        try h.perform(.disconnectScene("side"))
+        XCTAssertEqual(try h.perform(.connectScene("side")).first, "delegate scene:willConnectToSession:options: [s] {side}")
+        XCTAssertEqual(configuration("side"), "Config 2")
+
+        // A relaunch: main's session is kept, and so is its configuration.
+        try h.perform(.terminate)
+        XCTAssertFalse(try h.perform(.launch()).contains { $0.hasPrefix(ask) })
+        XCTAssertEqual(h.app.scenes.first { $0.id == "main" }?.session.configurationName, "Config 1")
+
+        // A discarded session is gone: the id's next connection creates a new one, and asks.
+        try h.perform(.discardSceneSession("side"))
+        XCTAssertEqual(try h.perform(.connectScene("side")).first, "\(ask) {side}")
+        XCTAssertEqual(configuration("side"), "Config 3")
+        XCTAssertEqual(asked, 3)
     }
 
     func testTerminateTakesTheScenesThroughTheBackgroundAndUnattachesThem() throws {
@@ -395,13 +435,12 @@ final class SceneTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: folder + "/scenes/side/s.lcarchive"))
         try h.perform(.disconnectScene("side"))
         let seenBefore = h.seen.count
-        XCTAssertEqual(Array(try h.perform(.connectScene("side")).prefix(4)), [
-            "delegate application:configurationForConnectingSceneSession:options: [a] {side}",
+        XCTAssertEqual(Array(try h.perform(.connectScene("side")).prefix(3)), [
             "archive read [s] {side} (3 keys)",
             "delegate scene:willConnectToSession:options: [s] {side}",
             "notification sceneWillConnect {side}",
         ])
-        XCTAssertEqual(h.seen[seenBefore + 1],
+        XCTAssertEqual(h.seen[seenBefore],
                        #"s scene:willConnectToSession:options: side restored=com.example.reading "Chapter 3" {"page":41} scene=unattached app=active"#)
         // The archive is per scene: main saved nothing, so it restores nothing.
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/scenes/main/s.lcarchive"))

@@ -198,6 +198,11 @@ final class IsolatedScenesTests: XCTestCase {
         ] {
             XCTAssertTrue(lines.contains(expected), "missing \(expected) in\n" + lines.joined(separator: "\n"))
         }
+        // Decision 47, in both modes: side's configuration is asked for when its session is created and
+        // again after the session was discarded, not when the kept session's scene reconnects.
+        XCTAssertEqual(lines.filter { $0.hasPrefix("scp: configuration for ") }, [
+            "scp: configuration for main", "scp: configuration for side", "scp: configuration for side",
+        ], lines.joined(separator: "\n"))
         // The reconnection is a third handle; the filter on the first 'side' no longer matches it.
         XCTAssertTrue(lines.contains { $0.hasPrefix("scp: willConnect id=side") && $0.contains("handle=#3") }, lines.joined(separator: "\n"))
         let filteredLines = lines.filter { $0.hasPrefix("scp: filtered") }

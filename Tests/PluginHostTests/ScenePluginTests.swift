@@ -110,7 +110,7 @@ final class ScenePluginTests: XCTestCase {
             "willResignActive side", "didEnterBackground side", "restoration side",
             "didUpdate main", #"{"activityType":"com.example.read","userInfo":{"page":3}}"#,
             "didDisconnect side",
-            "configuration", "side", "willConnect side",
+            "willConnect side",  // its session is kept: no configuration question (decision 47)
             #"{"stateRestorationActivity":{"activityType":"com.example.view","userInfo":{}}}"#,
             "didEnterBackground side", "restoration side",
             "didDisconnect side",
@@ -130,7 +130,6 @@ final class ScenePluginTests: XCTestCase {
             "delegate stateRestorationActivityForScene: [com.example.exported] {side}",
             "delegate scene:didUpdateUserActivity: [com.example.exported] {main}",
             "delegate sceneDidDisconnect: [com.example.exported] {side}",
-            "delegate application:configurationForConnectingSceneSession:options: [com.example.exported] {side}",
             "delegate scene:willConnectToSession:options: [com.example.exported] {side}",
             "delegate sceneDidEnterBackground: [com.example.exported] {side}",
             "delegate stateRestorationActivityForScene: [com.example.exported] {side}",

@@ -8,24 +8,29 @@
 extension Application {
     // MARK: One scene
 
-    /// Connects scene `id`: its session (kept, or new), the configuration, each scene delegate's
-    /// restored activity and `scene:willConnectToSession:options:`, `sceneWillConnect`; then to the
-    /// foreground-inactive state (user-requested) or to the background (system-requested).
+    /// Connects scene `id`: its session (kept, or new), the configuration (asked for a new session
+    /// only: a kept session keeps the one chosen when it was created, decision 47), each scene
+    /// delegate's restored activity and `scene:willConnectToSession:options:`, `sceneWillConnect`;
+    /// then to the foreground-inactive state (user-requested) or to the background (system-requested).
     /// - Parameter applicationEntersBackground: a launch into the background: the application's
     ///   `didEnterBackground` is posted after the scene's, as after a launch without scenes.
     @discardableResult
     func connectScene(_ id: String, foreground: Bool, options: SceneConnectionOptions = SceneConnectionOptions(),
                       applicationEntersBackground: Bool = false) throws(Killed) -> Scene
     {
-        var session = session(for: id)
-        var chosen: SceneConfiguration?
-        for slot in slots {
-            guard let handler = slot.handlers.configurationForConnecting, isRegistered(slot) else { continue }
-            let given = session
-            let answer = try call(.configurationForConnecting, slot, scene: id) { handler(self, given, options) }
-            if chosen == nil { chosen = answer }
+        var (session, isNew) = session(for: id)
+        // Apple: "Called when a new scene session is being created"; `UISceneSession.configuration`
+        // keeps what was chosen then.
+        if isNew || session.configurationName == nil {
+            var chosen: SceneConfiguration?
+            for slot in slots {
+                guard let handler = slot.handlers.configurationForConnecting, isRegistered(slot) else { continue }
+                let given = session
+                let answer = try call(.configurationForConnecting, slot, scene: id) { handler(self, given, options) }
+                if chosen == nil { chosen = answer }
+            }
+            session.configurationName = (chosen ?? .default).name
         }
-        session.configurationName = (chosen ?? .default).name
         updateSession(session)
         let scene = Scene(id: id, session: session, requestedByUser: foreground, application: self)
         connectedScenes.append(scene)

@@ -227,11 +227,13 @@ extension Application {
     }
 
     /// The session of scene `id`: the system's, or a new one it now keeps.
-    func session(for id: String) -> SceneSession {
-        if let session = sessions.first(where: { $0.persistentIdentifier == id }) { return session }
+    /// The session of scene `id`: the one kept since its first connection (`isNew` false), or a new
+    /// one, added to `sessions`.
+    func session(for id: String) -> (session: SceneSession, isNew: Bool) {
+        if let session = sessions.first(where: { $0.persistentIdentifier == id }) { return (session, false) }
         let session = SceneSession(persistentIdentifier: id)
         sessions.append(session)
-        return session
+        return (session, true)
     }
 
     func updateSession(_ session: SceneSession) {
