@@ -19,8 +19,8 @@ extension Application {
                       applicationEntersBackground: Bool = false) throws(Killed) -> Scene
     {
         var (session, isNew) = session(for: id)
-        // Apple: "Called when a new scene session is being created"; `UISceneSession.configuration`
-        // keeps what was chosen then.
+        // Asked when the session is created ("Called when a new scene session is being created",
+        // Xcode's template for the method); `UISceneSession.configuration` keeps what was chosen then.
         if isNew || session.configurationName == nil {
             var chosen: SceneConfiguration?
             for slot in slots {

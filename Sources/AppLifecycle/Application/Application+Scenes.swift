@@ -226,7 +226,6 @@ extension Application {
         try deliver(name, userInfo: userInfo, sender: scene.sender.rawValue)
     }
 
-    /// The session of scene `id`: the system's, or a new one it now keeps.
     /// The session of scene `id`: the one kept since its first connection (`isNew` false), or a new
     /// one, added to `sessions`.
     func session(for id: String) -> (session: SceneSession, isNew: Bool) {

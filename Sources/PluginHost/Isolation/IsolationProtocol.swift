@@ -429,5 +429,4 @@ struct NameIDSet {
         if word < words.count { words[word] &= ~(1 << UInt64(id & 63)) }
     }
 
-    mutating func removeAll() { words.removeAll() }
 }
