@@ -608,6 +608,13 @@ LC_EXPORT lc_status lc_app_set_trace(lc_app *app, void (*fn)(const lc_trace_even
 // is LC_ERR_INVALID_ARGUMENT; a pointer that is not a scene handle of a live application (a foreign
 // pointer, or one from a destroyed application) is LC_ERR_NOT_FOUND; outside the scene's main thread,
 // LC_ERR_WRONG_THREAD. Out-pointers are written only on success.
+//
+// The application's state (lc_app_state, host->state) is its most active scene's and changes together
+// with the scene that determines it: inside scene_did_become_active the application is already
+// LC_STATE_ACTIVE, inside the last scene_did_enter_background already LC_STATE_BACKGROUND. A
+// scene-based application launches in LC_STATE_BACKGROUND (its launch methods see it) and leaves it,
+// posting willEnterForeground, when its first scene comes to the foreground (docs/lifecycle.md,
+// decisions 23 and 25).
 
 /// The connected scene `id` (read during the call). LC_ERR_NOT_FOUND (the message names the id and the
 /// connected scenes) when none is connected. [main-thread]

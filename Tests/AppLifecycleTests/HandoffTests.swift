@@ -135,7 +135,7 @@ final class HandoffTests: XCTestCase {
         let trace = try h.perform(.continueUserActivity(activity, scene: "editor"))
         XCTAssertFalse(trace.contains { $0.contains("ContinueUserActivity") || $0.contains("continueUserActivity") },
                        "UIKit hands the activity to scene:willConnectToSession:options:")
-        XCTAssertTrue(h.seen.contains(#"s scene:willConnectToSession:options: editor urls=[] activities=[com.example.edit "Draft" {"doc":7}] scene=unattached app=inactive"#))
+        XCTAssertTrue(h.seen.contains(#"s scene:willConnectToSession:options: editor urls=[] activities=[com.example.edit "Draft" {"doc":7}] scene=unattached app=background"#))
         XCTAssertEqual(h.sceneStates, ["editor=foreground-active"])
     }
 
@@ -148,15 +148,15 @@ final class HandoffTests: XCTestCase {
             "scene-state background {main}",
             "delegate sceneWillEnterForeground: [s] {main}",
             "notification sceneWillEnterForeground {main}",
-            "scene-state foreground-inactive {main}",
             "notification willEnterForeground",
+            "scene-state foreground-inactive {main}",
             "state inactive",
             "delegate scene:willContinueUserActivityWithType: [s] {main}",
             "delegate scene:didFailToContinueUserActivityWithType:error: [s] {main}",
             "scene-state foreground-active {main}",
+            "state active",
             "delegate sceneDidBecomeActive: [s] {main}",
             "notification sceneDidActivate {main}",
-            "state active",
             "notification didBecomeActive",
         ])
         XCTAssertTrue(h.seen.contains("s scene:didFailToContinueUserActivityWithType:error: main com.example.edit offline scene=foreground-inactive app=inactive"))

@@ -14,34 +14,40 @@ final class SceneTests: XCTestCase {
     func testLaunchConnectsTheMainSceneAndTheApplicationFollowsIt() throws {
         let h = try Harness.scenes()
         XCTAssertEqual(try h.perform(.launch(options: ["k": "v"])), [
-            "state inactive",
+            // "A scene-based app launches in the background state" (Apple, `applicationState`).
+            "state background",
             "delegate application:willFinishLaunchingWithOptions: [a]",
             "delegate application:didFinishLaunchingWithOptions: [a]",
             #"notification didFinishLaunching ({"k":"v"})"#,
         ] + connectMain + [
             "delegate sceneWillEnterForeground: [s] {main}",
             "notification sceneWillEnterForeground {main}",
+            // The aggregate state moves from background to foreground with the first scene.
+            "notification willEnterForeground",
             "scene-state foreground-inactive {main}",
+            "state inactive",
             "scene-state foreground-active {main}",
+            "state active",
             "delegate sceneDidBecomeActive: [s] {main}",
             "notification sceneDidActivate {main}",
-            "state active",
             "notification didBecomeActive",
         ])
         XCTAssertEqual(h.sceneStates, ["main=foreground-active"])
         XCTAssertEqual(h.app.state, .active)
         XCTAssertEqual(h.app.scenes.first?.session.configurationName, "Main")
         XCTAssertEqual(h.app.scenes.first?.requestedByUser, true)
-        // What the callbacks saw: the scene unattached while connecting and coming forward, active in
-        // sceneDidBecomeActive while the application is still inactive; no application delegate
+        // What the callbacks saw: the launch in the background; the scene unattached while connecting
+        // and coming forward, the application still in the background; in sceneDidBecomeActive both
+        // active (the application takes its most active scene's state); no application delegate
         // foreground method.
         XCTAssertEqual(Array(h.seen.dropFirst(3)), [
-            "a configurationForConnecting main urls=[] activities=[] state=inactive",
-            "s scene:willConnectToSession:options: main scene=unattached app=inactive",
+            "a configurationForConnecting main urls=[] activities=[] state=background",
+            "s scene:willConnectToSession:options: main scene=unattached app=background",
             "note sceneWillConnect main",
-            "s sceneWillEnterForeground: main scene=unattached app=inactive",
+            "s sceneWillEnterForeground: main scene=unattached app=background",
             "note sceneWillEnterForeground main",
-            "s sceneDidBecomeActive: main scene=foreground-active app=inactive",
+            "note willEnterForeground",
+            "s sceneDidBecomeActive: main scene=foreground-active app=active",
             "note sceneDidActivate main",
             "note didBecomeActive",
         ])
@@ -102,21 +108,22 @@ final class SceneTests: XCTestCase {
             "scene-state foreground-inactive {side}",
         ])
         XCTAssertEqual(h.app.state, .active)
-        // The last active scene: the scene's call and notification, then the application's.
+        // The last active scene: the scene's call and notification, then the application's (still
+        // active), then the scene and the application change state together.
         XCTAssertEqual(try h.perform(.deactivateScene("main")), [
             "delegate sceneWillResignActive: [s] {main}",
             "notification sceneWillDeactivate {main}",
-            "scene-state foreground-inactive {main}",
             "notification willResignActive",
+            "scene-state foreground-inactive {main}",
             "state inactive",
         ])
         XCTAssertEqual(h.sceneStates, ["main=foreground-inactive", "side=foreground-inactive"])
         XCTAssertEqual(h.app.state, .inactive)
         XCTAssertEqual(try h.perform(.activateScene("side")), [
             "scene-state foreground-active {side}",
+            "state active",
             "delegate sceneDidBecomeActive: [s] {side}",
             "notification sceneDidActivate {side}",
-            "state active",
             "notification didBecomeActive",
         ])
         XCTAssertEqual(try h.perform(.activateScene("main")), [
@@ -161,13 +168,13 @@ final class SceneTests: XCTestCase {
         XCTAssertEqual(try h.perform(.moveSceneToBackground("main")), [
             "delegate sceneWillResignActive: [s] {main}",
             "notification sceneWillDeactivate {main}",
-            "scene-state foreground-inactive {main}",
             "notification willResignActive",
+            "scene-state foreground-inactive {main}",
             "state inactive",
             "scene-state background {main}",
+            "state background",
             "delegate sceneDidEnterBackground: [s] {main}",
             "notification sceneDidEnterBackground {main}",
-            "state background",
             "notification didEnterBackground",
             "scene-state suspended {main}",
             "state suspended",
@@ -176,7 +183,8 @@ final class SceneTests: XCTestCase {
         XCTAssertEqual(h.app.state, .suspended)
         XCTAssertFalse(h.seen.contains { $0.hasPrefix("a applicationWillResignActive") || $0.hasPrefix("a applicationDidEnterBackground") },
                        "the application delegate gets no foreground/background method in a scene-based application")
-        XCTAssertTrue(h.seen.contains("s sceneDidEnterBackground: main scene=background app=inactive"))
+        XCTAssertTrue(h.seen.contains("s sceneDidEnterBackground: main scene=background app=background"),
+                      "the last scene to leave takes the application to the background before its method")
     }
 
     func testHomeAndReturnWithTwoForegroundScenes() throws {
@@ -189,16 +197,16 @@ final class SceneTests: XCTestCase {
             "scene-state foreground-inactive {main}",
             "delegate sceneWillResignActive: [s] {side}",
             "notification sceneWillDeactivate {side}",
-            "scene-state foreground-inactive {side}",
             "notification willResignActive",
+            "scene-state foreground-inactive {side}",
             "state inactive",
             "scene-state background {main}",
             "delegate sceneDidEnterBackground: [s] {main}",
             "notification sceneDidEnterBackground {main}",
             "scene-state background {side}",
+            "state background",
             "delegate sceneDidEnterBackground: [s] {side}",
             "notification sceneDidEnterBackground {side}",
-            "state background",
             "notification didEnterBackground",
             "scene-state suspended {main}",
             "scene-state suspended {side}",
@@ -209,17 +217,17 @@ final class SceneTests: XCTestCase {
             "scene-state background {main}",
             "delegate sceneWillEnterForeground: [s] {main}",
             "notification sceneWillEnterForeground {main}",
-            "scene-state foreground-inactive {main}",
             "notification willEnterForeground",
+            "scene-state foreground-inactive {main}",
             "state inactive",
             "scene-state background {side}",
             "delegate sceneWillEnterForeground: [s] {side}",
             "notification sceneWillEnterForeground {side}",
             "scene-state foreground-inactive {side}",
             "scene-state foreground-active {main}",
+            "state active",
             "delegate sceneDidBecomeActive: [s] {main}",
             "notification sceneDidActivate {main}",
-            "state active",
             "notification didBecomeActive",
             "scene-state foreground-active {side}",
             "delegate sceneDidBecomeActive: [s] {side}",
@@ -236,15 +244,15 @@ final class SceneTests: XCTestCase {
         XCTAssertEqual(try h.perform(.beginInterruption), [
             "delegate sceneWillResignActive: [s] {main}",
             "notification sceneWillDeactivate {main}",
-            "scene-state foreground-inactive {main}",
             "notification willResignActive",
+            "scene-state foreground-inactive {main}",
             "state inactive",
         ])
         XCTAssertEqual(try h.perform(.dismissInterruption), [
             "scene-state foreground-active {main}",
+            "state active",
             "delegate sceneDidBecomeActive: [s] {main}",
             "notification sceneDidActivate {main}",
-            "state active",
             "notification didBecomeActive",
         ])
         XCTAssertEqual(h.sceneStates, ["main=foreground-active", "side=foreground-inactive"], "only what the interruption deactivated")
@@ -327,13 +335,13 @@ final class SceneTests: XCTestCase {
         XCTAssertEqual(try h.perform(.terminate), [
             "delegate sceneWillResignActive: [s] {main}",
             "notification sceneWillDeactivate {main}",
-            "scene-state foreground-inactive {main}",
             "notification willResignActive",
+            "scene-state foreground-inactive {main}",
             "state inactive",
             "scene-state background {main}",
+            "state background",
             "delegate sceneDidEnterBackground: [s] {main}",
             "notification sceneDidEnterBackground {main}",
-            "state background",
             "notification didEnterBackground",
             "delegate applicationWillTerminate: [a]",
             "notification willTerminate",
@@ -455,7 +463,7 @@ final class SceneTests: XCTestCase {
         // Not running: the launch connects the scene with the URL in its connection options.
         let launch = try h.perform(.openURL("app://doc/1", sourceApplication: "com.example.mail", scene: "doc"))
         XCTAssertFalse(launch.contains { $0.contains("openURL") }, "connection options, not scene:openURLContexts:")
-        XCTAssertTrue(h.seen.contains("s scene:willConnectToSession:options: doc urls=[app://doc/1] activities=[] scene=unattached app=inactive"))
+        XCTAssertTrue(h.seen.contains("s scene:willConnectToSession:options: doc urls=[app://doc/1] activities=[] scene=unattached app=background"))
         XCTAssertEqual(h.sceneStates, ["doc=foreground-active"])
         // Connected, in the foreground: scene:openURLContexts: only.
         XCTAssertEqual(try h.perform(.openURL("app://doc/2", scene: "doc")), ["delegate scene:openURLContexts: [s] {doc}"])
@@ -539,7 +547,7 @@ final class SceneTests: XCTestCase {
         XCTAssertEqual(h.app.sceneDelegateIDs, ["keeper"])
         try h.launch()
         try h.perform(.home)
-        XCTAssertEqual(keeper.calls, ["active main inactive", "background main"])
+        XCTAssertEqual(keeper.calls, ["active main active", "background main"])
         XCTAssertTrue(h.app.removeSceneDelegate(token))
         try h.perform(.foreground)
         XCTAssertEqual(keeper.calls.count, 2)
@@ -582,8 +590,8 @@ final class SceneTests: XCTestCase {
         XCTAssertEqual(try h.perform(.home), [
             "delegate sceneWillResignActive: [s] {main}",
             "notification sceneWillDeactivate {main}",
-            "scene-state foreground-inactive {main}",
             "notification willResignActive",
+            "scene-state foreground-inactive {main}",
             "state inactive",
             "delegate applicationWillTerminate: [a]",
             "notification willTerminate",

@@ -25,6 +25,11 @@ final class IsolatedScenesTests: XCTestCase {
         static const char *const names[] = {"unattached", "foreground-inactive", "foreground-active", "background", "suspended"};
         return s < 5 ? names[s] : "unknown";
     }
+    static const char *app_state(void) {
+        static const char *const names[] = {"not-running", "inactive", "active", "background", "suspended"};
+        lc_state s = host->state(me);
+        return s < 5 ? names[s] : "unknown";
+    }
     static int handle_number(const lc_scene *scene) {
         for (int i = 0; i < handle_count; i++) if (handles[i] == scene) return i + 1;
         if (handle_count < 32) handles[handle_count++] = scene;
@@ -37,8 +42,9 @@ final class IsolatedScenesTests: XCTestCase {
         lc_status c = host->scene_get_session_id(me, scene, &session), d = host->scene_get_configuration_name(me, scene, &config);
         lc_scene *found = NULL;
         lc_status f = host->scene_find(me, id, &found);
-        printf("scp: %s id=%s state=%s session=%s config=%s handle=#%d find=%d%s [%d %d %d %d]\n", what, id, state_name(state), session,
-               config, handle_number(scene), f, f == LC_OK ? (found == scene ? " same" : " other") : "", a, b, c, d);
+        printf("scp: %s id=%s state=%s app=%s session=%s config=%s handle=#%d find=%d%s [%d %d %d %d]\n", what, id, state_name(state),
+               app_state(), session, config, handle_number(scene), f, f == LC_OK ? (found == scene ? " same" : " other") : "", a, b, c,
+               d);
         if (f != LC_OK) printf("scp:   %s\n", message());
         fflush(stdout);
     }
@@ -47,9 +53,14 @@ final class IsolatedScenesTests: XCTestCase {
         fflush(stdout);
     }
     static void on_note(const lc_notification_t *note, void *ctx) { describe(ctx ? "filtered" : note->name, note->sender); }
+    static void on_app_note(const lc_notification_t *note, void *ctx) {
+        (void)ctx;
+        printf("scp: %s app=%s\n", note->name, app_state());
+        fflush(stdout);
+    }
     static const char *configuration(lc_plugin *p, void *s, const char *session_id, const lc_dict *options) {
         (void)p, (void)s;
-        printf("scp: configuration for %s\n", session_id);
+        printf("scp: configuration for %s app=%s\n", session_id, app_state());
         dict_line("options", options);
         return strcmp(session_id, "side") == 0 ? "Side Configuration" : NULL;
     }
@@ -139,6 +150,9 @@ final class IsolatedScenesTests: XCTestCase {
                                  LC_NAME_SCENE_WILL_DEACTIVATE, LC_NAME_SCENE_WILL_ENTER_FOREGROUND, LC_NAME_SCENE_DID_ENTER_BACKGROUND};
         for (int i = 0; status == LC_OK && i < 6; i++) status = host->observe_name(plugin, names[i], NULL, on_note, NULL, NULL);
         if (status == LC_OK) status = host->observe(plugin, "com.example.ping", NULL, on_ping, NULL, NULL);
+        const lc_name app_names[] = {LC_NAME_DID_FINISH_LAUNCHING, LC_NAME_WILL_ENTER_FOREGROUND, LC_NAME_DID_BECOME_ACTIVE,
+                                     LC_NAME_WILL_RESIGN_ACTIVE, LC_NAME_DID_ENTER_BACKGROUND};
+        for (int i = 0; status == LC_OK && i < 5; i++) status = host->observe_name(plugin, app_names[i], NULL, on_app_note, NULL, NULL);
         return status;
     }
     static const lc_plugin_descriptor_t descriptor = {
@@ -191,17 +205,54 @@ final class IsolatedScenesTests: XCTestCase {
         // What the lines must hold in both modes (so that equal lines are not equally empty).
         for expected in [
             "scp: foreign pointer -8 -",
-            "scp: configuration for side",
-            "scp: willConnect id=side state=unattached session=side config=Side Configuration handle=#2 find=0 same [0 0 0 0]",
-            "scp: filtered id=side state=background session=side config=Side Configuration handle=#2 find=0 same [0 0 0 0]",
-            "scp: did_disconnect id=side state=unattached session=side config=Side Configuration handle=#2 find=-8 [0 0 0 0]",
+            "scp: configuration for side app=active",
+            "scp: willConnect id=side state=unattached app=active session=side config=Side Configuration handle=#2 find=0 same [0 0 0 0]",
+            "scp: filtered id=side state=background app=active session=side config=Side Configuration handle=#2 find=0 same [0 0 0 0]",
+            "scp: did_disconnect id=side state=unattached app=active session=side config=Side Configuration handle=#2 find=-8 [0 0 0 0]",
         ] {
             XCTAssertTrue(lines.contains(expected), "missing \(expected) in\n" + lines.joined(separator: "\n"))
         }
         // Decision 47, in both modes: side's configuration is asked for when its session is created and
         // again after the session was discarded, not when the kept session's scene reconnects.
         XCTAssertEqual(lines.filter { $0.hasPrefix("scp: configuration for ") }, [
-            "scp: configuration for main", "scp: configuration for side", "scp: configuration for side",
+            "scp: configuration for main app=background", "scp: configuration for side app=active", "scp: configuration for side app=active",
+        ], lines.joined(separator: "\n"))
+        // Readings 1 and 2 of issue 20, in both modes: the launch runs in the background; the
+        // application leaves it with its scene (willEnterForeground, still background) and takes its
+        // most active scene's state before that scene's "did" methods; "will" notifications come
+        // before the change.
+        func between(_ first: String, _ last: String) -> [String] {
+            guard let start = lines.firstIndex(where: { $0.hasPrefix(first) }),
+                  let end = lines[start...].firstIndex(where: { $0.hasPrefix(last) }) else { return [] }
+            return Array(lines[start...end]).map { $0.replacingOccurrences(of: #" session=.*"#, with: "", options: .regularExpression) }
+        }
+        XCTAssertEqual(between("scp: didFinishLaunching", "scp: didBecomeActive"), [
+            "scp: didFinishLaunching app=background",
+            "scp: configuration for main app=background",
+            "scp:   options {}",
+            "scp: willConnect id=main state=unattached app=background",
+            "scp:   options {}",
+            "scp: sceneWillConnect id=main state=unattached app=background",
+            "scp: will_enter_foreground id=main state=unattached app=background",
+            "scp: sceneWillEnterForeground id=main state=unattached app=background",
+            "scp: willEnterForeground app=background",
+            "scp: did_become_active id=main state=foreground-active app=active",
+            "scp: sceneDidActivate id=main state=foreground-active app=active",
+            "scp: didBecomeActive app=active",
+        ], lines.joined(separator: "\n"))
+        XCTAssertEqual(between("scp: will_resign_active id=main", "scp: didEnterBackground"), [
+            "scp: will_resign_active id=main state=foreground-active app=active",
+            "scp: sceneWillDeactivate id=main state=foreground-active app=active",
+            "scp: will_resign_active id=side state=foreground-active app=active",
+            "scp: sceneWillDeactivate id=side state=foreground-active app=active",
+            "scp: willResignActive app=active",
+            "scp: did_enter_background id=main state=background app=inactive",
+            "scp: sceneDidEnterBackground id=main state=background app=inactive",
+            "scp: stateRestorationActivity id=main state=background app=inactive",
+            "scp: did_enter_background id=side state=background app=background",
+            "scp: sceneDidEnterBackground id=side state=background app=background",
+            "scp: filtered id=side state=background app=background",
+            "scp: didEnterBackground app=background",
         ], lines.joined(separator: "\n"))
         // The reconnection is a third handle; the filter on the first 'side' no longer matches it.
         XCTAssertTrue(lines.contains { $0.hasPrefix("scp: willConnect id=side") && $0.contains("handle=#3") }, lines.joined(separator: "\n"))
@@ -241,8 +292,8 @@ final class IsolatedScenesTests: XCTestCase {
                        + "while handling sceneDidBecomeActive:; not restarted (policy never)")
         let delegateCalls = result.records.filter { $0.kind == "delegate" && $0.plugin == "com.example.scene.hang" }
         XCTAssertEqual(delegateCalls.map(\.scene), ["main"], "after the kill, 'side' connects without the plugin's scene delegate")
-        XCTAssertEqual(result.printed["echo"], ["echo: didFinishLaunching", "echo: didBecomeActive", "echo: willResignActive",
-                                                "echo: didEnterBackground", "echo: willTerminate"])
+        XCTAssertEqual(result.printed["echo"], ["echo: didFinishLaunching", "echo: willEnterForeground", "echo: didBecomeActive",
+                                                "echo: willResignActive", "echo: didEnterBackground", "echo: willTerminate"])
     }
 
     /// A process that answers `configurationForConnectingSceneSession` with no configuration name (a

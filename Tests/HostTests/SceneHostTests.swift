@@ -82,20 +82,24 @@ final class SceneHostTests: XCTestCase {
                                            "--timeline", timeline, "--background-mode", "fetch"])
         XCTAssertEqual(result.status, 0, result.output)
         let lines = try project(result.output.split(separator: "\n").map(String.init))
-        // The launch: the recorder (an application delegate) gets the launch methods, the scene its
-        // steps, the application its notifications after the scene's; no applicationDidBecomeActive:.
-        XCTAssertEqual(Array(lines.prefix(12)), [
+        // The launch: in the background (a scene-based application); the recorder (an application
+        // delegate) gets the launch methods, the scene its steps; the application leaves the
+        // background with the scene (willEnterForeground) and takes its state at each step, its
+        // notifications after the scene's; no applicationDidBecomeActive:.
+        XCTAssertEqual(Array(lines.prefix(14)), [
             "action launch not-running",
+            "state background background",
+            "delegate application:willFinishLaunchingWithOptions: background [rec]",
+            "delegate application:didFinishLaunchingWithOptions: background [rec]",
+            "notification didFinishLaunching background",
+            "notification sceneWillConnect background {main}",
+            "notification sceneWillEnterForeground background {main}",
+            "notification willEnterForeground background",
+            "scene-state foreground-inactive background {main}",
             "state inactive inactive",
-            "delegate application:willFinishLaunchingWithOptions: inactive [rec]",
-            "delegate application:didFinishLaunchingWithOptions: inactive [rec]",
-            "notification didFinishLaunching inactive",
-            "notification sceneWillConnect inactive {main}",
-            "notification sceneWillEnterForeground inactive {main}",
-            "scene-state foreground-inactive inactive {main}",
             "scene-state foreground-active inactive {main}",
-            "notification sceneDidActivate inactive {main}",
             "state active active",
+            "notification sceneDidActivate active {main}",
             "notification didBecomeActive active",
         ])
         XCTAssertFalse(lines.contains { $0.hasPrefix("delegate applicationDidBecomeActive:") || $0.hasPrefix("delegate applicationDidEnterBackground:") })
@@ -191,6 +195,11 @@ final class SceneHostTests: XCTestCase {
         XCTAssertEqual(analysis.sceneLanes.map(\.scene), ["main", "side"])
         XCTAssertEqual(analysis.sceneLanes[1].intervals.map(\.state), [.foregroundInactive, .foregroundActive, .foregroundInactive, .background, .suspended])
         XCTAssertEqual(analysis.sceneLanes[0].intervals.map(\.state), [.foregroundInactive, .foregroundActive, .foregroundInactive, .background])
+        // The application's lane follows its scenes (issue 20, readings 1 and 2): the launch in the
+        // background, inactive and active with main; active throughout side's trip; then the
+        // termination through inactive and the background.
+        XCTAssertEqual(analysis.intervals.map(\.state), [.notRunning, .background, .inactive, .active, .inactive, .background, .notRunning],
+                       "\(analysis.intervals)")
         // Reworded events draw the same lanes: the analysis reads the payloads.
         let reworded = recorder.events.map {
             TraceEvent(seq: $0.seq, time: $0.time, payload: $0.payload, state: $0.state, kind: .init(rawValue: "x"), name: "y", observer: nil, detail: nil)

@@ -45,25 +45,27 @@ final class SceneABITests: XCTestCase {
     static let expected = """
         launch scene=main
           action launch {main}
-          state inactive
+          state background
             configurationForConnecting main
             willConnect main (unattached, Main Configuration) options {}
             note sceneWillConnect (id 23) main: unattached
-            sceneWillEnterForeground main (unattached)
+            sceneWillEnterForeground main (unattached; app background)
             note sceneWillEnterForeground (id 27) main: unattached
+            note willEnterForeground
           scene-state foreground-inactive {main}
+          state inactive
           scene-state foreground-active {main}
-            sceneDidBecomeActive main (foreground-active; app inactive)
-            note sceneDidActivate (id 25) main: foreground-active
-            note sceneDidActivate (id 25) main: foreground-active
           state active
+            sceneDidBecomeActive main (foreground-active; app active)
+            note sceneDidActivate (id 25) main: foreground-active
+            note sceneDidActivate (id 25) main: foreground-active
             note didBecomeActive
         connect side
           action scene connect {side}
             configurationForConnecting side
             willConnect side (unattached, Default Configuration) options {}
             note sceneWillConnect (id 23) side: unattached
-            sceneWillEnterForeground side (unattached)
+            sceneWillEnterForeground side (unattached; app active)
             note sceneWillEnterForeground (id 27) side: unattached
           scene-state foreground-inactive {side}
           scene-state foreground-active {side}
@@ -88,13 +90,13 @@ final class SceneABITests: XCTestCase {
             note sceneWillDeactivate (id 26) side: foreground-active
           scene-state foreground-inactive {side}
           scene-state background {side}
-            sceneDidEnterBackground side (background)
+            sceneDidEnterBackground side (background; app active)
             note sceneDidEnterBackground (id 28) side: background
           scene-state suspended {side}
         open-url in side
           action open-url {side} (app://doc/7 from com.example.web)
           scene-state background {side}
-            sceneWillEnterForeground side (background)
+            sceneWillEnterForeground side (background; app active)
             note sceneWillEnterForeground (id 27) side: background
           scene-state foreground-inactive {side}
             openURLContexts side {"urlContexts":[{"url":"app://doc/7","options":{"sourceApplication":"com.example.web"}}]}
@@ -117,7 +119,7 @@ final class SceneABITests: XCTestCase {
             note sceneWillDeactivate (id 26) side: foreground-active
           scene-state foreground-inactive {side}
           scene-state background {side}
-            sceneDidEnterBackground side (background)
+            sceneDidEnterBackground side (background; app active)
             note sceneDidEnterBackground (id 28) side: background
           scene-state suspended {side}
           action scene disconnect {side}
@@ -133,7 +135,7 @@ final class SceneABITests: XCTestCase {
             willConnect side (unattached, Default Configuration) options {}
             note sceneWillConnect (id 23) side: unattached
           scene-state background {side}
-            sceneDidEnterBackground side (background)
+            sceneDidEnterBackground side (background; app active)
             note sceneDidEnterBackground (id 28) side: background
           scene-state suspended {side}
         a reconnection is a new handle: yes
@@ -141,12 +143,13 @@ final class SceneABITests: XCTestCase {
           action home
             sceneWillResignActive main (foreground-active)
             note sceneWillDeactivate (id 26) main: foreground-active
+            note willResignActive
           scene-state foreground-inactive {main}
           state inactive
           scene-state background {main}
-            sceneDidEnterBackground main (background)
-            note sceneDidEnterBackground (id 28) main: background
           state background
+            sceneDidEnterBackground main (background; app background)
+            note sceneDidEnterBackground (id 28) main: background
             note didEnterBackground
           scene-state suspended {main}
           state suspended

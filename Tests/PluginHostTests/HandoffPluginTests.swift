@@ -180,20 +180,24 @@ final class HandoffPluginTests: XCTestCase {
         defer { rig.shutdown() }
         let id = rig.delegateID
         let steps = try Self.sceneScenario(rig, activity: edit)
-        XCTAssertEqual(steps[0].trace, launched(id) + [
+        // A scene-based application launches in the background and leaves it with its scene.
+        XCTAssertEqual(steps[0].trace, ["state background"] + launched(id).dropFirst() + [
             "delegate application:configurationForConnectingSceneSession:options: [\(id)] {editor}",
             "notification sceneWillConnect {editor}",
             "notification sceneWillEnterForeground {editor}",
+            "notification willEnterForeground",
             "scene-state foreground-inactive {editor}",
+            "state inactive",
             "scene-state foreground-active {editor}",
-            "notification sceneDidActivate {editor}",
             "state active",
+            "notification sceneDidActivate {editor}",
             "notification didBecomeActive",
         ])
         XCTAssertEqual(steps[0].log, [
-            "willFinishLaunching [ok] state=inactive options={} -> true",
-            "note didFinishLaunching state=inactive",
-            "configurationForConnecting [ok] state=inactive session=editor options={userActivities=[\(editText)]} -> Editor",
+            "willFinishLaunching [ok] state=background options={} -> true",
+            "note didFinishLaunching state=background",
+            "configurationForConnecting [ok] state=background session=editor options={userActivities=[\(editText)]} -> Editor",
+            "note willEnterForeground state=background",
             "note didBecomeActive state=active",
         ])
         XCTAssertEqual(steps[1].log, [], "update-activity goes to the scene's delegates")

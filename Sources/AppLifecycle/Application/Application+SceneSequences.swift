@@ -3,8 +3,11 @@
 /// application-wide sequences (launch, Home, return, interruption) expressed as scene steps.
 ///
 /// Order rule: a scene's delegate methods (scene delegates, in registration order), then its
-/// notification (sender: the scene), then — when the application's derived state changes — the
-/// application's state and its UIApplication notification (no application delegate method).
+/// notification (sender: the scene), then — when the application's derived state changes — its
+/// UIApplication notification (no application delegate method). The application's state is its most
+/// active scene's and changes with it: after the "will" notifications (`willEnterForeground`,
+/// `willResignActive`), before the scene's "did" methods (`sceneDidBecomeActive:`,
+/// `sceneDidEnterBackground:`).
 extension Application {
     // MARK: One scene
 
@@ -50,61 +53,67 @@ extension Application {
     }
 
     /// Background, suspended (the application resumed) or just connected → foreground-inactive. The
-    /// first scene to come forward takes the application out of the background: `willEnterForeground`
-    /// (notification only), then state inactive.
+    /// first scene to come forward takes the application out of the background: after the scene's
+    /// `sceneWillEnterForeground:` and notification, the application's `willEnterForeground`
+    /// (notification only, the application still background), then the scene and the application
+    /// change state together — the application takes its most active scene's state (decision 23).
     func sceneEnterForeground(_ scene: Scene) throws(Killed) {
         if scene.state == .suspended { setSceneState(scene, .background) }
         try callSceneDelegates(.sceneWillEnterForeground, { $0.willEnterForeground }, scene)
         try postScene(.sceneWillEnterForeground, scene)
-        setSceneState(scene, .foregroundInactive)
-        if !state.isForeground {
+        let applicationEnters = !state.isForeground
+        if applicationEnters {
             cancelBackgroundTimers()
             backgroundSince = nil
             for index in tasks.indices { tasks[index].expirationCalled = false }
             try postLifecycle(.willEnterForeground)
-            setState(.inactive)
         }
+        setSceneState(scene, .foregroundInactive)
+        if applicationEnters { setState(.inactive) }
     }
 
-    /// Foreground-inactive → foreground-active; the application becomes active with its first active scene.
+    /// Foreground-inactive → foreground-active; the application becomes active with its first active
+    /// scene, before that scene's `sceneDidBecomeActive:` (which reads both active); the application's
+    /// `didBecomeActive` after the scene's notification.
     func sceneActivate(_ scene: Scene) throws(Killed) {
         setSceneState(scene, .foregroundActive)
+        let applicationBecomes = state == .inactive
+        if applicationBecomes { setState(.active) }
         try callSceneDelegates(.sceneDidBecomeActive, { $0.didBecomeActive }, scene)
         try postScene(.sceneDidActivate, scene)
-        if state == .inactive {
-            setState(.active)
-            try postLifecycle(.didBecomeActive)
-        }
+        if applicationBecomes { try postLifecycle(.didBecomeActive) }
     }
 
-    /// Foreground-active → foreground-inactive; the application resigns active with its last active scene.
+    /// Foreground-active → foreground-inactive; the application resigns active with its last active
+    /// scene: `sceneWillResignActive:` and its notification, the application's `willResignActive`
+    /// (both still active), then the scene and the application change state together.
     func sceneDeactivate(_ scene: Scene) throws(Killed) {
         try callSceneDelegates(.sceneWillResignActive, { $0.willResignActive }, scene)
         try postScene(.sceneWillDeactivate, scene)
+        let applicationResigns = state == .active
+            && !connectedScenes.contains(where: { $0 !== scene && $0.state == .foregroundActive })
+        if applicationResigns { try postLifecycle(.willResignActive) }
         setSceneState(scene, .foregroundInactive)
-        if state == .active, !connectedScenes.contains(where: { $0.state == .foregroundActive }) {
-            try postLifecycle(.willResignActive)
-            setState(.inactive)
-        }
+        if applicationResigns { setState(.inactive) }
     }
 
-    /// A foreground scene (deactivated first if active), or a connecting one, → background:
-    /// `sceneDidEnterBackground:` and its notification under the didEnterBackground budget, with the
-    /// application's `didEnterBackground` when its last foreground scene leaves; then the scene's state
+    /// A foreground scene (deactivated first if active), or a connecting one, → background: when it
+    /// is the last foreground scene the application enters the background with it, before
+    /// `sceneDidEnterBackground:`; that method and the scene's notification run under the
+    /// didEnterBackground budget, then the application's `didEnterBackground`; then the scene's state
     /// is preserved (`stateRestorationActivityForScene:`).
     func sceneEnterBackground(_ scene: Scene, applicationNotification: Bool = false) throws(Killed) {
         if scene.state == .foregroundActive { try sceneDeactivate(scene) }
         setSceneState(scene, .background)
-        var applicationEnters = false
+        let applicationEnters = state.isForeground && !connectedScenes.contains(where: { $0.state.isForeground })
+        if applicationEnters {
+            interrupted = false  // an interruption ends when the application leaves the foreground
+            setState(.background)
+            backgroundSince = .now
+        }
         try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
             try callSceneDelegates(.sceneDidEnterBackground, { $0.didEnterBackground }, scene)
             try postScene(.sceneDidEnterBackground, scene)
-            if state.isForeground, !connectedScenes.contains(where: { $0.state.isForeground }) {
-                interrupted = false  // an interruption ends when the application leaves the foreground
-                setState(.background)
-                backgroundSince = .now
-                applicationEnters = true
-            }
             if applicationEnters || applicationNotification { try postLifecycle(.didEnterBackground) }
         }
         try saveSceneState(scene)
@@ -129,7 +138,9 @@ extension Application {
                       handoff: Handoff?) throws(Killed)
     {
         resetRuntime()
-        setState(inBackground ? .background : .inactive)
+        // "A scene-based app launches in the background state" (Apple, `applicationState`); a
+        // foreground launch leaves it when its scene reaches foreground-inactive (`willEnterForeground`).
+        setState(.background)
         if inBackground { backgroundSince = .now }
         try withBudget(.launch, configuration.budgets.launch) { () throws(Killed) in
             _ = try askAll(.willFinishLaunching, { $0.willFinishLaunching }) { $0(self, options) }

@@ -84,13 +84,13 @@ static void will_resign_active(lc_app *a, lc_scene *scene, void *ctx) {
 }
 
 static void will_enter_foreground(lc_app *a, lc_scene *scene, void *ctx) {
-    (void)a, (void)ctx;
-    printf("    sceneWillEnterForeground %s (%s)\n", scene_id(scene), scene_state(scene));
+    (void)ctx;
+    printf("    sceneWillEnterForeground %s (%s; app %s)\n", scene_id(scene), scene_state(scene), lc_state_name(lc_app_state(a)));
 }
 
 static void did_enter_background(lc_app *a, lc_scene *scene, void *ctx) {
-    (void)a, (void)ctx;
-    printf("    sceneDidEnterBackground %s (%s)\n", scene_id(scene), scene_state(scene));
+    (void)ctx;
+    printf("    sceneDidEnterBackground %s (%s; app %s)\n", scene_id(scene), scene_state(scene), lc_state_name(lc_app_state(a)));
 }
 
 static void open_urls(lc_app *a, lc_scene *scene, const lc_dict *contexts, void *ctx) {
@@ -179,6 +179,8 @@ int main(void) {
     CHECK(lc_app_observe(app, "UISceneDidActivateNotification", NULL, on_scene_note, NULL, NULL)); // an alias
     CHECK(lc_app_observe(app, "didBecomeActive", NULL, on_app_note, NULL, NULL));
     CHECK(lc_app_observe(app, "didEnterBackground", NULL, on_app_note, NULL, NULL));
+    CHECK(lc_app_observe(app, "willEnterForeground", NULL, on_app_note, NULL, NULL));
+    CHECK(lc_app_observe(app, "willResignActive", NULL, on_app_note, NULL, NULL));
 
     printf("launch scene=main\n");
     CHECK(perform(LC_ACTION_LAUNCH, "main"));
