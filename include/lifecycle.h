@@ -37,7 +37,7 @@ extern "C" {
 // Version
 
 #define LC_ABI_VERSION_MAJOR 1
-#define LC_ABI_VERSION_MINOR 4 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
+#define LC_ABI_VERSION_MINOR 5 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
                                 // 1.2: scenes and Handoff (lc_scene, lc_scene_*, lc_app_scene, LC_NAME_SCENE_*, the scene and Handoff
                                 //      delegate functions, the scene actions); fields appended to lc_config_t, lc_action_t,
                                 //      lc_trace_event_t, lc_delegate_t, lc_plugin_delegate_t and lc_host_api_t
@@ -45,6 +45,8 @@ extern "C" {
                                 //      posts (LC_ERR_NESTING_LIMIT), the queue bound (LC_ERR_QUEUE_FULL), isolated plugins
                                 //      (lc_app_load_plugin_with_options, lc_load_options_t)
                                 // 1.4: plugins' quotas (LC_ERR_QUOTA)
+                                // 1.5: scene:restoreInteractionStateWithUserActivity: (appended to lc_delegate_t and
+                                //      lc_plugin_delegate_t, scene_restoreInteractionStateWithUserActivity)
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -563,6 +565,8 @@ typedef struct lc_delegate {
     void (*scene_did_fail_to_continue_user_activity)(lc_app *app, lc_scene *scene, const char *activity_type,
                                                      const char *error, void *ctx);
     void (*scene_did_update_user_activity)(lc_app *app, lc_scene *scene, const lc_dict *activity, void *ctx);
+    // Appended in 1.5 (read only when struct_size covers it): scene:restoreInteractionStateWithUserActivity:.
+    void (*scene_restore_interaction_state)(lc_app *app, lc_scene *scene, const lc_dict *activity, void *ctx);
 } lc_delegate_t;
 
 /// Adds a delegate under a unique id (copied); called after those added before it. [main-thread]
@@ -795,6 +799,11 @@ typedef struct lc_plugin_delegate {
     void (*scene_did_fail_to_continue_user_activity)(lc_plugin *plugin, void *state, lc_scene *scene,
                                                      const char *activity_type, const char *error);
     void (*scene_did_update_user_activity)(lc_plugin *plugin, void *state, lc_scene *scene, const lc_dict *activity);
+    // Appended in 1.5 (read only when struct_size covers it): scene:restoreInteractionStateWithUserActivity:
+    // — the activity your scene_state_restoration_activity saved for this scene, handed over once a
+    // connection when the scene first comes to the foreground (read then if the device was locked at
+    // the connection, when the session's restoration activity was NULL).
+    void (*scene_restore_interaction_state)(lc_plugin *plugin, void *state, lc_scene *scene, const lc_dict *activity);
 } lc_plugin_delegate_t;
 
 /// What the host offers a plugin. Owned by the host, valid until the plugin's deinit returns.
@@ -1048,6 +1057,8 @@ LC_EXPORT void scene_continueUserActivity(lc_app *app, lc_scene *scene, const lc
 LC_EXPORT void scene_didFailToContinueUserActivityWithType_error(lc_app *app, lc_scene *scene, const char *activity_type,
                                                                   const char *error);
 LC_EXPORT void scene_didUpdateUserActivity(lc_app *app, lc_scene *scene, const lc_dict *activity);
+// ABI 1.5.
+LC_EXPORT void scene_restoreInteractionStateWithUserActivity(lc_app *app, lc_scene *scene, const lc_dict *activity);
 #endif
 
 #ifdef __cplusplus

@@ -357,6 +357,7 @@ extension AppHandle {
             raw(d.scene_will_enter_foreground), raw(d.scene_did_enter_background), raw(d.scene_open_url_contexts),
             raw(d.scene_state_restoration_activity), raw(d.scene_will_continue_user_activity), raw(d.scene_continue_user_activity),
             raw(d.scene_did_fail_to_continue_user_activity), raw(d.scene_did_update_user_activity),
+            raw(d.scene_restore_interaction_state),
         ]
         let idString = String(cString: id)
         let convention = FFIDelegates.Convention.delegateStruct(app: UnsafeRawPointer(opaque), ctx: UnsafeRawPointer(d.ctx), id: idString)

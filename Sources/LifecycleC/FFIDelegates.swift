@@ -285,6 +285,9 @@ package enum FFIDelegates {
                      pointers: 4, .sceneFail))
         add(Function(.sceneDidUpdateUserActivity, "scene_didUpdateUserActivity", returns: .void, pointers: 3,
                      .sceneActivity({ $0.didUpdateUserActivity = $1 })))
+        // Appended in ABI 1.5: scene:restoreInteractionStateWithUserActivity: (decision 48).
+        add(Function(.sceneRestoreInteractionState, "scene_restoreInteractionStateWithUserActivity", returns: .void, pointers: 3,
+                     .sceneActivity({ $0.restoreInteractionState = $1 })))
         return UnsafeBufferPointer(start: rows, count: count)
     }()
 }

@@ -71,6 +71,7 @@ extension Harness {
             log(.sceneDidFailToContinueUserActivity, app, scene, " \(type) \(error)")
         }
         h.didUpdateUserActivity = { app, scene, activity in log(.sceneDidUpdateUserActivity, app, scene, " \(activity)") }
+        h.restoreInteractionState = { app, scene, activity in log(.sceneRestoreInteractionState, app, scene, " \(activity)") }
         return h
     }
 

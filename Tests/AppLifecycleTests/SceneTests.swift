@@ -443,19 +443,84 @@ final class SceneTests: XCTestCase {
         XCTAssertTrue(FileManager.default.fileExists(atPath: folder + "/scenes/side/s.lcarchive"))
         try h.perform(.disconnectScene("side"))
         let seenBefore = h.seen.count
-        XCTAssertEqual(Array(try h.perform(.connectScene("side")).prefix(3)), [
+        // Read before willConnect, in the session; handed over again in
+        // scene:restoreInteractionStateWithUserActivity: when the scene reaches the foreground (decision 48).
+        XCTAssertEqual(try h.perform(.connectScene("side")), [
             "archive read [s] {side} (3 keys)",
             "delegate scene:willConnectToSession:options: [s] {side}",
             "notification sceneWillConnect {side}",
+            "delegate sceneWillEnterForeground: [s] {side}",
+            "notification sceneWillEnterForeground {side}",
+            "scene-state foreground-inactive {side}",
+            "delegate scene:restoreInteractionStateWithUserActivity: [s] {side}",
+            "scene-state foreground-active {side}",
+            "delegate sceneDidBecomeActive: [s] {side}",
+            "notification sceneDidActivate {side}",
         ])
         XCTAssertEqual(h.seen[seenBefore],
                        #"s scene:willConnectToSession:options: side restored=com.example.reading "Chapter 3" {"page":41} scene=unattached app=active"#)
+        XCTAssertTrue(h.seen.contains(#"s scene:restoreInteractionStateWithUserActivity: side com.example.reading "Chapter 3" {"page":41} scene=foreground-inactive app=active"#),
+                      h.seen.joined(separator: "\n"))
+        // Once a connection: the next trip to the foreground restores nothing.
+        try h.perform(.moveSceneToBackground("side"))
+        XCTAssertFalse(try h.perform(.bringSceneToForeground("side")).contains { $0.contains("restoreInteractionState") })
         // The archive is per scene: main saved nothing, so it restores nothing.
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/scenes/main/s.lcarchive"))
         // Discarding the session removes its archive.
         try h.perform(.moveSceneToBackground("side"))
         try h.perform(.discardSceneSession("side"))
         XCTAssertFalse(FileManager.default.fileExists(atPath: folder + "/scenes/side/s.lcarchive"))
+    }
+
+    /// Issue 20, reading 4 (decision 48): while the device is locked a scene connects without its
+    /// restoration activity (the archive is not read: protected data is unavailable); the archive is
+    /// read when the data becomes available, and the activity is handed over in
+    /// `scene:restoreInteractionStateWithUserActivity:` when the scene first comes to the foreground.
+    func testNoRestorationWhileLockedThenTheActivityWhenTheDataBecomesAvailable() throws {
+        let folder = NSTemporaryDirectory() + "scenes-locked-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let h = try Harness.scenes { $0.archiveDirectory = folder }
+        try h.launch()
+        try h.perform(.connectScene("side"))
+        h.restoring["side"] = UserActivity(activityType: "com.example.reading", title: "Chapter 3", userInfo: ["page": 41])
+        try h.perform(.moveSceneToBackground("side"))
+        try h.perform(.disconnectScene("side"))
+        h.restoring.removeAll()
+        try h.perform(.lock)
+        XCTAssertFalse(h.app.isProtectedDataAvailable)
+        let seenBefore = h.seen.count
+        XCTAssertEqual(try h.perform(.connectScene("side", inBackground: true)), [
+            "state background",
+            "archive deferred [s] {side} (protected data is unavailable (the device is locked); read when it becomes available)",
+            "delegate scene:willConnectToSession:options: [s] {side}",
+            "notification sceneWillConnect {side}",
+            "scene-state background {side}",
+            "delegate sceneDidEnterBackground: [s] {side}",
+            "notification sceneDidEnterBackground {side}",
+            "delegate stateRestorationActivityForScene: [s] {side}",
+            "scene-state suspended {side}",
+            "state suspended",
+        ])
+        XCTAssertEqual(h.seen[seenBefore], "s scene:willConnectToSession:options: side scene=unattached app=background",
+                       "no restored activity while locked")
+        XCTAssertTrue(FileManager.default.fileExists(atPath: folder + "/scenes/side/s.lcarchive"), "the archive is kept, not read")
+        // The data becomes available at the unlock: the archive is read then, before the delegates hear of it.
+        let unlock = try h.perform(.unlock)
+        let read = try XCTUnwrap(unlock.firstIndex(of: "archive read [s] {side} (3 keys)"), unlock.joined(separator: "\n"))
+        let told = try XCTUnwrap(unlock.firstIndex(of: "delegate applicationProtectedDataDidBecomeAvailable: [a]"), unlock.joined(separator: "\n"))
+        XCTAssertLessThan(read, told)
+        XCTAssertFalse(unlock.contains { $0.contains("restoreInteractionState") }, "side stays in the background")
+        // Handed over when side first comes to the foreground.
+        XCTAssertEqual(Array(try h.perform(.bringSceneToForeground("side")).prefix(6)), [
+            "scene-state background {side}",
+            "delegate sceneWillEnterForeground: [s] {side}",
+            "notification sceneWillEnterForeground {side}",
+            "scene-state foreground-inactive {side}",
+            "delegate scene:restoreInteractionStateWithUserActivity: [s] {side}",
+            "scene-state foreground-active {side}",
+        ])
+        XCTAssertTrue(h.seen.contains(#"s scene:restoreInteractionStateWithUserActivity: side com.example.reading "Chapter 3" {"page":41} scene=foreground-inactive app=active"#),
+                      h.seen.joined(separator: "\n"))
     }
 
     func testOpenURLInAScene() throws {

@@ -76,7 +76,7 @@ final class HostCommandTests: XCTestCase {
         XCTAssertEqual(result.status, 3)
         XCTAssertTrue(result.output.contains("\"kind\":\"error\",\"name\":\"plugin refused\""), result.output)
         XCTAssertTrue(result.output.contains("\"kind\":\"delegate\",\"name\":\"applicationWillTerminate:\""), "the good plugin ran")
-        XCTAssertTrue(result.output.hasSuffix("lifecycle-host: plugin refused: \(bad): built for ABI 2.4; this host speaks ABI 1.4 (the major version must match)\n"))
+        XCTAssertTrue(result.output.hasSuffix("lifecycle-host: plugin refused: \(bad): built for ABI 2.5; this host speaks ABI 1.5 (the major version must match)\n"))
     }
 
     func testAWatchdogKillExits4WithoutWillTerminate() throws {
@@ -183,7 +183,7 @@ final class HostCommandTests: XCTestCase {
             \(CBuild.products)/libGreeter.so
               id:          org.applifecycle.greeter
               version:     1.0.0
-              abi:         1.4
+              abi:         1.5
               description: Delegate functions only, called through libffi
               observes:    (nothing)
               delegates:   application:willFinishLaunchingWithOptions:, application:didFinishLaunchingWithOptions:, applicationDidEnterBackground:, applicationWillEnterForeground:, applicationWillTerminate:, application:openURL:sourceApplication:annotation:, application:performFetchWithCompletionHandler:, application:didReceiveRemoteNotification:fetchCompletionHandler:
@@ -212,7 +212,7 @@ final class HostCommandTests: XCTestCase {
                 \(path)
                   id:          \(fixture.id)
                   version:     1.2.0
-                  abi:         1.4
+                  abi:         1.5
                   description: Handoff, scene-session and openURL:options: delegate functions
                   observes:    didFinishLaunching, didBecomeActive, willResignActive, didEnterBackground, willEnterForeground
                   delegates:   application:willFinishLaunchingWithOptions:, applicationDidBecomeActive:, applicationWillEnterForeground:, \

@@ -124,6 +124,11 @@ final class IsolatedScenesTests: XCTestCase {
         describe("didFail", scene);
         printf("scp:   %s: %s\n", type, error);
     }
+    static void restore_interaction(lc_plugin *p, void *s, lc_scene *scene, const lc_dict *activity) {
+        (void)p, (void)s;
+        describe("restoreInteraction", scene);
+        dict_line("activity", activity);
+    }
     static void did_update(lc_plugin *p, void *s, lc_scene *scene, const lc_dict *activity) {
         (void)p, (void)s;
         describe("didUpdate", scene);
@@ -137,7 +142,7 @@ final class IsolatedScenesTests: XCTestCase {
         .scene_did_enter_background = did_enter_background, .scene_open_url_contexts = open_urls,
         .scene_state_restoration_activity = restoration, .scene_will_continue_user_activity = will_continue,
         .scene_continue_user_activity = continue_activity, .scene_did_fail_to_continue_user_activity = did_fail,
-        .scene_did_update_user_activity = did_update,
+        .scene_did_update_user_activity = did_update, .scene_restore_interaction_state = restore_interaction,
     };
     static lc_status fixture_init(const lc_host_api_t *api, lc_plugin *plugin, void **state) {
         (void)state; host = api; me = plugin;
@@ -263,6 +268,49 @@ final class IsolatedScenesTests: XCTestCase {
         XCTAssertTrue(lines.contains(#"scp:   options {"stateRestorationActivity":{"activityType":"com.example.restore","title":"save 3","userInfo":{}}}"#),
                       "the activity saved when 'side' last went to the background reaches its reconnection: " + lines.joined(separator: "\n"))
         XCTAssertTrue(lines.contains { $0.hasPrefix("scp:   discarded") }, lines.joined(separator: "\n"))
+    }
+
+    /// Issue 20, reading 4 (decision 48), in both modes: a scene connected while the device is locked
+    /// gets no restoration activity in its connection options; the archive is read when protected
+    /// data becomes available (the unlock), and handed over in
+    /// `scene:restoreInteractionStateWithUserActivity:` when the scene first comes to the foreground.
+    func testNoRestorationWhileLockedInBothModes() throws {
+        let plugin = try IsolationFixtures.build(Self.source, named: "isolatedscenes")
+        let script = """
+        launch
+        scene connect side
+        scene background side
+        scene disconnect side
+        lock
+        scene connect side background
+        unlock
+        scene foreground side
+        terminate
+        """
+        func run(_ extra: [String]) throws -> IsolationTests.Run {
+            let archive = try CBuild.temporaryFolder("isolated-scenes-locked")
+            return try IsolationTests.run(["--scenes", "--archive", archive, "--plugin", plugin] + extra, script: script)
+        }
+        let inProcess = try run([])
+        let isolated = try run(["--isolate"])
+        XCTAssertEqual(inProcess.status, 0, inProcess.output)
+        XCTAssertEqual(isolated.status, 0, isolated.output)
+        let lines = inProcess.printed["scp"] ?? []
+        XCTAssertEqual(isolated.printed["scp"] ?? [], lines)
+        XCTAssertEqual(isolated.trace, inProcess.trace)
+        let text = lines.joined(separator: "\n")
+        // side's three connections: the first (nothing saved yet), the second restoring "save 1"
+        // (saved when it went to the background), the third — locked — with no activity.
+        let connections = lines.indices.filter { lines[$0].hasPrefix("scp: willConnect id=side") }
+        guard connections.count == 2 else { return XCTFail("two connections of side: " + text) }
+        XCTAssertEqual(lines[connections[1] + 1], "scp:   options {}", "no restoration activity while locked: " + text)
+        // Read at the unlock, handed over when side comes forward: "save 3", saved when it connected
+        // into the background over "save 1" (the fixture counts every save: "save 2" is main's, at the lock).
+        let restore = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("scp: restoreInteraction id=side state=foreground-inactive") }, text)
+        XCTAssertEqual(lines[restore + 1], #"scp:   activity {"activityType":"com.example.restore","title":"save 3","userInfo":{}}"#, text)
+        XCTAssertEqual(lines.filter { $0.hasPrefix("scp: restoreInteraction") }.count, 1, text)
+        let events = inProcess.records.filter { $0.kind == "archive" && $0.scene == "side" }.map(\.name)
+        XCTAssertEqual(events, ["saved", "deferred", "saved", "read", "saved"], inProcess.output)
     }
 
     /// A scene delegate function that never returns in an isolated plugin: killed at the isolated-call

@@ -76,6 +76,9 @@ final class ScenePluginTests: XCTestCase {
         void scene_didUpdateUserActivity(lc_app *app, lc_scene *scene, const lc_dict *activity) {
             (void)app; note("didUpdate", scene); strcat(seen, host->dict->json(activity)); strcat(seen, "|");
         }
+        void scene_restoreInteractionStateWithUserActivity(lc_app *app, lc_scene *scene, const lc_dict *activity) {
+            (void)app; note("restoreInteraction", scene); strcat(seen, host->dict->json(activity)); strcat(seen, "|");
+        }
         LC_EXPORT const char *fx_seen(void *unused) { (void)unused; return seen; }
         """
 
@@ -91,7 +94,8 @@ final class ScenePluginTests: XCTestCase {
         XCTAssertEqual(plugin.implementedMethods, [.configurationForConnecting, .didDiscardSceneSessions])
         XCTAssertEqual(plugin.implementedSceneMethods, [.sceneWillConnect, .sceneDidDisconnect, .sceneDidBecomeActive,
                                                         .sceneWillResignActive, .sceneWillEnterForeground, .sceneDidEnterBackground,
-                                                        .stateRestorationActivity, .sceneDidUpdateUserActivity])
+                                                        .stateRestorationActivity, .sceneDidUpdateUserActivity,
+                                                        .sceneRestoreInteractionState])
         let image = try XCTUnwrap(dlopen(path, RTLD_NOW | RTLD_NOLOAD))
 
         try handle.app.perform(.launch())
@@ -100,6 +104,8 @@ final class ScenePluginTests: XCTestCase {
         try handle.app.perform(.updateUserActivity(UserActivity(activityType: "com.example.read", userInfo: ["page": 3]), scene: "main"))
         try handle.app.perform(.disconnectScene("side"))
         try handle.app.perform(.connectScene("side", inBackground: true))  // its saved activity comes back
+        try handle.app.perform(.bringSceneToForeground("side"))  // … and again, to restore the interaction (ABI 1.5)
+        try handle.app.perform(.moveSceneToBackground("side"))
         try handle.app.perform(.disconnectScene("side"))
         try handle.app.perform(.discardSceneSession("side"))
         XCTAssertEqual(text(image, "fx_seen").split(separator: "|").map(String.init), [
@@ -113,6 +119,8 @@ final class ScenePluginTests: XCTestCase {
             "willConnect side",  // its session is kept: no configuration question (decision 47)
             #"{"stateRestorationActivity":{"activityType":"com.example.view","userInfo":{}}}"#,
             "didEnterBackground side", "restoration side",
+            "willEnterForeground side", "restoreInteraction side", #"{"activityType":"com.example.view","userInfo":{}}"#,
+            "didBecomeActive side", "willResignActive side", "didEnterBackground side", "restoration side",
             "didDisconnect side",
             "discard", #"{"side":"Exported"}"#,
         ])
@@ -131,6 +139,12 @@ final class ScenePluginTests: XCTestCase {
             "delegate scene:didUpdateUserActivity: [com.example.exported] {main}",
             "delegate sceneDidDisconnect: [com.example.exported] {side}",
             "delegate scene:willConnectToSession:options: [com.example.exported] {side}",
+            "delegate sceneDidEnterBackground: [com.example.exported] {side}",
+            "delegate stateRestorationActivityForScene: [com.example.exported] {side}",
+            "delegate sceneWillEnterForeground: [com.example.exported] {side}",
+            "delegate scene:restoreInteractionStateWithUserActivity: [com.example.exported] {side}",
+            "delegate sceneDidBecomeActive: [com.example.exported] {side}",
+            "delegate sceneWillResignActive: [com.example.exported] {side}",
             "delegate sceneDidEnterBackground: [com.example.exported] {side}",
             "delegate stateRestorationActivityForScene: [com.example.exported] {side}",
             "delegate sceneDidDisconnect: [com.example.exported] {side}",

@@ -37,10 +37,21 @@ extension Application {
         updateSession(session)
         let scene = Scene(id: id, session: session, requestedByUser: foreground, application: self)
         connectedScenes.append(scene)
+        // The restoration archives are read only while protected data is available (decision 48).
+        scene.restoration.deferred = !isProtectedDataAvailable
+        for slot in sceneSlots {
+            guard isRegistered(slot), slot.handlers.stateRestorationActivity != nil else { continue }
+            guard slot.handlers.willConnect != nil || slot.handlers.restoreInteractionState != nil else { continue }
+            if scene.restoration.deferred {
+                trace(.inScene(scene.id, .archiveDeferred(delegate: slot.id)))
+            } else if let activity = readSceneActivity(slot, scene) {
+                scene.restoration.activities[slot.id] = activity
+            }
+        }
         for slot in sceneSlots {
             guard let willConnect = slot.handlers.willConnect, isRegistered(slot) else { continue }
             var given = session
-            if slot.handlers.stateRestorationActivity != nil { given.stateRestorationActivity = readSceneActivity(slot, scene) }
+            given.stateRestorationActivity = scene.restoration.activities[slot.id]
             try callScene(.sceneWillConnect, slot, scene) { willConnect(self, scene, given, options) }
         }
         try postScene(.sceneWillConnect, scene)
@@ -70,6 +81,37 @@ extension Application {
         }
         setSceneState(scene, .foregroundInactive)
         if applicationEnters { setState(.inactive) }
+        if scene.restoration.beforeFirstForeground { try restoreInteractionState(scene) }
+    }
+
+    /// The scene's first arrival in the foreground since its connection: each scene delegate with a
+    /// restored activity gets `scene:restoreInteractionStateWithUserActivity:` (decision 48); archives
+    /// deferred at the connection are read first.
+    func restoreInteractionState(_ scene: Scene) throws(Killed) {
+        if scene.restoration.deferred, isProtectedDataAvailable { readDeferredRestoration(scene) }
+        scene.restoration.beforeFirstForeground = false
+        let activities = scene.restoration.activities
+        scene.restoration.activities.removeAll()
+        guard !activities.isEmpty else { return }
+        for slot in sceneSlots {
+            guard let restore = slot.handlers.restoreInteractionState, isRegistered(slot), let activity = activities[slot.id] else { continue }
+            try callScene(.sceneRestoreInteractionState, slot, scene) { restore(self, scene, activity) }
+        }
+    }
+
+    /// Reads the restoration archives a scene's connection deferred because protected data was
+    /// unavailable — "When the data becomes available, the system updates the value accordingly"
+    /// (Apple, `UISceneSession.stateRestorationActivity`) — for the scene delegates that take them
+    /// over in `scene:restoreInteractionStateWithUserActivity:`, while the scene has not yet come to
+    /// the foreground.
+    func readDeferredRestoration(_ scene: Scene) {
+        scene.restoration.deferred = false
+        guard scene.restoration.beforeFirstForeground else { return }
+        for slot in sceneSlots {
+            guard isRegistered(slot), slot.handlers.stateRestorationActivity != nil, slot.handlers.restoreInteractionState != nil,
+                  let activity = readSceneActivity(slot, scene) else { continue }
+            scene.restoration.activities[slot.id] = activity
+        }
     }
 
     /// Foreground-inactive → foreground-active; the application becomes active with its first active

@@ -197,6 +197,8 @@ extension Application {
 
     func deliverProtectedDataDidBecomeAvailable(queuedCount: Int?) throws(Killed) {
         isProtectedDataAvailable = true
+        // The scenes' restoration archives their connection deferred are read now (decision 48).
+        for scene in connectedScenes where scene.restoration.deferred { readDeferredRestoration(scene) }
         try callDelegates(.protectedDataDidBecomeAvailable, { $0.protectedDataDidBecomeAvailable })
         try postLifecycle(.protectedDataDidBecomeAvailable, queuedCount: queuedCount)
     }

@@ -131,6 +131,10 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         case archive(ArchiveOperation, delegate: String, keys: Int)
         /// Saving or reading an archive failed; the engine went on (a failed read launches without it).
         case archiveFailed(ArchiveOperation, delegate: String, message: String)
+        /// A scene's restoration archive of the delegate registered under `delegate` was not read at
+        /// the scene's connection: protected data was unavailable (the device locked). It is read when
+        /// the data becomes available (decision 48).
+        case archiveDeferred(delegate: String)
         /// The delegate's encoding failed during `method` (shouldSave or willEncode): nothing was saved,
         /// its previous archive is kept as it was (`StateArchive.failure`).
         case archiveKept(method: DelegateMethod, delegate: String, failure: EncodingFailure)
@@ -145,7 +149,7 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         case sceneStateChanged(scene: String, from: SceneState, to: SceneState, reason: StateChangeReason?)
         /// `event` happened to the scene `scene`: a scene delegate method called for it
         /// (`.delegateCalled`), a scene notification posted with it as sender (`.notificationDelivered`),
-        /// its restoration archive saved or read (`.archive`, `.archiveFailed`). Never nested.
+        /// its restoration archive saved, read or deferred (`.archive`, `.archiveFailed`, `.archiveDeferred`). Never nested.
         case inScene(String, Payload)
         /// An isolated plugin's process failed; the plugin was taken out of the application.
         case pluginFailed(PluginFailure)
@@ -261,6 +265,8 @@ extension TraceEvent.Payload {
             return (.archive, operation == .saved ? "saved" : "read", delegate, "\(keys) keys")
         case .archiveFailed(let operation, let delegate, let message):
             return (.error, "archive", delegate, operation == .saved ? message : "\(message); launching without it")
+        case .archiveDeferred(let delegate):
+            return (.archive, "deferred", delegate, "protected data is unavailable (the device is locked); read when it becomes available")
         case .archiveKept(let method, let delegate, let failure):
             return (.error, "archive", delegate, "not saved, the previous archive is kept: \(method.selector) \(failure.words)")
         case .watchdogOverrun(let report):

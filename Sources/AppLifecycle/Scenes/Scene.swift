@@ -7,7 +7,7 @@
 /// [loop-thread: checked] Read it on the application's loop thread, as the `Application` itself: its
 /// `state` and `session` are `LoopBound`, a use from another thread stops the program naming them.
 public final class Scene: @unchecked Sendable, CustomStringConvertible {
-    // @unchecked: `state` and `session` are LoopBound (every access checks the thread); the rest are lets
+    // @unchecked: `state`, `session` and `restoration` are LoopBound (every access checks the thread); the rest are lets
     // and a weak reference.
     /// The scene's id (its session's `persistentIdentifier`): `main` for the scene a launch connects
     /// unless told otherwise.
@@ -24,6 +24,25 @@ public final class Scene: @unchecked Sendable, CustomStringConvertible {
     }
     private var boundState: LoopBound<SceneState>
     private var boundSession: LoopBound<SceneSession>
+    private var boundRestoration: LoopBound<Restoration>
+
+    /// The restoration activities of this connection, until `scene:restoreInteractionStateWithUserActivity:`
+    /// hands them over (decision 48).
+    struct Restoration {
+        /// The archives were not read at the connection: protected data was unavailable (the device
+        /// was locked). They are read when it becomes available.
+        var deferred = false
+        /// The restored activity of each scene delegate (by id) that implements
+        /// `scene:restoreInteractionStateWithUserActivity:`, not yet handed over.
+        var activities: [String: UserActivity] = [:]
+        /// Whether the scene has yet to reach the foreground for the first time in this connection.
+        var beforeFirstForeground = true
+    }
+
+    var restoration: Restoration {
+        get { boundRestoration.value }
+        _modify { yield &boundRestoration.value }
+    }
     /// Whether the user asked for the scene (it goes to the foreground) or the system did (it goes to
     /// the background, to handle an event).
     public let requestedByUser: Bool
@@ -34,6 +53,7 @@ public final class Scene: @unchecked Sendable, CustomStringConvertible {
         self.id = id
         boundState = LoopBound(.unattached, loop: application.loop, name: "Scene.state")
         boundSession = LoopBound(session, loop: application.loop, name: "Scene.session")
+        boundRestoration = LoopBound(Restoration(), loop: application.loop, name: "Scene.restoration")
         self.requestedByUser = requestedByUser
         self.application = application
     }

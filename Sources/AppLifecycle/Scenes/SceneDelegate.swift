@@ -21,6 +21,7 @@ public protocol SceneDelegate: AnyObject {
     func scene(_ scene: Scene, continue activity: UserActivity)
     func scene(_ scene: Scene, didFailToContinueUserActivityWithType activityType: String, error: String)
     func scene(_ scene: Scene, didUpdate activity: UserActivity)
+    func scene(_ scene: Scene, restoreInteractionStateWith activity: UserActivity)
 }
 
 extension SceneDelegate {
@@ -37,6 +38,7 @@ extension SceneDelegate {
     public func scene(_ scene: Scene, continue activity: UserActivity) {}
     public func scene(_ scene: Scene, didFailToContinueUserActivityWithType activityType: String, error: String) {}
     public func scene(_ scene: Scene, didUpdate activity: UserActivity) {}
+    public func scene(_ scene: Scene, restoreInteractionStateWith activity: UserActivity) {}
 }
 
 extension SceneDelegateHandlers {
@@ -58,5 +60,6 @@ extension SceneDelegateHandlers {
             didFailToContinueUserActivity = { d.scene($1, didFailToContinueUserActivityWithType: $2, error: $3) }
         }
         if r(.sceneDidUpdateUserActivity) { didUpdateUserActivity = { d.scene($1, didUpdate: $2) } }
+        if r(.sceneRestoreInteractionState) { restoreInteractionState = { d.scene($1, restoreInteractionStateWith: $2) } }
     }
 }

@@ -14,12 +14,16 @@ extension DelegateMethod {
     public static let sceneDidFailToContinueUserActivity =
         DelegateMethod(selector: "scene:didFailToContinueUserActivityWithType:error:")
     public static let sceneDidUpdateUserActivity = DelegateMethod(selector: "scene:didUpdateUserActivity:")
+    /// `scene:restoreInteractionStateWithUserActivity:` (iOS 15): the restored activity, handed over when
+    /// the scene first comes to the foreground after its connection.
+    public static let sceneRestoreInteractionState = DelegateMethod(selector: "scene:restoreInteractionStateWithUserActivity:")
 
     /// Every scene delegate method, in the order of `SceneDelegateHandlers`.
     public static let sceneMethods: [DelegateMethod] = [
         .sceneWillConnect, .sceneDidDisconnect, .sceneDidBecomeActive, .sceneWillResignActive, .sceneWillEnterForeground,
         .sceneDidEnterBackground, .sceneOpenURLContexts, .stateRestorationActivity, .sceneWillContinueUserActivity,
         .sceneContinueUserActivity, .sceneDidFailToContinueUserActivity, .sceneDidUpdateUserActivity,
+        .sceneRestoreInteractionState,
     ]
 }
 
@@ -48,6 +52,10 @@ public struct SceneDelegateHandlers {
     /// The activity type and the error's message.
     public var didFailToContinueUserActivity: ((Application, Scene, String, String) -> Void)?
     public var didUpdateUserActivity: ((Application, Scene, UserActivity) -> Void)?
+    /// `scene:restoreInteractionStateWithUserActivity:`: the activity this delegate saved for the scene
+    /// (`stateRestorationActivity`), handed over once a connection, when the scene first reaches
+    /// foreground-inactive — read then if protected data was unavailable at the connection (decision 48).
+    public var restoreInteractionState: ((Application, Scene, UserActivity) -> Void)?
 
     public init() {}
 
@@ -56,7 +64,7 @@ public struct SceneDelegateHandlers {
         let present = [willConnect != nil, didDisconnect != nil, didBecomeActive != nil, willResignActive != nil,
                        willEnterForeground != nil, didEnterBackground != nil, openURLContexts != nil,
                        stateRestorationActivity != nil, willContinueUserActivity != nil, continueUserActivity != nil,
-                       didFailToContinueUserActivity != nil, didUpdateUserActivity != nil]
+                       didFailToContinueUserActivity != nil, didUpdateUserActivity != nil, restoreInteractionState != nil]
         return zip(DelegateMethod.sceneMethods, present).filter(\.1).map(\.0)
     }
 }

@@ -11,7 +11,8 @@ public struct SceneSession: Sendable, Hashable, CustomStringConvertible {
     public internal(set) var configurationName: String?
     /// In `scene:willConnectToSession:options:`, the activity this scene delegate returned from
     /// `stateRestorationActivityForScene:` when the scene last moved to the background (read back from
-    /// its archive); nil elsewhere, and when nothing was saved.
+    /// its archive); nil elsewhere, when nothing was saved, and while protected data is unavailable
+    /// (the device locked: `scene:restoreInteractionStateWithUserActivity:` then brings it, decision 48).
     public internal(set) var stateRestorationActivity: UserActivity?
 
     init(persistentIdentifier: String, configurationName: String? = nil) {

@@ -56,6 +56,7 @@ extension RunnerDelegates {
                 return (false, nil)
             } }
         case .sceneDidUpdateUserActivity: return activity(h.didUpdateUserActivity)
+        case .sceneRestoreInteractionState: return activity(h.restoreInteractionState)
         default:
             return nil
         }
