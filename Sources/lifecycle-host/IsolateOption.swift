@@ -34,13 +34,16 @@ struct HostIsolation: Equatable {
 
 enum IsolateOption {
     /// The arguments as ArgumentParser reads them: a bare `--isolate` (last, or before another option)
-    /// becomes `--isolate=*`.
+    /// becomes `--isolate=*`, a bare `--scenes` `--scenes=multiple`.
     static func spelledForParser(_ arguments: [String]) -> [String] {
         var out: [String] = []
         for (index, argument) in arguments.enumerated() {
             let next = index + 1 < arguments.count ? arguments[index + 1] : nil
-            if argument == "--isolate", next == nil || next!.hasPrefix("-") || next!.isEmpty {
+            let bare = next == nil || next!.hasPrefix("-") || next!.isEmpty
+            if argument == "--isolate", bare {
                 out.append("--isolate=*")
+            } else if argument == "--scenes", bare {
+                out.append("--scenes=multiple")
             } else {
                 out.append(argument)
             }

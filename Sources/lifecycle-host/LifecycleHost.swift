@@ -51,8 +51,10 @@ struct EngineOptions: ParsableArguments {
     @Option(name: .customLong("timeline"), help: "After the run, write a picture of it (SVG).")
     var timeline: String?
 
-    @Flag(name: .customLong("scenes"), help: "A scene-based application (UIApplicationSceneManifest): a launch connects the scene 'main'.")
-    var scenes = false
+    @Option(name: .customLong("scenes"), help: ArgumentHelp(
+        "A scene-based application (UIApplicationSceneManifest): a launch connects the scene 'main'. '--scenes' alone: several scenes "
+            + "at a time; '--scenes single': one (UIApplicationSupportsMultipleScenes = NO).", valueName: "single"))
+    var scenes: String?
 
     var values: EngineValues {
         EngineValues(trace: trace, traceOutput: traceOutput, budgets: budgets, archive: archive, watchdog: watchdog, backgroundModes: backgroundModes,
@@ -74,7 +76,8 @@ struct EngineValues: Equatable {
     var backgroundModes: [String] = []
     var exitsOnSuspend = false
     var timeline: String?
-    var scenes = false
+    /// `--scenes`: nil (not scene-based), "multiple" (`--scenes` alone) or "single".
+    var scenes: String?
 
     /// The names `--budget NAME=…` takes (each also has a camel-case spelling).
     static let budgetNames = ["launch", "did-enter-background", "will-terminate", "completion", "background-task", "expiration-warning", "hang",
@@ -100,7 +103,14 @@ struct EngineValues: Equatable {
             configuration.backgroundModes.insert(mode)
         }
         configuration.exitsOnSuspend = exitsOnSuspend
-        if scenes { configuration.sceneManifest = SceneManifest() }
+        switch scenes {
+        case nil: break
+        case "multiple": configuration.sceneManifest = SceneManifest()
+        case "single": configuration.sceneManifest = SceneManifest(supportsMultipleScenes: false)
+        case let other?:
+            throw ValidationError("--scenes takes 'single' (one scene at a time) or nothing (several), not '\(other)'"
+                                  + didYouMean(other, among: ["single"]))
+        }
         configuration.archiveDirectory = archive.map(absolute)
         for budget in budgets {
             let parts = budget.split(separator: "=", maxSplits: 1).map(String.init)

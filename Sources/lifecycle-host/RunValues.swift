@@ -103,7 +103,14 @@ struct RunValues: Equatable {
             case "--no-socket": values.noSocket = true
             case "--allow-unsafe-plugins": values.allowUnsafePlugins = true
             case "--exits-on-suspend": values.engine.exitsOnSuspend = true
-            case "--scenes": values.engine.scenes = true
+            case "--scenes":
+                // Bare (several scenes), or followed by its value (a word not starting with '-').
+                if index < arguments.count, !arguments[index].hasPrefix("-"), !arguments[index].isEmpty {
+                    values.engine.scenes = arguments[index]
+                    index += 1
+                } else {
+                    values.engine.scenes = "multiple"
+                }
             case "--rescan": values.rescan = true
             case "--isolate":
                 // Bare, or followed by a list of ids (a word not starting with '-').

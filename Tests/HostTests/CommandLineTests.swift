@@ -20,15 +20,17 @@ final class CommandLineTests: XCTestCase {
             ["run", "--pressure-delay", "soon"],
             ["run", "--pressure-delay", "1e300"],
             ["run", "--trace-output", "t.json", "--trace", "json"],
+            ["run", "--scenes", "--script", "s.scenario"], ["run", "--scenes"], ["run", "--no-clock", "--scenes", "single"],
+            ["run", "--scenes", "singel", "--no-socket"],
         ]
         for line in lines {
             let fast = try XCTUnwrap(RunValues.parse(line), "\(line)")
             // A line whose values do not validate is refused by both, with the same words.
             if let refusal = refusal({ _ = try fast.options() }) {
-                XCTAssertEqual(refusal, self.refusal({ _ = try Run.parse(Array(line.dropFirst())) }), "\(line)")
+                XCTAssertEqual(refusal, self.refusal({ _ = try Run.parse(IsolateOption.spelledForParser(Array(line.dropFirst()))) }), "\(line)")
                 continue
             }
-            let parsed = try Run.parse(Array(line.dropFirst())).values
+            let parsed = try Run.parse(IsolateOption.spelledForParser(Array(line.dropFirst()))).values
             XCTAssertEqual(fast, parsed, "\(line)")
         }
     }

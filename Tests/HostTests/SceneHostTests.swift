@@ -177,6 +177,30 @@ final class SceneHostTests: XCTestCase {
                       result.output)
     }
 
+    /// `--scenes single`: a single-scene application (UIApplicationSupportsMultipleScenes = NO), on the
+    /// binary, through the ArgumentParser path (`--isolate`) and the fast path; a bad value is refused.
+    func testSingleSceneFromTheCommandLine() throws {
+        let folder = try CBuild.temporaryFolder("single-scene")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let script = folder + "/s.scenario"
+        try "launch\nscene connect side\nterminate\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let refusal = "\(script):2: action 'scene connect side' is not allowed: the application does not support multiple scenes and scene 'main' is connected\n"
+        for extra in [[], ["--isolate"]] {
+            let result = try CBuild.run(host, ["run", "--no-socket", "--no-pressure", "--no-clock", "--scenes", "single", "--script", script] + extra)
+            XCTAssertEqual(result.status, 2, result.output)
+            XCTAssertTrue(result.output.hasSuffix(refusal), result.output)
+        }
+        // Several scenes with the bare flag, in both parsers.
+        try "launch\nscene connect side\nexpect-scene side foreground-active\nterminate\n".write(toFile: script, atomically: true, encoding: .utf8)
+        for extra in [[], ["--isolate"]] {
+            let result = try CBuild.run(host, ["run", "--no-socket", "--no-pressure", "--no-clock", "--script", script] + extra + ["--scenes"])
+            XCTAssertEqual(result.status, 0, result.output)
+        }
+        let bad = try CBuild.run(host, ["run", "--no-socket", "--scenes", "singel"])
+        XCTAssertEqual(bad.status, 64, bad.output)
+        XCTAssertTrue(bad.output.contains("--scenes takes 'single' (one scene at a time) or nothing (several), not 'singel' (did you mean 'single'?)"), bad.output)
+    }
+
     // MARK: Timeline, in process
 
     func testTimelineDrawsOneLanePerSceneFromTypedEvents() throws {

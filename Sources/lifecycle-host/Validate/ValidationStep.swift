@@ -55,7 +55,7 @@ final class ValidationStep: @unchecked Sendable {
             fputs("lifecycle-host \(name): started by 'lifecycle-host validate' only\n", stderr)
             return 64
         }
-        engine.scenes = sequence.scenes
+        engine.scenes = sequence.scenes ? "multiple" : nil
         return ValidationStep(sequence: sequence, path: path, loading: loading, engine: engine).run()
     }
 
