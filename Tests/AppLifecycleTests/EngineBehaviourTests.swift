@@ -11,7 +11,7 @@ final class EngineBehaviourTests: XCTestCase {
         XCTAssertApplicationError(try h.app.perform(.home), .illegalAction,
                                   "action 'home' is not allowed while the application is not-running: only a foreground application can be switched away from")
         XCTAssertApplicationError(try h.app.perform(.purge), .illegalAction,
-                                  "action 'purge' is not allowed while the application is not-running: only a suspended application is purged")
+                                  "action 'purge' is not allowed while the application is not-running: only an application in the background (running or suspended) is purged")
         XCTAssertApplicationError(try h.app.perform(.terminate), .illegalAction,
                                   "action 'terminate' is not allowed while the application is not-running")
         XCTAssertEqual(h.trace, [], "a refused action leaves no trace and changes nothing")

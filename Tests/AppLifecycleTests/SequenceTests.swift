@@ -191,6 +191,27 @@ final class SequenceTests: XCTestCase {
         XCTAssertEqual(h.app.state, .background)
     }
 
+    /// Seed 000: `applicationWillTerminate:` "may be called in situations where the app is running in
+    /// the background (not suspended) and the system needs to terminate it"; seed 003: "iOS may purge
+    /// background apps". A purge of an application running in the background (held there by a
+    /// background task) runs the willTerminate sequence, then drops what it held (decision 49).
+    func testPurgeWhileRunningInTheBackgroundCallsWillTerminate() throws {
+        let h = try Harness()
+        try h.launch()
+        var expired = false
+        _ = try h.app.beginBackgroundTask(named: "upload") { expired = true }
+        try h.perform(.home)
+        XCTAssertEqual(h.app.state, .background, "the task keeps it running")
+        XCTAssertEqual(try h.perform(.purge), [
+            "delegate applicationWillTerminate: [a]",
+            "notification willTerminate",
+            "state not-running (purged while running in the background, after applicationWillTerminate:)",
+        ])
+        XCTAssertEqual(h.app.state, .notRunning)
+        XCTAssertFalse(expired, "the task is dropped with the process; its expiration handler does not run")
+        XCTAssertEqual(h.app.backgroundTasks.count, 0)
+    }
+
     func testPurgeWhileSuspendedDeliversNothing() throws {
         let h = try Harness()
         try h.launch()

@@ -356,6 +356,20 @@ final class HostEndToEndTests: XCTestCase {
         ])
     }
 
+    /// A purge of an application running in the background: the recorder (a C plugin) gets
+    /// applicationWillTerminate: (seed 000, decision 49).
+    func testPurgeWhileRunningInTheBackground() throws {
+        XCTAssertEqual(Array(try trace("purge-background", ["--background-mode", "audio"]).suffix(7)), [
+            "notification didEnterBackground background",
+            "input expect-state background background (script purge-background.scenario:5)",
+            "action purge background",
+            "delegate applicationWillTerminate: background [rec]",
+            "notification willTerminate background",
+            "state not-running not-running (purged while running in the background, after applicationWillTerminate:)",
+            "input expect-state not-running not-running (script purge-background.scenario:7)",
+        ])
+    }
+
     func testTerminateWhileInTheBackground() throws {
         XCTAssertEqual(try trace("terminate-background", ["--background-mode", "audio"]), [
             "plugin loaded not-running [rec]",

@@ -88,7 +88,8 @@ public struct Action: Sendable, CustomStringConvertible {
     public static func remoteNotification(_ payload: UserInfo = UserInfo()) -> Action { Action(kind: .remoteNotification(payload)) }
     /// The system terminates the application.
     public static let terminate = Action(kind: .terminate)
-    /// Memory pressure purges the suspended application, without notice.
+    /// Memory pressure purges an application in the background: a suspended one without notice; one
+    /// running in the background after `applicationWillTerminate:` (seed 000, decision 49).
     public static let purge = Action(kind: .purge)
 
     // Scenes (Apple, "Managing your app's life cycle"): scene-based applications only.

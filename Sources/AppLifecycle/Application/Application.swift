@@ -395,7 +395,9 @@ public final class Application: @unchecked Sendable {
         case .terminate:
             guard state != .notRunning else { throw illegal() }
         case .purge:
-            guard state == .suspended else { throw illegal("only a suspended application is purged") }
+            guard state == .suspended || state == .background else {
+                throw illegal("only an application in the background (running or suspended) is purged")
+            }
         case .scene(let operation):
             try validateScene(operation, name)
         case .continueUserActivity(let activity, let scene, _):
@@ -492,7 +494,12 @@ public final class Application: @unchecked Sendable {
                 try terminateSequence()
             }
         case .purge:
-            goNotRunning(.purgedWhileSuspended)
+            if state == .suspended {
+                goNotRunning(.purgedWhileSuspended)
+            } else {
+                // "the system needs to terminate it" while it runs in the background (seed 000).
+                try terminateSequence(.purgedInBackground)
+            }
         case .scene(let operation):
             try runScene(operation)
         case .continueUserActivity(let activity, let scene, let error):

@@ -65,6 +65,9 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         case terminatedWhileSuspended
         /// Purged by memory pressure while suspended: no callback ran (as on iOS).
         case purgedWhileSuspended
+        /// Purged by memory pressure while running in the background: the willTerminate sequence ran
+        /// first (seed 000, decision 49).
+        case purgedInBackground
     }
 
     /// Why a notification was not delivered.
@@ -310,6 +313,7 @@ extension TraceEvent.StateChangeReason {
         case .killedByWatchdog: return "killed by the watchdog"
         case .terminatedWhileSuspended: return "terminated while suspended: no callback, as on iOS"
         case .purgedWhileSuspended: return "purged while suspended: no callback, as on iOS"
+        case .purgedInBackground: return "purged while running in the background, after applicationWillTerminate:"
         }
     }
 }
