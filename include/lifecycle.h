@@ -46,7 +46,8 @@ extern "C" {
                                 //      (lc_app_load_plugin_with_options, lc_load_options_t)
                                 // 1.4: plugins' quotas (LC_ERR_QUOTA)
                                 // 1.5: scene:restoreInteractionStateWithUserActivity: (appended to lc_delegate_t and
-                                //      lc_plugin_delegate_t, scene_restoreInteractionStateWithUserActivity)
+                                //      lc_plugin_delegate_t, scene_restoreInteractionStateWithUserActivity), the
+                                //      memory-warning limit (lc_config_t.memory_warning_limit)
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -402,6 +403,11 @@ typedef struct lc_config {
     // unwound: the app stops once it returns). 0 keeps the default, 5. Measured by sampling: reported
     // within a quarter of the budget (at most 1 s) after it ends.
     double hang_budget;
+    // Appended in 1.5. The memory-warning escalation policy: after this many memory warnings in a row
+    // without relief (an LC_MEMORY_NORMAL warning relieves), the next one terminates the application
+    // outright, with no callback (state reason "terminated outright: memory still short after N memory
+    // warnings …"; docs/lifecycle.md, decision 50). 0 (the default): never. At most 1000.
+    uint32_t memory_warning_limit;
 } lc_config_t;
 
 /// Fills `config` with the defaults (struct_size included). [thread-safe]

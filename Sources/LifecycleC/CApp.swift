@@ -183,6 +183,7 @@ package func configuration(from config: UnsafePointer<lc_config_t>?) throws(CSta
     b.hang = try CSeconds.budget(c.hang_budget, field: "hang_budget", keep: b.hang)  // 1.3: a 1.2 struct is zero-filled there
     configuration.budgets = b
     configuration.archiveDirectory = archiveDirectory
+    configuration.memoryWarningLimit = c.memory_warning_limit == 0 ? nil : Int(c.memory_warning_limit)  // 1.5; checked: ≤ 1000
     if c.scene_manifest & UInt32(LC_SCENE_MANIFEST) != 0 {
         configuration.sceneManifest = SceneManifest(supportsMultipleScenes: c.scene_manifest & UInt32(LC_SCENE_MANIFEST_SINGLE_SCENE) == 0)
     }

@@ -11,6 +11,7 @@ import CLifecycleABI
 /// - `exits_on_suspend`: 0 or 1;
 /// - `scene_manifest`: 0, `LC_SCENE_MANIFEST`, or `LC_SCENE_MANIFEST | LC_SCENE_MANIFEST_SINGLE_SCENE`
 ///   (single scene alone names no scene-based application);
+/// - `memory_warning_limit`: 0 (never) to `maximumMemoryWarningLimit` (1,000);
 /// - `archive_directory`: NULL (no state preservation), or an absolute path in UTF-8 (not empty).
 ///
 /// A shorter, older struct's missing fields are the defaults and always pass.
@@ -21,6 +22,9 @@ package enum ConfigRanges {
         | LC_BACKGROUND_REMOTE_NOTIFICATION | LC_BACKGROUND_PROCESSING)
     /// Every `LC_SCENE_MANIFEST*` bit of the header.
     package static let allSceneManifestFlags = UInt32(LC_SCENE_MANIFEST | LC_SCENE_MANIFEST_SINGLE_SCENE)
+
+    /// The largest `memory_warning_limit` (and the host's `--memory-warning-limit`).
+    package static let maximumMemoryWarningLimit: UInt32 = 1000
 
     /// Checks the fields of `c` (a full struct: the caller's bytes over the defaults).
     /// - Returns: the archive folder (nil: none), read once from the caller's string.
@@ -45,6 +49,9 @@ package enum ConfigRanges {
         }
         guard c.scene_manifest != UInt32(LC_SCENE_MANIFEST_SINGLE_SCENE) else {
             throw invalid("scene_manifest is LC_SCENE_MANIFEST_SINGLE_SCENE alone; add LC_SCENE_MANIFEST (a scene-based application)")
+        }
+        guard c.memory_warning_limit <= maximumMemoryWarningLimit else {
+            throw invalid("memory_warning_limit is \(c.memory_warning_limit); 0 (never) to \(maximumMemoryWarningLimit)")
         }
         guard let directory = c.archive_directory else { return nil }
         guard directory.pointee != 0 else {

@@ -56,9 +56,14 @@ struct EngineOptions: ParsableArguments {
             + "at a time; '--scenes single': one (UIApplicationSupportsMultipleScenes = NO).", valueName: "single"))
     var scenes: String?
 
+    @Option(name: .customLong("memory-warning-limit"), help: ArgumentHelp(
+        "After N memory warnings in a row without relief (memory-warning normal), the next terminates the app outright (1 to 1000; default never).",
+        valueName: "N"))
+    var memoryWarningLimit: String?
+
     var values: EngineValues {
         EngineValues(trace: trace, traceOutput: traceOutput, budgets: budgets, archive: archive, watchdog: watchdog, backgroundModes: backgroundModes,
-                     exitsOnSuspend: exitsOnSuspend, timeline: timeline, scenes: scenes)
+                     exitsOnSuspend: exitsOnSuspend, timeline: timeline, scenes: scenes, memoryWarningLimit: memoryWarningLimit)
     }
 
     func apply(to options: inout RunOptions) throws { try values.apply(to: &options) }
@@ -78,6 +83,8 @@ struct EngineValues: Equatable {
     var timeline: String?
     /// `--scenes`: nil (not scene-based), "multiple" (`--scenes` alone) or "single".
     var scenes: String?
+    /// `--memory-warning-limit`, as given (checked by `apply`).
+    var memoryWarningLimit: String?
 
     /// The names `--budget NAME=…` takes (each also has a camel-case spelling).
     static let budgetNames = ["launch", "did-enter-background", "will-terminate", "completion", "background-task", "expiration-warning", "hang",
@@ -112,6 +119,13 @@ struct EngineValues: Equatable {
                                   + didYouMean(other, among: ["single"]))
         }
         configuration.archiveDirectory = archive.map(absolute)
+        if let memoryWarningLimit {
+            // Range-checked as text first: no conversion traps on a huge number.
+            guard memoryWarningLimit.count <= 4, let limit = Int(memoryWarningLimit), (1...Int(ConfigRanges.maximumMemoryWarningLimit)).contains(limit) else {
+                throw ValidationError("--memory-warning-limit must be a whole number from 1 to \(ConfigRanges.maximumMemoryWarningLimit), not '\(memoryWarningLimit)'")
+            }
+            configuration.memoryWarningLimit = limit
+        }
         for budget in budgets {
             let parts = budget.split(separator: "=", maxSplits: 1).map(String.init)
             guard parts.count == 2 else { throw ValidationError("--budget expects NAME=SECONDS, got '\(budget)'") }

@@ -142,6 +142,7 @@ struct RunValues: Equatable {
                 case "--trace": values.engine.trace = value
                 case "--trace-output": values.engine.traceOutput = value
                 case "--watchdog": values.engine.watchdog = value
+                case "--memory-warning-limit": values.engine.memoryWarningLimit = value
                 case "--restart": values.restart = value
                 case "--isolate-budget": values.isolateBudget = value
                 case "--scan-budget": values.scanBudget = value

@@ -191,6 +191,41 @@ final class SequenceTests: XCTestCase {
         XCTAssertEqual(h.app.state, .background)
     }
 
+    /// Seed 002: "If your app does not release enough memory during low-memory conditions, the system
+    /// may terminate it outright." With a limit of 2, two warnings in a row are delivered; the third
+    /// terminates the application with no callback. A `normal` warning relieves (the count starts
+    /// again), and so does a new run (decision 50).
+    func testUnrelievedMemoryWarningsTerminateTheApplicationOutright() throws {
+        let h = try Harness {
+            $0.memoryWarningLimit = 2
+            $0.backgroundModes = [.audio]  // keeps it running in the background, where warnings still come
+        }
+        try h.launch()
+        try h.perform(.memoryWarning(.warning))
+        try h.perform(.memoryWarning(.critical))
+        try h.perform(.memoryWarning(.normal))  // relief
+        try h.perform(.memoryWarning(.warning))
+        try h.perform(.home)
+        XCTAssertEqual(try h.perform(.memoryWarning(.critical)), [
+            "delegate applicationDidReceiveMemoryWarning: [a]",
+            #"notification didReceiveMemoryWarning ({"level":"critical"})"#,
+        ], "the second since the relief is still delivered (in the background too)")
+        XCTAssertEqual(try h.perform(.memoryWarning(.warning)), [
+            "state not-running (terminated outright: memory still short after 2 memory warnings without relief (the memory-warning limit); no callback)",
+        ])
+        XCTAssertEqual(h.app.state, .notRunning)
+        // A new run starts counting again.
+        try h.launch()
+        try h.perform(.memoryWarning(.warning))
+        try h.perform(.memoryWarning(.warning))
+        XCTAssertEqual(h.app.state, .active)
+        // Without a limit (the default) warnings never end the application.
+        let unlimited = try Harness()
+        try unlimited.launch()
+        for _ in 0..<50 { try unlimited.perform(.memoryWarning(.critical)) }
+        XCTAssertEqual(unlimited.app.state, .active)
+    }
+
     /// Seed 000: `applicationWillTerminate:` "may be called in situations where the app is running in
     /// the background (not suspended) and the system needs to terminate it"; seed 003: "iOS may purge
     /// background apps". A purge of an application running in the background (held there by a

@@ -22,6 +22,8 @@ final class CommandLineTests: XCTestCase {
             ["run", "--trace-output", "t.json", "--trace", "json"],
             ["run", "--scenes", "--script", "s.scenario"], ["run", "--scenes"], ["run", "--no-clock", "--scenes", "single"],
             ["run", "--scenes", "singel", "--no-socket"],
+            ["run", "--memory-warning-limit", "3"], ["run", "--memory-warning-limit", "0"], ["run", "--memory-warning-limit", "1001"],
+            ["run", "--memory-warning-limit", "99999999999999999999999"], ["run", "--memory-warning-limit", "two"],
         ]
         for line in lines {
             let fast = try XCTUnwrap(RunValues.parse(line), "\(line)")

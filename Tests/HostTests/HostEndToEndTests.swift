@@ -370,6 +370,22 @@ final class HostEndToEndTests: XCTestCase {
         ])
     }
 
+    /// `--memory-warning-limit 2`: the recorder (a C plugin) gets two warnings; the third ends the
+    /// application outright, with no callback (seed 002, decision 50); the run ends cleanly.
+    func testTheMemoryWarningLimitEndsTheApplicationOutright() throws {
+        XCTAssertEqual(Array(try trace("memory-limit", ["--memory-warning-limit", "2"]).suffix(8)), [
+            "delegate applicationDidReceiveMemoryWarning: active [rec]",
+            #"notification didReceiveMemoryWarning active ({"level":"warning"})"#,
+            "action memory-warning active (critical)",
+            "delegate applicationDidReceiveMemoryWarning: active [rec]",
+            #"notification didReceiveMemoryWarning active ({"level":"critical"})"#,
+            "action memory-warning active (warning)",
+            "state not-running not-running (terminated outright: memory still short after 2 memory warnings without relief "
+                + "(the memory-warning limit); no callback)",
+            "input expect-state not-running not-running (script memory-limit.scenario:7)",
+        ])
+    }
+
     func testTerminateWhileInTheBackground() throws {
         XCTAssertEqual(try trace("terminate-background", ["--background-mode", "audio"]), [
             "plugin loaded not-running [rec]",

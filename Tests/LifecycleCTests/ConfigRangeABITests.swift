@@ -48,6 +48,8 @@ final class ConfigRangeABITests: XCTestCase {
              "config->archive_directory is a relative path (it does not start with '/'); an absolute path, or NULL for no state preservation"),
             ("not UTF-8", { $0.archive_directory = UnsafePointer(latin1) },
              "config->archive_directory is not valid UTF-8; an absolute path in UTF-8, or NULL for no state preservation"),
+            ("limit 1001", { $0.memory_warning_limit = 1001 }, "config->memory_warning_limit is 1001; 0 (never) to 1000"),
+            ("limit max", { $0.memory_warning_limit = .max }, "config->memory_warning_limit is 4294967295; 0 (never) to 1000"),
         ]
         for (name, edit, message) in cases {
             let result = create(edit)
@@ -67,6 +69,8 @@ final class ConfigRangeABITests: XCTestCase {
             ("single scene", { $0.scene_manifest = UInt32(LC_SCENE_MANIFEST | LC_SCENE_MANIFEST_SINGLE_SCENE) }),
             ("NULL folder", { $0.archive_directory = nil }),
             ("absolute folder", { $0.archive_directory = UnsafePointer(folder) }),
+            ("limit 1", { $0.memory_warning_limit = 1 }),
+            ("limit 1000", { $0.memory_warning_limit = 1000 }),
         ]
         for (name, edit) in edges { XCTAssertEqual(create(edit).status, lc_status(LC_OK), name) }
 
@@ -78,7 +82,9 @@ final class ConfigRangeABITests: XCTestCase {
         config.exits_on_suspend = 1
         config.scene_manifest = UInt32(LC_SCENE_MANIFEST | LC_SCENE_MANIFEST_SINGLE_SCENE)
         config.archive_directory = UnsafePointer(folder)
+        config.memory_warning_limit = 3
         let configuration = try LifecycleC.configuration(from: &config)
+        XCTAssertEqual(configuration.memoryWarningLimit, 3)
         XCTAssertEqual(configuration.watchdogPolicy, .report)
         XCTAssertEqual(configuration.backgroundModes.rawValue, 0x1FF)
         XCTAssertTrue(configuration.exitsOnSuspend)
@@ -91,5 +97,13 @@ final class ConfigRangeABITests: XCTestCase {
         config.scene_manifest = 0xF0
         config.struct_size = UInt32(MemoryLayout<lc_config_t>.offset(of: \lc_config_t.scene_manifest)!)
         XCTAssertNil(try LifecycleC.configuration(from: &config).sceneManifest)
+
+        // A 1.4-sized struct ends before memory_warning_limit: never, whatever lies past it.
+        config = lc_config_t()
+        lc_config_init(&config)
+        XCTAssertEqual(config.memory_warning_limit, 0, "the default: never")
+        config.memory_warning_limit = 5000
+        config.struct_size = UInt32(MemoryLayout<lc_config_t>.offset(of: \lc_config_t.memory_warning_limit)!)
+        XCTAssertNil(try LifecycleC.configuration(from: &config).memoryWarningLimit)
     }
 }

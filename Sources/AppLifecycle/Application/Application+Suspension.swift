@@ -105,6 +105,7 @@ extension Application {
         forgetTasks()
         queued.removeAll()
         interrupted = false
+        unrelievedMemoryWarnings = 0
         returningScenes.removeAll()
         interruptedScenes.removeAll()
         // The device lock belongs to the device, not to this run: it outlives a termination, a purge

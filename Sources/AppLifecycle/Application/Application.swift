@@ -157,6 +157,9 @@ public final class Application: @unchecked Sendable {
     var currentAction: String?
     var interrupted = false
     var lockedFromForeground = false
+    /// Memory warnings delivered since the last relief (`memory-warning normal`) in this run: the
+    /// escalation policy's count (`Configuration.memoryWarningLimit`).
+    var unrelievedMemoryWarnings = 0
     var queued: [QueuedNotification] = []
     var tasks: [OpenTask] = []
     /// How many of `tasks` each owner began (kept with `tasks`: `backgroundTaskCount(owner:)`).
@@ -433,6 +436,16 @@ public final class Application: @unchecked Sendable {
         case .unlock:
             try unlock()
         case .memoryWarning(let level):
+            if level == .normal {
+                unrelievedMemoryWarnings = 0
+            } else if let limit = configuration.memoryWarningLimit, limit > 0, unrelievedMemoryWarnings >= limit {
+                // "If your app does not release enough memory during low-memory conditions, the system may
+                // terminate it outright" (seed 002): no callback, the warning not delivered (decision 50).
+                goNotRunning(.terminatedForMemory(warnings: unrelievedMemoryWarnings))
+                return
+            } else {
+                unrelievedMemoryWarnings += 1
+            }
             try callDelegates(.didReceiveMemoryWarning, { $0.didReceiveMemoryWarning })
             try postLifecycle(.didReceiveMemoryWarning, userInfo: ["level": .string(level.rawValue)])
         case .significantTimeChange:

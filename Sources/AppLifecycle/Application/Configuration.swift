@@ -106,6 +106,12 @@ public struct Configuration: Sendable {
     public var sceneManifest: SceneManifest?
     /// Where state-preservation archives live (one file per delegate id); nil turns preservation off.
     public var archiveDirectory: String?
+    /// The memory-warning escalation policy: the application is warned this many times in a row
+    /// without relief (a `memory-warning normal` relieves it), and the next warning terminates it
+    /// outright instead — no callback, as the system ends an application that "does not release enough
+    /// memory" (seed 002; docs/lifecycle.md, decision 50). Nil (the default), or below 1: never. The
+    /// host's `--memory-warning-limit`, C's `lc_config_t.memory_warning_limit` (at most 1,000).
+    public var memoryWarningLimit: Int?
     /// The engine logs at debug level (and watchdog reports at warning); it never prints.
     public var logger = Logger(label: "AppLifecycle")
     /// Called on the watchdog thread (or the loop thread for completion/background-task overruns) for

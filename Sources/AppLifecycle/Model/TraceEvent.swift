@@ -68,6 +68,9 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         /// Purged by memory pressure while running in the background: the willTerminate sequence ran
         /// first (seed 000, decision 49).
         case purgedInBackground
+        /// Terminated outright by the memory-warning escalation policy: `warnings` warnings in a row
+        /// went unrelieved (`Configuration.memoryWarningLimit`); no callback ran (seed 002, decision 50).
+        case terminatedForMemory(warnings: Int)
     }
 
     /// Why a notification was not delivered.
@@ -314,6 +317,8 @@ extension TraceEvent.StateChangeReason {
         case .terminatedWhileSuspended: return "terminated while suspended: no callback, as on iOS"
         case .purgedWhileSuspended: return "purged while suspended: no callback, as on iOS"
         case .purgedInBackground: return "purged while running in the background, after applicationWillTerminate:"
+        case .terminatedForMemory(let warnings):
+            return "terminated outright: memory still short after \(warnings) memory warning\(warnings == 1 ? "" : "s") without relief (the memory-warning limit); no callback"
         }
     }
 }
