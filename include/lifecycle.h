@@ -47,7 +47,8 @@ extern "C" {
                                 // 1.4: plugins' quotas (LC_ERR_QUOTA)
                                 // 1.5: scene:restoreInteractionStateWithUserActivity: (appended to lc_delegate_t and
                                 //      lc_plugin_delegate_t, scene_restoreInteractionStateWithUserActivity), the
-                                //      memory-warning limit (lc_config_t.memory_warning_limit)
+                                //      memory-warning limit (lc_config_t.memory_warning_limit), the host API's
+                                //      is_protected_data_available and background_time_remaining
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -925,6 +926,19 @@ struct lc_host_api {
     lc_status (*scene_get_state)(lc_plugin *plugin, const lc_scene *scene, lc_scene_state *out);
     lc_status (*scene_get_session_id)(lc_plugin *plugin, const lc_scene *scene, const char **out);
     lc_status (*scene_get_configuration_name)(lc_plugin *plugin, const lc_scene *scene, const char **out);
+
+    // ---- ABI 1.5 (a plugin declaring an older minor checks struct_size before calling these) ----
+
+    /// Whether protected data is available (UIApplication.isProtectedDataAvailable, as
+    /// lc_app_is_protected_data_available): false from applicationProtectedDataWillBecomeUnavailable
+    /// (the device locked) until applicationProtectedDataDidBecomeAvailable. Isolated, the host is asked
+    /// (a round trip). false for a bad handle or off the main thread. [main-thread]
+    bool (*is_protected_data_available)(lc_plugin *plugin);
+    /// The background time left, in seconds (UIApplication.backgroundTimeRemaining, as
+    /// lc_app_background_time_remaining): negative means unlimited (in the foreground); 0 when
+    /// suspended or not running. Isolated, the host is asked (a round trip). 0 for a bad handle or off
+    /// the main thread. [main-thread]
+    double (*background_time_remaining)(lc_plugin *plugin);
 };
 
 /// Loads a plugin from an absolute path (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), checks it, and runs

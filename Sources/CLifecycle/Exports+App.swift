@@ -158,7 +158,7 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
 
 @c @implementation public func lc_app_background_time_remaining(_ app: OpaquePointer?) -> Double {
     guard let app else { return 0 }
-    return AppHandle.from(app).app.backgroundTimeRemaining.map(\.secondsDouble) ?? -1
+    return AppHandle.from(app).app.backgroundTimeRemainingSeconds
 }
 
 @c @implementation public func lc_app_set_trace(_ app: OpaquePointer?,

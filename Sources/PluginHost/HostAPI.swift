@@ -278,6 +278,14 @@ package enum HostAPITable {
             HostCalls.withPlugin(plugin, "scene_get_configuration_name", mainThread: true) { _, handle in
                 SceneAccessors.configurationName(UnsafeRawPointer(scene), out, "scene_get_configuration_name", application: handle)
             }
+        },
+        is_protected_data_available: { plugin in
+            guard let owner = PluginHandles.plugin(for: plugin)?.owner, owner.loop.isOnLoopThread else { return false }
+            return owner.app.isProtectedDataAvailable
+        },
+        background_time_remaining: { plugin in
+            guard let owner = PluginHandles.plugin(for: plugin)?.owner, owner.loop.isOnLoopThread else { return 0 }
+            return owner.app.backgroundTimeRemainingSeconds
         }
     )
     }

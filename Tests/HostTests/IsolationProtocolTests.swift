@@ -58,6 +58,8 @@ final class IsolationProtocolTests: XCTestCase {
             ("trailing", Self.frame(kind: 0x85, word: 1, payload: [1, 2, 3]), "the removeObserver frame has 3 bytes after its last field"),
             ("result", Self.frame(kind: 0x8C, word: 3, payload: [1] + Self.le32(UInt32.max) + [0]), "a result for call 3, which is not waiting"),
             ("flag", Self.frame(kind: 0x8C, word: 3, payload: [1] + Self.le32(UInt32.max) + [2]), "the result frame's encoding flag is 2"),
+            ("query", Self.frame(kind: 0x91, word: 1, payload: [0]), "a query of kind 0"),
+            ("queryshort", Self.frame(kind: 0x91, word: 1), "the query frame ends inside its query (0 bytes left, 1 needed)"),
             ("name", Self.frame(kind: 0x86, payload: Self.le32(500) + [UInt8](repeating: 0, count: 8) + Self.le32(UInt32.max)),
              "name id 500 was never sent with its text"),
             ("dict", Self.frame(kind: 0x86, payload: Self.le32(2) + [UInt8](repeating: 0, count: 8) + Self.le32(3) + [0x01, 0x02, 0x03]),

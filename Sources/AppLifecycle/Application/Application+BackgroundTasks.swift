@@ -86,6 +86,10 @@ extension Application {
         }
     }
 
+    /// `backgroundTimeRemaining` in seconds as the C ABI gives it: negative for unlimited (the
+    /// foreground). [loop-thread]
+    public var backgroundTimeRemainingSeconds: Double { backgroundTimeRemaining.map(\.secondsDouble) ?? -1 }
+
     func scheduleBackgroundTimers() {
         cancelBackgroundTimers()
         guard state == .background, !tasks.isEmpty, let since = backgroundSince else { return }

@@ -96,6 +96,13 @@ extension IsolatedPlugin {
             try frame.finish()
             guard status == .unloading else { throw ProtocolViolation("unloaded without being asked") }
             unloadedSeen = true
+        case .query:
+            let asked = try frame.u8("query")
+            try frame.finish()
+            guard let query = HostQuery(rawValue: asked) else { throw ProtocolViolation("a query of kind \(asked)") }
+            switch query {
+            case .backgroundTimeRemaining: reply(word, lc_status(LC_OK), value: handle.app.backgroundTimeRemainingSeconds.bitPattern)
+            }
         case .quotaRefused:
             let during = try frame.u64("the frame the refused call was made in")
             try frame.finish()
@@ -219,7 +226,7 @@ extension IsolatedPlugin {
         withApplication { handle in
             let info = record.userInfo.map { UserInfoBox.from(OpaquePointer($0)).value }
             let notification = Backlog.Held(token: token, name: record.nameID, sender: UInt(bitPattern: record.sender),
-                                            userInfo: info, state: UInt8(truncatingIfNeeded: handle.app.state.lcState))
+                                            userInfo: info, state: IsolationProtocol.stateByte(handle.app))
             if backlog != nil { backlog?.hold(notification) } else { sendNotification(notification, in: handle) }
         }
     }

@@ -71,7 +71,7 @@ extension IsolatedPlugin {
         let now = length >= Self.coarseClockBudget ? lcs_monotonic_coarse_ns() : lcs_monotonic_ns()
         let deadline = now + length
         let channel = process.channel
-        let frameState = state ?? UInt8(truncatingIfNeeded: handle.app.state.lcState)
+        let frameState = state ?? IsolationProtocol.stateByte(handle.app)
         guard channel.out.frame(kind, word: word, state: frameState, body) else { return notSent(what, why: channel.out.refusal) }
         let entry = EventLog.Entry(what: what, budget: budget, deadline: deadline, sentAt: now)
         let number = events.append(entry)

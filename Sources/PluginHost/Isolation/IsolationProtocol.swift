@@ -1,16 +1,17 @@
 import AppLifecycle
 
 /// The protocol between the host and an isolated plugin's process (the runner), over a Unix stream
-/// socket pair. Version 5 (2: `proceed` carries the plugin's quotas, `quotaRefused`; 3:
+/// socket pair. Version 6 (2: `proceed` carries the plugin's quotas, `quotaRefused`; 3:
 /// `requestEnded`; 4: frames up to the archive cap and 1 MiB, `result` says whether the encoding
-/// failed; 5: `quotaRefused` names the frame the refused call was made in). All integers are
+/// failed; 5: `quotaRefused` names the frame the refused call was made in; 6: `query`). All integers are
 /// little-endian.
 ///
 /// ```
 /// frame (at least 16 bytes, at most `maximumFrame`)
 ///   0  4  u32 size: the whole frame, header included
 ///   4  2  u16 kind (`FrameKind`)
-///   6  1  u8  the application's state when the host sent it (host → runner; 0 the other way)
+///   6  1  u8  the application's state when the host sent it (host → runner; 0 the other way):
+///             `LC_STATE_*` in the low bits, bit 7 set while protected data is unavailable (`stateByte`)
 ///   7  1  u8  reserved, 0
 ///   8  8  u64 word: a token, call id, request id, timer or task id (the kind says which)
 ///  16  …  the payload, the kind's fields in order:
@@ -36,7 +37,7 @@ import AppLifecycle
 /// checks every string, dictionary and the frame's size as it is built, and a frame that breaks a
 /// rule is not sent (`FrameWriter.end` answers false and says why).
 enum IsolationProtocol {
-    static let version: UInt32 = 5
+    static let version: UInt32 = 6
     static let headerSize = 16
     /// The largest frame either side accepts: 65 MiB (68,157,440 bytes), the archive cap and 1 MiB.
     static let maximumFrame = ArchiveStore.defaultMaxBytes + (1 << 20)
@@ -48,6 +49,15 @@ enum IsolationProtocol {
     static let envelopeDepth = 3
     /// Bit 31 of a name field: the name's text follows.
     static let nameTextFollows: UInt32 = 1 << 31
+    /// The state byte's bits: the application's `LC_STATE_*`, and protected data unavailable.
+    static let stateMask: UInt8 = 0x7F
+    static let protectedDataUnavailable: UInt8 = 0x80
+
+    /// A host → runner frame's state byte: what the plugin's `state` and `is_protected_data_available`
+    /// answer while the frame runs (as of when it was sent). [loop-thread]
+    static func stateByte(_ app: Application) -> UInt8 {
+        UInt8(truncatingIfNeeded: app.state.lcState) | (app.isProtectedDataAvailable ? 0 : protectedDataUnavailable)
+    }
 }
 
 /// What a frame is. Host → runner kinds are below 0x80, runner → host kinds from 0x80.
@@ -120,6 +130,8 @@ enum FrameKind: UInt16 {
     /// number of the host's frame whose callback made the call (0: none). The host traces it and counts
     /// it towards the cut-off, which names that callback.
     case quotaRefused = 0x90
+    /// Ask the application something (request `word`, answered by `reply`). Payload: u8 `HostQuery`.
+    case query = 0x91
 
     var fromHost: Bool { rawValue < 0x80 }
 }
@@ -429,4 +441,10 @@ struct NameIDSet {
         if word < words.count { words[word] &= ~(1 << UInt64(id & 63)) }
     }
 
+}
+
+/// What a `query` frame asks: what an isolated process cannot answer from its frames alone.
+enum HostQuery: UInt8 {
+    /// `background_time_remaining` (ABI 1.5): the reply's value is the seconds' `Double` bit pattern.
+    case backgroundTimeRemaining = 1
 }

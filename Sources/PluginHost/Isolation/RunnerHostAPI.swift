@@ -121,6 +121,32 @@ enum RunnerHostAPI {
             }
             return lc_state(runner.link.state)
         }
+        // ABI 1.5. Protected data as of the frame being run (its state byte), as `state`.
+        table.is_protected_data_available = { plugin in
+            guard plugin != nil, PluginHandles.plugin(for: plugin) != nil, let runner = PluginRunner.current,
+                  runner.link.loop.isOnLoopThread else { return false }
+            return runner.link.protectedDataAvailable
+        }
+        // The time left, as of the frame's state: unlimited in the foreground, none when suspended;
+        // in the background the host's clock says how much is left when it answers (a `query`).
+        table.background_time_remaining = { plugin in
+            guard plugin != nil, PluginHandles.plugin(for: plugin) != nil, let runner = PluginRunner.current,
+                  runner.link.loop.isOnLoopThread else { return 0 }
+            switch Int(runner.link.state) {
+            case LC_STATE_ACTIVE, LC_STATE_INACTIVE: return -1
+            case LC_STATE_BACKGROUND: break
+            default: return 0
+            }
+            let reply = runner.link.request { out, id in
+                out.begin(.query, word: id)
+                out.u8(HostQuery.backgroundTimeRemaining.rawValue)
+                out.end()
+            }
+            guard reply.status == LC_OK else { return 0 }
+            // The host may have left the background since: the time left is then no longer counted.
+            let left = Double(bitPattern: reply.value)
+            return left < 0 ? 0 : left
+        }
         table.begin_background_task = { plugin, name, expiration, ctx, out in
             HostCalls.withPlugin(plugin, "begin_background_task", mainThread: true) { p, _ in
                 guard let runner = PluginRunner.current else { return lcFail(lc_status(LC_ERR_INTERNAL), "begin_background_task: no runner") }

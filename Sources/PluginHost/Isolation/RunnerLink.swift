@@ -43,8 +43,13 @@ final class RunnerLink: @unchecked Sendable {
     private var batching = false
     private var eventIndex: UInt64 = 0
     private var nextRequest: UInt64 = 1
-    /// The application's state as of the frame being run. [main-thread]
-    private(set) var state: UInt8 = 0
+    /// The frame being run's state byte (`IsolationProtocol.stateByte`): the application's state, and
+    /// whether protected data was available, as of that frame. [main-thread]
+    private(set) var stateByte: UInt8 = 0
+    /// The application's state (`LC_STATE_*`) as of the frame being run. [main-thread]
+    var state: UInt8 { stateByte & IsolationProtocol.stateMask }
+    /// Whether protected data was available as of the frame being run. [main-thread]
+    var protectedDataAvailable: Bool { stateByte & IsolationProtocol.protectedDataUnavailable == 0 }
     /// The number of the host's frame whose callback runs now (the progress page's `handling`; 0
     /// before the first). [thread-safe]
     var handlingFrame: UInt64 { lcs_load_acquire_u64(progress) }
@@ -240,7 +245,7 @@ final class RunnerLink: @unchecked Sendable {
             guard frame.kind != .reply else { Self.fatal("the host sent a reply nobody asked for") }
             count += 1
             eventIndex += 1
-            state = frame.state
+            stateByte = frame.state
             if frame.kind == .sync || frame.kind == .delegate && frame.word != 0 { hostWaited = true }
             lcs_store_release_u64(progress, eventIndex)
             handler(&frame)
