@@ -48,7 +48,8 @@ extern "C" {
                                 // 1.5: scene:restoreInteractionStateWithUserActivity: (appended to lc_delegate_t and
                                 //      lc_plugin_delegate_t, scene_restoreInteractionStateWithUserActivity), the
                                 //      memory-warning limit (lc_config_t.memory_warning_limit), the host API's
-                                //      is_protected_data_available and background_time_remaining
+                                //      is_protected_data_available and background_time_remaining, the action
+                                //      LC_ACTION_OPEN_REMOTE_NOTIFICATION
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -466,6 +467,9 @@ enum {
     LC_ACTION_CONTINUE_USER_ACTIVITY = 24,   // activity (required)
     LC_ACTION_FAIL_TO_CONTINUE_USER_ACTIVITY = 25, // activity (its "activityType"), error (required)
     LC_ACTION_UPDATE_USER_ACTIVITY = 26,     // activity (required)
+    // ABI 1.5
+    LC_ACTION_OPEN_REMOTE_NOTIFICATION = 27, // options: the payload (may be NULL); the user opens the app from
+                                             // the notification's alert (docs/lifecycle.md, decision 51)
 };
 
 // A shorter (older or trimmed) struct is accepted as long as it holds struct_size and kind (8 bytes):

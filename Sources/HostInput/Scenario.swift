@@ -24,6 +24,7 @@ package struct ScenarioLine: Sendable {
 /// `launch [background] [KEY=VALUE...]`, `home`, `foreground`, `interrupt`, `dismiss`, `accept`,
 /// `lock`, `unlock`, `memory-warning [normal|warning|critical]`, `time-change`,
 /// `open-url URL [source=APP] [KEY=VALUE...]`, `fetch`, `remote-notification [KEY=VALUE...]`,
+/// `open-notification [KEY=VALUE...]`,
 /// `post NAME [KEY=VALUE...]`, `wait DURATION`, `expect-state STATE`, `terminate`, `purge`; scenes:
 /// `scene connect ID [background]`, `scene activate|deactivate|background|foreground|disconnect|discard ID`,
 /// `expect-scene ID STATE`, `launch scene=ID`, `open-url URL scene=ID`; Handoff:
@@ -38,7 +39,7 @@ package enum ScenarioParser {
 
     package static let commands = [
         "launch", "home", "foreground", "interrupt", "dismiss", "accept", "lock", "unlock", "memory-warning",
-        "time-change", "open-url", "fetch", "remote-notification", "post", "wait", "expect-state", "terminate", "purge",
+        "time-change", "open-url", "fetch", "remote-notification", "open-notification", "post", "wait", "expect-state", "terminate", "purge",
         "scene", "expect-scene", "continue-activity", "update-activity",
     ]
 
@@ -57,6 +58,7 @@ package enum ScenarioParser {
         open-url URL [source=APP]            open a URL (launches the app if needed)
         fetch                                a background fetch
         remote-notification [KEY=VALUE...]   a push notification with its payload
+        open-notification [KEY=VALUE...]     the user opens the app from a push notification's alert
         post NAME [KEY=VALUE...]             post a notification (standard, UIKit alias, or dotted custom name)
         wait DURATION                        let time pass (250ms, 2s)
         expect-state STATE                   check the state (not-running, inactive, active, background, suspended)
@@ -191,6 +193,8 @@ package enum ScenarioParser {
             return .action(.continueUserActivity(UserActivity(activityType: type, title: title, userInfo: info), scene: scene))
         case "remote-notification":
             return .action(.remoteNotification(try keyValues(args, verb)))
+        case "open-notification":
+            return .action(.openRemoteNotification(try keyValues(args, verb)))
         case "post":
             guard let name = args.first else { throw ScenarioError(message: "'post' needs a notification name") }
             let notificationName: NotificationName

@@ -265,6 +265,7 @@ extension AppHandle {
                                     annotation: a.annotation.map { .dict(UserInfoBox.from($0).value) }, scene: scene)
         case LC_ACTION_FETCH: engineAction = .backgroundFetch
         case LC_ACTION_REMOTE_NOTIFICATION: engineAction = .remoteNotification(options)
+        case LC_ACTION_OPEN_REMOTE_NOTIFICATION: engineAction = .openRemoteNotification(options)  // 1.5
         case LC_ACTION_TERMINATE: engineAction = .terminate
         case LC_ACTION_PURGE: engineAction = .purge
         case LC_ACTION_SCENE_CONNECT...LC_ACTION_UPDATE_USER_ACTIVITY:

@@ -50,6 +50,66 @@ final class SeedReadingTests: XCTestCase {
         ])
     }
 
+    // seed 002: "If the user opens your app from the system-displayed alert, the system calls this method
+    // again so that you know which notification the user selected" (decision 51). From suspended: back
+    // to the foreground, the method in state inactive, then active; the plain method (delegate `p`, no
+    // completion variant) too, the application running when it is called.
+    func testSeed002OpeningTheAppFromThePushAlertCallsTheMethodAgain() throws {
+        let h = try Harness({ $0.backgroundModes = [.remoteNotification] }, delegates: ["a"])
+        var plain = DelegateHandlers()
+        plain.didReceiveRemoteNotification = { [unowned h] app, payload in h.seen.append("p plain \(payload) state=\(app.state)") }
+        try h.app.addDelegate(plain, id: "p")
+        try h.launch()
+        try h.perform(.home)
+        XCTAssertEqual(try h.perform(.remoteNotification(["msg": 7])).last,
+                       "delegate application:didReceiveRemoteNotification:fetchCompletionHandler: [a]", "the push arrives: woken")
+        XCTAssertFalse(h.seen.contains { $0.hasPrefix("p plain") }, "not running when it arrived: the plain method is not called")
+        h.completions.removeFirst()(.newData)
+        XCTAssertEqual(h.app.state, .suspended)
+        let start = h.seen.count
+        XCTAssertEqual(try h.perform(.openRemoteNotification(["msg": 7])), [
+            "state background",
+            "notification willEnterForeground",
+            "delegate applicationWillEnterForeground: [a]",
+            "state inactive",
+            "delegate application:didReceiveRemoteNotification:fetchCompletionHandler: [a]",
+            "delegate application:didReceiveRemoteNotification: [p]",
+            "state active",
+            "delegate applicationDidBecomeActive: [a]",
+            "notification didBecomeActive",
+        ])
+        XCTAssertEqual(Array(h.seen[start...]).filter { $0.contains("RemoteNotification") || $0.hasPrefix("p ") }, [
+            #"a application:didReceiveRemoteNotification:fetchCompletionHandler: {"msg":7} state=inactive"#,
+            #"p plain {"msg":7} state=inactive"#,
+        ])
+        h.completions.removeFirst()(.noData)
+        // In the foreground: the method only.
+        XCTAssertEqual(try h.perform(.openRemoteNotification(["msg": 8])), [
+            "delegate application:didReceiveRemoteNotification:fetchCompletionHandler: [a]",
+            "delegate application:didReceiveRemoteNotification: [p]",
+        ])
+        h.completions.removeFirst()(.noData)
+        // Not running: launched into the foreground with the payload in the launch options; the
+        // completion variant again, the plain one not (it was not running).
+        try h.perform(.terminate)
+        let launch = try h.perform(.openRemoteNotification(["msg": 9]))
+        XCTAssertEqual(launch, [
+            "state inactive",
+            "delegate application:willFinishLaunchingWithOptions: [a]",
+            "delegate application:didFinishLaunchingWithOptions: [a]",
+            #"notification didFinishLaunching ({"remoteNotification":{"msg":9}})"#,
+            "delegate application:didReceiveRemoteNotification:fetchCompletionHandler: [a]",
+            "state active",
+            "delegate applicationDidBecomeActive: [a]",
+            "notification didBecomeActive",
+        ])
+        h.completions.removeFirst()(.noData)
+        // Locked: the user cannot open it from the alert before unlocking.
+        try h.perform(.lock)
+        XCTAssertApplicationError(try h.app.perform(.openRemoteNotification(["msg": 10])), .illegalAction,
+                                  "action 'open-notification' is not allowed while the application is suspended: the device is locked; unlock it first")
+    }
+
     // MARK: 2. Terminating a foreground application goes through the background
 
     // seed 001: applicationWillTerminate "is called only if your application is already in the

@@ -528,4 +528,23 @@ final class HostEndToEndTests: XCTestCase {
             "state not-running not-running (terminated while suspended: no callback, as on iOS)",
         ])
     }
+
+    /// The user opens the app from the push's alert (`open-notification`): the recorder (a C plugin)
+    /// is called again with the payload, in state inactive, before didBecomeActive (seed 002, decision 51).
+    func testOpeningTheAppFromThePushAlert() throws {
+        let lines = try trace("open-notification", ["--background-mode", "remote-notification"])
+        let start = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("action open-notification") }, lines.joined(separator: "\n"))
+        XCTAssertEqual(Array(lines[start...].prefix(10)), [
+            "action open-notification suspended ({\"badge\":3})",
+            "state background background",
+            "notification willEnterForeground background",
+            "delegate applicationWillEnterForeground: background [rec]",
+            "state inactive inactive",
+            "delegate application:didReceiveRemoteNotification:fetchCompletionHandler: inactive [rec]",
+            "completion application:didReceiveRemoteNotification:fetchCompletionHandler: inactive [rec] (noData)",
+            "state active active",
+            "delegate applicationDidBecomeActive: active [rec]",
+            "notification didBecomeActive active",
+        ])
+    }
 }

@@ -163,7 +163,7 @@ final class SceneABITests: XCTestCase {
         continue without activity -> LC_ERR_INVALID_ARGUMENT: lc_app_perform: a user activity action needs action->activity
         continue with {} -> LC_ERR_INVALID_ARGUMENT: lc_app_perform: action->activity is not a user activity: it needs a non-empty string "activityType", and "title" (a string) and "userInfo" (a dictionary) when present
         fail without error -> LC_ERR_INVALID_ARGUMENT: lc_app_perform: a failed user activity needs action->error
-        kind 27 -> LC_ERR_INVALID_ARGUMENT: lc_app_perform: unknown action kind 27
+        kind 99 -> LC_ERR_INVALID_ARGUMENT: lc_app_perform: unknown action kind 99
         lc_app_scene ghost -> LC_ERR_NOT_FOUND: lc_app_scene: no scene 'ghost' is connected (connected: main, side)
         out untouched: yes
         lc_app_scene NULL id -> LC_ERR_INVALID_ARGUMENT: lc_app_scene: id is NULL

@@ -11,6 +11,7 @@ public struct Action: Sendable, CustomStringConvertible {
         case openURL(url: String, sourceApplication: String?, annotation: UserInfoValue?, scene: String?)
         case backgroundFetch
         case remoteNotification(UserInfo)
+        case openRemoteNotification(UserInfo)
         case terminate, purge
         case scene(SceneOperation)
         case continueUserActivity(UserActivity, scene: String?, error: String?)
@@ -86,6 +87,11 @@ public struct Action: Sendable, CustomStringConvertible {
     public static let backgroundFetch = Action(kind: .backgroundFetch)
     /// A remote (push) notification with its payload.
     public static func remoteNotification(_ payload: UserInfo = UserInfo()) -> Action { Action(kind: .remoteNotification(payload)) }
+    /// The user opens the application from a remote notification's alert: it comes to the foreground
+    /// (launched if not running, the payload in launch option `remoteNotification`) and the delegates are
+    /// told again which notification it was (seed 002: "the system calls this method again";
+    /// docs/lifecycle.md, decision 51).
+    public static func openRemoteNotification(_ payload: UserInfo = UserInfo()) -> Action { Action(kind: .openRemoteNotification(payload)) }
     /// The system terminates the application.
     public static let terminate = Action(kind: .terminate)
     /// Memory pressure purges an application in the background: a suspended one without notice; one
@@ -164,6 +170,7 @@ public struct Action: Sendable, CustomStringConvertible {
         case .openURL: return "open-url"
         case .backgroundFetch: return "fetch"
         case .remoteNotification: return "remote-notification"
+        case .openRemoteNotification: return "open-notification"
         case .terminate: return "terminate"
         case .purge: return "purge"
         case .scene(let operation): return "scene \(operation.verb)"
@@ -182,7 +189,7 @@ public struct Action: Sendable, CustomStringConvertible {
         case .continueUserActivity(let activity, _, let error):
             return error.map { "\(activity.activityType), failed: \($0)" } ?? activity.description
         case .updateUserActivity(let activity, _): return activity.description
-        case .remoteNotification(let payload): return payload.isEmpty ? nil : payload.description
+        case .remoteNotification(let payload), .openRemoteNotification(let payload): return payload.isEmpty ? nil : payload.description
         default: return nil
         }
     }
@@ -209,7 +216,7 @@ public struct Action: Sendable, CustomStringConvertible {
         case .updateUserActivity(let activity, let scene):
             let text = scene.map { "\(name) \(activity.activityType) scene=\($0)" } ?? "\(name) \(activity.activityType)"
             return activity.userInfo.isEmpty ? text : "\(text) \(activity.userInfo)"
-        case .remoteNotification(let payload): return payload.isEmpty ? name : "\(name) \(payload)"
+        case .remoteNotification(let payload), .openRemoteNotification(let payload): return payload.isEmpty ? name : "\(name) \(payload)"
         default: return name
         }
     }

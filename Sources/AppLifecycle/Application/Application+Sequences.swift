@@ -1,8 +1,10 @@
 /// The sequences of the life cycle (Apple, `UIApplicationDelegate`): launch, activation, entering and leaving the
 /// background, locking, termination, and the notifications they post, in iOS order.
 extension Application {
+    /// - Parameter deliver: runs after the launch methods (and a launch URL or activity), before the
+    ///   application becomes active or enters the background (an opened remote notification).
     func launch(options: UserInfo, inBackground: Bool, scene: String? = nil, connection: SceneConnectionOptions = SceneConnectionOptions(),
-                handoff: Handoff? = nil) throws(Killed)
+                handoff: Handoff? = nil, deliver: (() throws(Killed) -> Void)? = nil) throws(Killed)
     {
         if isSceneBased {
             try launchScenes(options: options, inBackground: inBackground, scene: scene, connection: connection, handoff: handoff)
@@ -35,10 +37,49 @@ extension Application {
                 }
             }
         }
+        try deliver?()
         if inBackground {
             try didEnterBackground()
         } else {
             try becomeActive()
+        }
+    }
+
+    /// The user opened the application from a remote notification's alert (decision 51): to the
+    /// foreground — launched (the payload in launch option `remoteNotification`), or brought back
+    /// (`willEnterForeground`) — and, in state inactive before `didBecomeActive`, each delegate gets
+    /// `application:didReceiveRemoteNotification:fetchCompletionHandler:` again, or the plain
+    /// `application:didReceiveRemoteNotification:` unless the application was launched for it. Already
+    /// in the foreground, the method only. A scene-based application brings its scenes back as
+    /// `foreground` does (or launches), then the application delegate is told.
+    func openRemoteNotification(_ payload: UserInfo) throws(Killed) {
+        let launched = state == .notRunning
+        let deliver = { () throws(Killed) in try self.deliverRemoteNotification(payload, plainToo: !launched) }
+        let options: UserInfo = [LaunchOptionsKey.remoteNotification: .dict(payload)]
+        if isSceneBased {
+            if launched {
+                try launch(options: options, inBackground: false)
+            } else if !state.isForeground {
+                try scenesReturnToForeground()
+            }
+            return try deliver()
+        }
+        switch state {
+        case .notRunning: try launch(options: options, inBackground: false, deliver: deliver)
+        case .background, .suspended: try enterForeground(deliver: deliver)
+        case .active, .inactive: try deliver()
+        }
+    }
+
+    /// `application:didReceiveRemoteNotification:fetchCompletionHandler:` to each delegate implementing
+    /// it (a request with its completion handler); the plain method to the others when `plainToo`.
+    func deliverRemoteNotification(_ payload: UserInfo, plainToo: Bool) throws(Killed) {
+        for slot in slots where isRegistered(slot) {
+            if let handler = slot.handlers.didReceiveRemoteNotificationWithCompletion {
+                try startRequest(.didReceiveRemoteNotificationWithCompletion, slot) { handler(self, payload, $0) }
+            } else if plainToo, let handler = slot.handlers.didReceiveRemoteNotification {
+                try call(.didReceiveRemoteNotification, slot) { handler(self, payload) }
+            }
         }
     }
 

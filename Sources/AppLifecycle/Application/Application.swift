@@ -395,6 +395,9 @@ public final class Application: @unchecked Sendable {
                                        "action 'remote-notification' needs the 'remote-notification' background mode to wake an application that is \(state)",
                                        action: name, state: state)
             }
+        case .openRemoteNotification:
+            // Opening the application from the alert needs the device unlocked, as every way to the foreground.
+            if isDeviceLocked { throw illegal("the device is locked; unlock it first") }
         case .terminate:
             guard state != .notRunning else { throw illegal() }
         case .purge:
@@ -483,13 +486,9 @@ public final class Application: @unchecked Sendable {
             let wasRunning = state.isRunning
             if state == .notRunning { try launch(options: [LaunchOptionsKey.remoteNotification: .dict(payload)], inBackground: true) }
             try wakeIntoBackground()
-            for slot in slots where isRegistered(slot) {
-                if let handler = slot.handlers.didReceiveRemoteNotificationWithCompletion {
-                    try startRequest(.didReceiveRemoteNotificationWithCompletion, slot) { handler(self, payload, $0) }
-                } else if wasRunning, let handler = slot.handlers.didReceiveRemoteNotification {
-                    try call(.didReceiveRemoteNotification, slot) { handler(self, payload) }
-                }
-            }
+            try deliverRemoteNotification(payload, plainToo: wasRunning)
+        case .openRemoteNotification(let payload):
+            try openRemoteNotification(payload)
         case .terminate:
             switch state {
             case .suspended:

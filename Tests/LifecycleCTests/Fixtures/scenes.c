@@ -246,7 +246,7 @@ int main(void) {
     no_activity.kind = LC_ACTION_FAIL_TO_CONTINUE_USER_ACTIVITY;
     no_activity.activity = activity;
     refused("fail without error", lc_app_perform(app, &no_activity));
-    refused("kind 27", lc_app_perform_simple(app, 27));
+    refused("kind 99", lc_app_perform_simple(app, 99));
     lc_scene *out = (lc_scene *)0x1;
     refused("lc_app_scene ghost", lc_app_scene(app, "ghost", &out));
     printf("out untouched: %s\n", out == (lc_scene *)0x1 ? "yes" : "no");
