@@ -48,8 +48,8 @@ extern "C" {
                                 // 1.5: scene:restoreInteractionStateWithUserActivity: (appended to lc_delegate_t and
                                 //      lc_plugin_delegate_t, scene_restoreInteractionStateWithUserActivity), the
                                 //      memory-warning limit (lc_config_t.memory_warning_limit), the host API's
-                                //      is_protected_data_available and background_time_remaining, the action
-                                //      LC_ACTION_OPEN_REMOTE_NOTIFICATION
+                                //      is_protected_data_available and background_time_remaining, the actions
+                                //      LC_ACTION_OPEN_REMOTE_NOTIFICATION and LC_ACTION_SCENE_CLOSE
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -470,6 +470,8 @@ enum {
     // ABI 1.5
     LC_ACTION_OPEN_REMOTE_NOTIFICATION = 27, // options: the payload (may be NULL); the user opens the app from
                                              // the notification's alert (docs/lifecycle.md, decision 51)
+    LC_ACTION_SCENE_CLOSE = 28,              // scene (required): the user swipes a foreground scene away in the
+                                             // app switcher (decision 52)
 };
 
 // A shorter (older or trimmed) struct is accepted as long as it holds struct_size and kind (8 bytes):

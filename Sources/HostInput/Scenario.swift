@@ -44,7 +44,7 @@ package enum ScenarioParser {
     ]
 
     /// The verbs of `scene VERB ID`.
-    package static let sceneVerbs = ["connect", "activate", "deactivate", "background", "foreground", "disconnect", "discard"]
+    package static let sceneVerbs = ["connect", "activate", "deactivate", "background", "foreground", "disconnect", "discard", "close"]
 
     /// One line each, as `help` prints them.
     package static let help = """
@@ -67,6 +67,7 @@ package enum ScenarioParser {
         scene activate|deactivate ID         a foreground scene becomes active / inactive
         scene background|foreground ID       a scene leaves / returns to the foreground
         scene disconnect|discard ID          the system disconnects a scene / the user closes it (session discarded)
+        scene close ID                       the user swipes a foreground scene away in the app switcher
         expect-scene ID STATE                check a scene's state (unattached, foreground-inactive, foreground-active, background, suspended)
         continue-activity TYPE [scene=ID] [title=T] [error=MESSAGE] [KEY=VALUE...]   Handoff (launches or resumes the app)
         update-activity TYPE [scene=ID] [title=T] [KEY=VALUE...]                     the current activity was updated
@@ -169,6 +170,7 @@ package enum ScenarioParser {
             case "background": return .action(.moveSceneToBackground(id))
             case "foreground": return .action(.bringSceneToForeground(id))
             case "disconnect": return .action(.disconnectScene(id))
+            case "close": return .action(.closeScene(id))
             default: return .action(.discardSceneSession(id))
             }
         case "expect-scene":

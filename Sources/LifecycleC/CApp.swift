@@ -266,6 +266,9 @@ extension AppHandle {
         case LC_ACTION_FETCH: engineAction = .backgroundFetch
         case LC_ACTION_REMOTE_NOTIFICATION: engineAction = .remoteNotification(options)
         case LC_ACTION_OPEN_REMOTE_NOTIFICATION: engineAction = .openRemoteNotification(options)  // 1.5
+        case LC_ACTION_SCENE_CLOSE:  // 1.5
+            guard let scene else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: a scene action needs action->scene") }
+            engineAction = .closeScene(scene)
         case LC_ACTION_TERMINATE: engineAction = .terminate
         case LC_ACTION_PURGE: engineAction = .purge
         case LC_ACTION_SCENE_CONNECT...LC_ACTION_UPDATE_USER_ACTIVITY:

@@ -523,6 +523,63 @@ final class SceneTests: XCTestCase {
                       h.seen.joined(separator: "\n"))
     }
 
+    /// Issue 20 (decision 52): the user swipes a foreground scene away in the app switcher —
+    /// `sceneWillResignActive:` then `sceneDidDisconnect:`, no `sceneDidEnterBackground:` (the reports of
+    /// UIKit's behaviour), then the session is discarded; the last scene's close force-quits the app.
+    func testClosingAForegroundSceneInTheAppSwitcher() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        try h.perform(.connectScene("side"))
+        XCTAssertEqual(try h.perform(.closeScene("side")), [
+            "delegate sceneWillResignActive: [s] {side}",
+            "notification sceneWillDeactivate {side}",
+            "scene-state foreground-inactive {side}",
+            "scene-state unattached {side}",
+            "delegate sceneDidDisconnect: [s] {side}",
+            "notification sceneDidDisconnect {side}",
+            "delegate application:didDiscardSceneSessions: [a] {side}",
+        ])
+        XCTAssertEqual(h.app.state, .active, "main keeps the application active")
+        XCTAssertEqual(h.app.sceneSessions.map(\.persistentIdentifier), ["main"], "the session is gone")
+        XCTAssertFalse(h.seen.contains { $0.hasPrefix("s sceneDidEnterBackground: side") })
+
+        // The last foreground scene, another connected in the background: the application leaves the
+        // foreground with it, and suspends with the other scene at the end of the action.
+        try h.perform(.connectScene("location", inBackground: true))
+        XCTAssertEqual(try h.perform(.closeScene("main")), [
+            "delegate sceneWillResignActive: [s] {main}",
+            "notification sceneWillDeactivate {main}",
+            "notification willResignActive",
+            "scene-state foreground-inactive {main}",
+            "state inactive",
+            "scene-state unattached {main}",
+            "state background",
+            "delegate sceneDidDisconnect: [s] {main}",
+            "notification sceneDidDisconnect {main}",
+            "notification didEnterBackground",
+            "delegate application:didDiscardSceneSessions: [a] {main}",
+            "state suspended",
+        ])
+        XCTAssertEqual(h.sceneStates, ["location=suspended"])
+
+        // The last connected scene: the user force-quits the application.
+        try h.perform(.foreground)
+        XCTAssertEqual(h.sceneStates, ["location=foreground-active"])
+        XCTAssertEqual(Array(try h.perform(.closeScene("location")).suffix(4)), [
+            "delegate application:didDiscardSceneSessions: [a] {location}",
+            "delegate applicationWillTerminate: [a]",
+            "notification willTerminate",
+            "state not-running (its last scene closed in the app switcher, after applicationWillTerminate:)",
+        ])
+        XCTAssertEqual(h.app.sceneSessions.map(\.persistentIdentifier), [])
+
+        // Only a foreground scene is swiped away; a background one's session is discarded instead.
+        try h.launch()
+        try h.perform(.connectScene("bg", inBackground: true))
+        XCTAssertApplicationError(try h.app.perform(.closeScene("bg")), .illegalAction,
+                                  "action 'scene close bg' is not allowed: scene 'bg' is suspended; only a foreground scene is closed from the app switcher (a background scene's session is discarded with 'scene discard')")
+    }
+
     func testOpenURLInAScene() throws {
         let h = try Harness.scenes()
         // Not running: the launch connects the scene with the URL in its connection options.

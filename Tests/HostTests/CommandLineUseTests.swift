@@ -238,7 +238,7 @@ final class CommandLineUseTests: XCTestCase {
         for (line, message) in [
             ("memory-warning critcal", "unknown memory-warning level 'critcal' (did you mean 'critical'?) (normal, warning or critical)"),
             ("expect-state suspnded", "unknown state 'suspnded' (did you mean 'suspended'?) (not-running, inactive, active, background or suspended)"),
-            ("scene conect main", "unknown scene verb 'conect' (did you mean 'connect'?) (connect, activate, deactivate, background, foreground, disconnect, discard)"),
+            ("scene conect main", "unknown scene verb 'conect' (did you mean 'connect'?) (connect, activate, deactivate, background, foreground, disconnect, discard, close)"),
             ("expect-scene main foreground-activ", "unknown scene state 'foreground-activ' (did you mean 'foreground-active'?) "
                 + "(unattached, foreground-inactive, foreground-active, background, suspended)"),
             ("memory-warning x", "unknown memory-warning level 'x' (normal, warning or critical)"),

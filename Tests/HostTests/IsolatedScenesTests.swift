@@ -313,6 +313,34 @@ final class IsolatedScenesTests: XCTestCase {
         XCTAssertEqual(events, ["saved", "deferred", "saved", "read", "saved"], inProcess.output)
     }
 
+    /// `scene close` (decision 52), in both modes: a C plugin's scene delegate sees the swiped-away
+    /// scene resign and disconnect with no background step, then the discarded session; closing the
+    /// last scene ends the run cleanly.
+    func testClosingScenesInTheAppSwitcherInBothModes() throws {
+        let plugin = try IsolationFixtures.build(Self.source, named: "isolatedscenes")
+        let script = "launch\nscene connect side\nscene close side\nscene close main\n"
+        let inProcess = try IsolationTests.run(["--scenes", "--plugin", plugin], script: script)
+        let isolated = try IsolationTests.run(["--scenes", "--plugin", plugin, "--isolate"], script: script)
+        XCTAssertEqual(inProcess.status, 0, inProcess.output)
+        XCTAssertEqual(isolated.status, 0, isolated.output)
+        let lines = inProcess.printed["scp"] ?? []
+        XCTAssertEqual(isolated.printed["scp"] ?? [], lines)
+        XCTAssertEqual(isolated.trace, inProcess.trace)
+        let closing = lines.drop { !$0.hasPrefix("scp: will_resign_active id=side") }
+            .map { $0.replacingOccurrences(of: #" session=.*"#, with: "", options: .regularExpression) }
+        XCTAssertEqual(Array(closing.prefix(7)), [
+            "scp: will_resign_active id=side state=foreground-active app=active",
+            "scp: sceneWillDeactivate id=side state=foreground-active app=active",
+            "scp: did_disconnect id=side state=unattached app=active",
+            "scp:   -",  // scene_find: gone from the connected scenes
+            "scp: sceneDidDisconnect id=side state=unattached app=active",
+            "scp:   -",
+            #"scp:   discarded {"side":"Side Configuration"}"#,
+        ], lines.joined(separator: "\n"))
+        XCTAssertFalse(lines.contains { $0.hasPrefix("scp: did_enter_background") }, lines.joined(separator: "\n"))
+        XCTAssertEqual(inProcess.records.last?.detail, "its last scene closed in the app switcher, after applicationWillTerminate:")
+    }
+
     /// A scene delegate function that never returns in an isolated plugin: killed at the isolated-call
     /// budget and reported naming the call, like an application delegate's; the application goes on
     /// without its scene delegate (the next scene's connection calls nothing of it).

@@ -45,8 +45,8 @@ final class SceneHostTests: XCTestCase {
                 return error.message
             }
         }
-        XCTAssertEqual(error("scene"), "'scene' needs a verb and a scene id: scene connect|activate|deactivate|background|foreground|disconnect|discard ID")
-        XCTAssertEqual(error("scene fly side"), "unknown scene verb 'fly' (connect, activate, deactivate, background, foreground, disconnect, discard)")
+        XCTAssertEqual(error("scene"), "'scene' needs a verb and a scene id: scene connect|activate|deactivate|background|foreground|disconnect|discard|close ID")
+        XCTAssertEqual(error("scene fly side"), "unknown scene verb 'fly' (connect, activate, deactivate, background, foreground, disconnect, discard, close)")
         XCTAssertEqual(error("scene activate"), "'scene activate' needs a scene id")
         XCTAssertEqual(error("scene activate a b"), "'scene activate' takes one scene id")
         XCTAssertEqual(error("scene connect a foreground"), "'scene connect' takes a scene id and optionally 'background'")
@@ -152,7 +152,7 @@ final class SceneHostTests: XCTestCase {
         XCTAssertEqual(try send("scene", "connect", "a/b"),
                        "error: scene id \"a/b\" is not valid: a scene id is 1 to 200 bytes of A-Z a-z 0-9 . _ -, not starting with '.'\n")
         XCTAssertEqual(try send("scene", "jump", "side"),
-                       "error: unknown scene verb 'jump' (connect, activate, deactivate, background, foreground, disconnect, discard)\n")
+                       "error: unknown scene verb 'jump' (connect, activate, deactivate, background, foreground, disconnect, discard, close)\n")
         let status = try CBuild.run(host, ["status", "--socket", socket]).output
         XCTAssertTrue(status.contains(#""scenes":[{"id":"main","state":"foreground-active"},{"id":"side","state":"suspended"}]"#), status)
         XCTAssertEqual(try send("scene", "foreground", "side"), "ok active\n")

@@ -22,11 +22,12 @@ public struct Action: Sendable, CustomStringConvertible {
     enum SceneOperation: Sendable {
         case connect(String, inBackground: Bool)
         case activate(String), deactivate(String), background(String), foreground(String), disconnect(String), discard(String)
+        case close(String)
 
         var id: String {
             switch self {
             case .connect(let id, _), .activate(let id), .deactivate(let id), .background(let id), .foreground(let id),
-                 .disconnect(let id), .discard(let id): return id
+                 .disconnect(let id), .discard(let id), .close(let id): return id
             }
         }
 
@@ -39,6 +40,7 @@ public struct Action: Sendable, CustomStringConvertible {
             case .foreground: return "foreground"
             case .disconnect: return "disconnect"
             case .discard: return "discard"
+            case .close: return "close"
             }
         }
     }
@@ -117,6 +119,10 @@ public struct Action: Sendable, CustomStringConvertible {
     /// The user closes the scene in the app switcher: disconnected if connected, then its session is
     /// discarded (`application:didDiscardSceneSessions:`, at the next launch if not running).
     public static func discardSceneSession(_ id: String) -> Action { Action(kind: .scene(.discard(id))) }
+    /// The user swipes a foreground scene away in the app switcher: deactivated if active, disconnected
+    /// without entering the background, its session discarded; the last scene's close ends the
+    /// application (docs/lifecycle.md, decision 52).
+    public static func closeScene(_ id: String) -> Action { Action(kind: .scene(.close(id))) }
 
     // Handoff (Apple, "Managing your app's life cycle").
 

@@ -278,7 +278,37 @@ extension Application {
         case .disconnect:
             try resumeIfSuspended()
             try sceneDisconnect(scene)
+        case .close: try closeScene(scene)
         case .connect, .discard: break
+        }
+    }
+
+    /// The user swipes foreground scene `scene` away in the app switcher (decision 52): deactivated if
+    /// active, then disconnected straight from the foreground — no `sceneDidEnterBackground:` — with the
+    /// application leaving the foreground if it was its last foreground scene (state background, then
+    /// `didEnterBackground` after the scene's notification); then its session is discarded
+    /// (`application:didDiscardSceneSessions:`). Closing the last connected scene force-quits the
+    /// application: `applicationWillTerminate:`, then not running.
+    func closeScene(_ scene: Scene) throws(Killed) {
+        if scene.state == .foregroundActive { try sceneDeactivate(scene) }
+        connectedScenes.removeAll { $0 === scene }
+        let applicationLeaves = state.isForeground && !connectedScenes.contains(where: { $0.state.isForeground })
+        setSceneState(scene, .unattached)
+        if applicationLeaves {
+            interrupted = false
+            setState(.background)
+            backgroundSince = .now
+        }
+        try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
+            try callSceneDelegates(.sceneDidDisconnect, { $0.didDisconnect }, scene)
+            try postScene(.sceneDidDisconnect, scene)
+            if applicationLeaves { try postLifecycle(.didEnterBackground) }
+        }
+        try discardSession(scene.id)
+        if connectedScenes.isEmpty {
+            try terminateSequence(.closedInAppSwitcher)
+        } else if applicationLeaves {
+            scheduleBackgroundTimers()
         }
     }
 

@@ -167,6 +167,12 @@ extension Application {
             if let scene = scene(id: id), scene.state.isForeground {
                 throw refused("scene '\(id)' is \(scene.state); move it to the background first")
             }
+        case .close:
+            let scene = try connected()
+            guard scene.state.isForeground else {
+                throw refused("scene '\(id)' is \(scene.state); only a foreground scene is closed from the app switcher "
+                              + "(a background scene's session is discarded with 'scene discard')")
+            }
         }
     }
 

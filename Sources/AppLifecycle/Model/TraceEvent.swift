@@ -71,6 +71,9 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         /// Terminated outright by the memory-warning escalation policy: `warnings` warnings in a row
         /// went unrelieved (`Configuration.memoryWarningLimit`); no callback ran (seed 002, decision 50).
         case terminatedForMemory(warnings: Int)
+        /// The user closed the application's last scene in the app switcher: the willTerminate
+        /// sequence ran (decision 52).
+        case closedInAppSwitcher
     }
 
     /// Why a notification was not delivered.
@@ -317,6 +320,7 @@ extension TraceEvent.StateChangeReason {
         case .terminatedWhileSuspended: return "terminated while suspended: no callback, as on iOS"
         case .purgedWhileSuspended: return "purged while suspended: no callback, as on iOS"
         case .purgedInBackground: return "purged while running in the background, after applicationWillTerminate:"
+        case .closedInAppSwitcher: return "its last scene closed in the app switcher, after applicationWillTerminate:"
         case .terminatedForMemory(let warnings):
             return "terminated outright: memory still short after \(warnings) memory warning\(warnings == 1 ? "" : "s") without relief (the memory-warning limit); no callback"
         }
