@@ -49,7 +49,8 @@ extern "C" {
                                 //      lc_plugin_delegate_t, scene_restoreInteractionStateWithUserActivity), the
                                 //      memory-warning limit (lc_config_t.memory_warning_limit), the host API's
                                 //      is_protected_data_available and background_time_remaining, the actions
-                                //      LC_ACTION_OPEN_REMOTE_NOTIFICATION and LC_ACTION_SCENE_CLOSE
+                                //      LC_ACTION_OPEN_REMOTE_NOTIFICATION and LC_ACTION_SCENE_CLOSE, the scene requests
+                                //      (lc_app_request_scene_*, the host API's request_scene_*)
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -636,6 +637,22 @@ LC_EXPORT lc_status lc_app_set_trace(lc_app *app, void (*fn)(const lc_trace_even
 /// The connected scene `id` (read during the call). LC_ERR_NOT_FOUND (the message names the id and the
 /// connected scenes) when none is connected. [main-thread]
 LC_EXPORT lc_status lc_app_scene(lc_app *app, const char *id, lc_scene **out);
+
+// ABI 1.5. The application's own scene requests (UIApplication.requestSceneSessionActivation, …Destruction,
+// …Refresh): checked when asked — LC_ERR_ILLEGAL_ACTION (not scene-based, not running or suspended, the
+// device locked for an activation, a new session in a single-scene application), LC_ERR_NOT_FOUND (no
+// such session), LC_ERR_INVALID_ARGUMENT — and performed by the system on a later turn of the main loop,
+// after the callback or action that asked, in the order asked; each is a "scene-request" trace event, then
+// the steps it takes (docs/lifecycle.md, decision 53). [main-thread]
+/// Activation: session `session_id`'s scene connects, comes to the foreground and becomes active; NULL
+/// creates a new session ("scene-1", …). `activity` (may be NULL; copied) is a user activity dictionary,
+/// delivered as LC_ACTION_CONTINUE_USER_ACTIVITY delivers it.
+LC_EXPORT lc_status lc_app_request_scene_activation(lc_app *app, const char *session_id, const lc_dict *activity);
+/// Destruction: the scene goes to the background if it is in the foreground, then the session is
+/// discarded (as LC_ACTION_SCENE_DISCARD).
+LC_EXPORT lc_status lc_app_request_scene_destruction(lc_app *app, const char *session_id);
+/// Refresh: traced; no life-cycle step.
+LC_EXPORT lc_status lc_app_request_scene_refresh(lc_app *app, const char *session_id);
 /// The scene's id (its session's persistent identifier), owned by the application, valid until
 /// lc_app_destroy. [main-thread]
 LC_EXPORT lc_status lc_scene_get_id(const lc_scene *scene, const char **out);
@@ -945,6 +962,11 @@ struct lc_host_api {
     /// suspended or not running. Isolated, the host is asked (a round trip). 0 for a bad handle or off
     /// the main thread. [main-thread]
     double (*background_time_remaining)(lc_plugin *plugin);
+    /// See lc_app_request_scene_activation, _destruction, _refresh: the request names the plugin in the
+    /// trace. Isolated, the host checks it (a round trip). [main-thread]
+    lc_status (*request_scene_activation)(lc_plugin *plugin, const char *session_id, const lc_dict *activity);
+    lc_status (*request_scene_destruction)(lc_plugin *plugin, const char *session_id);
+    lc_status (*request_scene_refresh)(lc_plugin *plugin, const char *session_id);
 };
 
 /// Loads a plugin from an absolute path (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), checks it, and runs

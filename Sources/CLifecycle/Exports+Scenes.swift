@@ -34,3 +34,25 @@ import LifecycleC
 {
     SceneAccessors.configurationName(UnsafeRawPointer(scene), out, "lc_scene_get_configuration_name")
 }
+
+// ABI 1.5: the application's scene requests, performed on a later turn of the main loop.
+
+@c @implementation public func lc_app_request_scene_activation(_ app: OpaquePointer?, _ sessionID: UnsafePointer<CChar>?,
+                                                               _ activity: OpaquePointer?) -> lc_status
+{
+    withApp(app, "lc_app_request_scene_activation") {
+        $0.requestScene(.activation, session: sessionID, activity: activity, requester: "", function: "lc_app_request_scene_activation")
+    }
+}
+
+@c @implementation public func lc_app_request_scene_destruction(_ app: OpaquePointer?, _ sessionID: UnsafePointer<CChar>?) -> lc_status {
+    withApp(app, "lc_app_request_scene_destruction") {
+        $0.requestScene(.destruction, session: sessionID, activity: nil, requester: "", function: "lc_app_request_scene_destruction")
+    }
+}
+
+@c @implementation public func lc_app_request_scene_refresh(_ app: OpaquePointer?, _ sessionID: UnsafePointer<CChar>?) -> lc_status {
+    withApp(app, "lc_app_request_scene_refresh") {
+        $0.requestScene(.refresh, session: sessionID, activity: nil, requester: "", function: "lc_app_request_scene_refresh")
+    }
+}

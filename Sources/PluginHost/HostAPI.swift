@@ -286,6 +286,21 @@ package enum HostAPITable {
         background_time_remaining: { plugin in
             guard let owner = PluginHandles.plugin(for: plugin)?.owner, owner.loop.isOnLoopThread else { return 0 }
             return owner.app.backgroundTimeRemainingSeconds
+        },
+        request_scene_activation: { plugin, session, activity in
+            HostCalls.withPlugin(plugin, "request_scene_activation", mainThread: true) { p, handle in
+                handle.requestScene(.activation, session: session, activity: activity, requester: p.id, function: "request_scene_activation")
+            }
+        },
+        request_scene_destruction: { plugin, session in
+            HostCalls.withPlugin(plugin, "request_scene_destruction", mainThread: true) { p, handle in
+                handle.requestScene(.destruction, session: session, activity: nil, requester: p.id, function: "request_scene_destruction")
+            }
+        },
+        request_scene_refresh: { plugin, session in
+            HostCalls.withPlugin(plugin, "request_scene_refresh", mainThread: true) { p, handle in
+                handle.requestScene(.refresh, session: session, activity: nil, requester: p.id, function: "request_scene_refresh")
+            }
         }
     )
     }

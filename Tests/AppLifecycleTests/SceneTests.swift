@@ -580,6 +580,82 @@ final class SceneTests: XCTestCase {
                                   "action 'scene close bg' is not allowed: scene 'bg' is suspended; only a foreground scene is closed from the app switcher (a background scene's session is discarded with 'scene discard')")
     }
 
+    /// Issue 20, decision 53: the application's own scene requests are checked when asked and
+    /// performed later — after the action or callback that asked, in the order asked — each traced as
+    /// a `scene-request` event before the steps it takes.
+    func testSceneRequestsArePerformedLaterInTheOrderAsked() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        XCTAssertEqual(try h.app.requestSceneSessionActivation(nil, requester: "t"), "scene-1", "a new session, named by the system")
+        try h.app.requestSceneSessionActivation("main", requester: "t")  // already active: nothing to do
+        try h.app.requestSceneSessionRefresh("main", requester: "t")
+        XCTAssertEqual(h.sceneStates, ["main=foreground-active"], "nothing happens while the asker runs")
+        var start = h.trace.count
+        h.loop.dispatchPending()
+        XCTAssertEqual(Array(h.trace[start...]), [
+            "scene-request activation [t] {scene-1} (session scene-1)",
+            "delegate application:configurationForConnectingSceneSession:options: [a] {scene-1}",
+            "delegate scene:willConnectToSession:options: [s] {scene-1}",
+            "notification sceneWillConnect {scene-1}",
+            "delegate sceneWillEnterForeground: [s] {scene-1}",
+            "notification sceneWillEnterForeground {scene-1}",
+            "scene-state foreground-inactive {scene-1}",
+            "scene-state foreground-active {scene-1}",
+            "delegate sceneDidBecomeActive: [s] {scene-1}",
+            "notification sceneDidActivate {scene-1}",
+            "scene-request activation [t] {main} (session main)",
+            "scene-request refresh [t] {main} (session main)",
+        ])
+        // Asked from inside a callback: performed once the action is over.
+        var askedDuring: String?
+        h.app.center.observe(.sceneWillDeactivate, owner: "t") { [unowned h] _ in
+            guard askedDuring == nil else { return }
+            askedDuring = h.app.currentAction
+            try? h.app.requestSceneSessionDestruction("scene-1", requester: "t")
+        }
+        try h.perform(.deactivateScene("main"))
+        XCTAssertEqual(askedDuring, "scene deactivate")
+        XCTAssertEqual(h.sceneStates, ["main=foreground-inactive", "scene-1=foreground-active"])
+        start = h.trace.count
+        h.loop.dispatchPending()
+        XCTAssertEqual(Array(h.trace[start...]), [
+            "scene-request destruction [t] {scene-1} (session scene-1)",
+            "delegate sceneWillResignActive: [s] {scene-1}",
+            "notification sceneWillDeactivate {scene-1}",
+            "notification willResignActive",
+            "scene-state foreground-inactive {scene-1}",
+            "state inactive",
+            "scene-state background {scene-1}",
+            "delegate sceneDidEnterBackground: [s] {scene-1}",
+            "notification sceneDidEnterBackground {scene-1}",
+            "scene-state suspended {scene-1}",
+            "scene-state unattached {scene-1}",
+            "delegate sceneDidDisconnect: [s] {scene-1}",
+            "notification sceneDidDisconnect {scene-1}",
+            "delegate application:didDiscardSceneSessions: [a] {scene-1}",
+        ])
+        XCTAssertEqual(h.app.sceneSessions.map(\.persistentIdentifier), ["main"])
+        // Refused when asked, with the reason; nothing is scheduled.
+        XCTAssertApplicationError(try h.app.requestSceneSessionRefresh("ghost"), .unknownScene,
+                                  "requestSceneSessionRefresh: no scene session 'ghost' exists (sessions: main)")
+        let single = try Harness.scenes { $0.sceneManifest = SceneManifest(supportsMultipleScenes: false) }
+        try single.launch()
+        XCTAssertApplicationError(_ = try single.app.requestSceneSessionActivation(nil), .illegalAction,
+                                  "requestSceneSessionActivation is not allowed: the application does not support multiple scenes and scene 'main' is connected")
+        let plain = try Harness()
+        try plain.launch()
+        XCTAssertApplicationError(try plain.app.requestSceneSessionDestruction("main"), .illegalAction,
+                                  "requestSceneSessionDestruction is not allowed: the application is not scene-based (no scene manifest; the host's --scenes)")
+        // The application stopped before the system got to it: traced as refused, nothing done.
+        try h.app.requestSceneSessionActivation(nil, requester: "t")
+        try h.perform(.terminate)
+        start = h.trace.count
+        h.loop.dispatchPending()
+        XCTAssertEqual(Array(h.trace[start...]), [
+            "error scene request [t] {scene-2} (activation of session scene-2 refused: the application stopped running since it asked)",
+        ])
+    }
+
     func testOpenURLInAScene() throws {
         let h = try Harness.scenes()
         // Not running: the launch connects the scene with the URL in its connection options.

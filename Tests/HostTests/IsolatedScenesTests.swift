@@ -341,6 +341,77 @@ final class IsolatedScenesTests: XCTestCase {
         XCTAssertEqual(inProcess.records.last?.detail, "its last scene closed in the app switcher, after applicationWillTerminate:")
     }
 
+    /// ABI 1.5's scene requests from a C plugin (decision 53), in both modes: checked at once (a
+    /// refusal's status and words), performed after the callback that asked, in order, each traced
+    /// naming the plugin.
+    func testScenePluginRequestsInBothModes() throws {
+        let plugin = try IsolationFixtures.build(#"""
+            #include "lifecycle.h"
+            #include <stdio.h>
+            #include <string.h>
+            #pragma weak lc_last_error_message
+            static const char *message(void) { return lc_last_error_message ? lc_last_error_message() : "-"; }
+            static const lc_host_api_t *host;
+            static lc_plugin *me;
+            static int asked;
+            static const char *id_of(lc_scene *scene) { const char *id = "?"; host->scene_get_id(me, scene, &id); return id; }
+            static void became_active(lc_plugin *p, void *s, lc_scene *scene) {
+                (void)p, (void)s;
+                printf("req: active %s\n", id_of(scene));
+                if (strcmp(id_of(scene), "main") != 0 || asked++) return;
+                lc_dict *activity = host->dict->create();
+                host->dict->set_string(activity, "activityType", "com.example.compose");
+                printf("req: activation new -> %d\n", host->request_scene_activation(me, NULL, activity));
+                host->dict->destroy(activity);
+                printf("req: refresh main -> %d\n", host->request_scene_refresh(me, "main"));
+                lc_status bad = host->request_scene_destruction(me, "ghost");
+                printf("req: destruction ghost -> %d %s\n", bad, message());
+                fflush(stdout);
+            }
+            static void resigning(lc_plugin *p, void *s, lc_scene *scene) {
+                (void)p, (void)s;
+                if (strcmp(id_of(scene), "main") == 0) printf("req: destruction scene-1 -> %d\n", host->request_scene_destruction(me, "scene-1"));
+                fflush(stdout);
+            }
+            static void connecting(lc_plugin *p, void *s, lc_scene *scene, const lc_dict *options) {
+                (void)p, (void)s;
+                printf("req: connect %s %s\n", id_of(scene), host->dict->json(options));
+                fflush(stdout);
+            }
+            static void discarded(lc_plugin *p, void *s, const lc_dict *sessions) { (void)p, (void)s; printf("req: discarded %s\n", host->dict->json(sessions)); fflush(stdout); }
+            static const lc_plugin_delegate_t delegate = {
+                .struct_size = sizeof(lc_plugin_delegate_t), .scene_did_become_active = became_active,
+                .scene_will_resign_active = resigning, .scene_will_connect = connecting, .did_discard_scene_sessions = discarded,
+            };
+            static lc_status fixture_init(const lc_host_api_t *api, lc_plugin *plugin, void **state) {
+                (void)state; host = api; me = plugin;
+                return host->set_delegate(plugin, &delegate);
+            }
+            """# + IsolationFixtures.descriptorSource("com.example.scene.requests"), named: "scenerequests")
+        let script = "launch\nwait 100ms\nexpect-scene scene-1 foreground-active\nscene deactivate main\nwait 100ms\nterminate\n"
+        let inProcess = try IsolationTests.run(["--scenes", "--plugin", plugin], script: script)
+        let isolated = try IsolationTests.run(["--scenes", "--plugin", plugin, "--isolate"], script: script)
+        XCTAssertEqual(inProcess.status, 0, inProcess.output)
+        XCTAssertEqual(isolated.status, 0, isolated.output)
+        let lines = inProcess.printed["req"] ?? []
+        XCTAssertEqual(isolated.printed["req"] ?? [], lines)
+        XCTAssertEqual(isolated.trace, inProcess.trace)
+        XCTAssertEqual(lines, [
+            "req: connect main {}",
+            "req: active main",
+            "req: activation new -> 0",
+            "req: refresh main -> 0",
+            "req: destruction ghost -> -8 -",  // LC_ERR_NOT_FOUND (the host program exports no lc_last_error_message)
+            #"req: connect scene-1 {"userActivities":[{"activityType":"com.example.compose","userInfo":{}}]}"#,
+            "req: active scene-1",
+            "req: destruction scene-1 -> 0",
+            #"req: discarded {"scene-1":"Default Configuration"}"#,
+        ], inProcess.output)
+        let requests = inProcess.records.filter { $0.kind == "scene-request" }.map { "\($0.name) [\($0.plugin)] {\($0.scene)}" }
+        XCTAssertEqual(requests, ["activation [com.example.scene.requests] {scene-1}", "refresh [com.example.scene.requests] {main}",
+                                  "destruction [com.example.scene.requests] {scene-1}"])
+    }
+
     /// A scene delegate function that never returns in an isolated plugin: killed at the isolated-call
     /// budget and reported naming the call, like an application delegate's; the application goes on
     /// without its scene delegate (the next scene's connection calls nothing of it).

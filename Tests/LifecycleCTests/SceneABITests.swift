@@ -139,19 +139,41 @@ final class SceneABITests: XCTestCase {
             note sceneDidEnterBackground (id 28) side: background
           scene-state suspended {side}
         a reconnection is a new handle: yes
+        -- scene requests (1.5)
+        asked, not yet performed: side suspended
+          action scene foreground {side}
+          scene-state background {side}
+            sceneWillEnterForeground side (background; app active)
+            note sceneWillEnterForeground (id 27) side: background
+          scene-state foreground-inactive {side}
+          scene-state foreground-active {side}
+            sceneDidBecomeActive side (foreground-active; app active)
+            note sceneDidActivate (id 25) side: foreground-active
+            note sceneDidActivate (id 25) side: foreground-active
+        after a turn of the loop: side foreground-active
+        refresh ghost -> LC_ERR_NOT_FOUND: lc_app_request_scene_refresh: no scene session 'ghost' exists (sessions: main, side)
+        destruction NULL -> LC_ERR_INVALID_ARGUMENT: lc_app_request_scene_destruction: session_id is NULL
+        activation with {} -> LC_ERR_INVALID_ARGUMENT: lc_app_request_scene_activation: activity is not a user activity: it needs a non-empty string "activityType", and "title" (a string) and "userInfo" (a dictionary) when present
         home
           action home
             sceneWillResignActive main (foreground-active)
             note sceneWillDeactivate (id 26) main: foreground-active
-            note willResignActive
           scene-state foreground-inactive {main}
+            sceneWillResignActive side (foreground-active)
+            note sceneWillDeactivate (id 26) side: foreground-active
+            note willResignActive
+          scene-state foreground-inactive {side}
           state inactive
           scene-state background {main}
-          state background
-            sceneDidEnterBackground main (background; app background)
+            sceneDidEnterBackground main (background; app inactive)
             note sceneDidEnterBackground (id 28) main: background
+          scene-state background {side}
+          state background
+            sceneDidEnterBackground side (background; app background)
+            note sceneDidEnterBackground (id 28) side: background
             note didEnterBackground
           scene-state suspended {main}
+          scene-state suspended {side}
           state suspended
         -- refusals
         activate ghost -> LC_ERR_NOT_FOUND: action 'scene activate ghost': no scene 'ghost' is connected (connected: main, side)

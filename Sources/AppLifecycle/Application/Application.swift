@@ -144,6 +144,10 @@ public final class Application: @unchecked Sendable {
     var connectedScenes: [Scene] = []
     /// The system's scene sessions, oldest first: they outlive connections and runs until discarded.
     var sessions: [SceneSession] = []
+    /// The ids of new sessions asked for and not yet made (`requestSceneSessionActivation(nil)`), and
+    /// the counter that names them.
+    var reservedSessionIDs: Set<String> = []
+    var nextRequestedSession = 0
     /// Sessions discarded while not running: `application:didDiscardSceneSessions:` at the next launch.
     var pendingDiscards: [SceneSession] = []
     /// The scenes that were in the foreground when the application left it (`foreground`, `unlock`

@@ -47,6 +47,9 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         /// A host-API call on the main thread named another plugin than the one whose callback was
         /// running (name: the function; observer: the running callback's owner).
         public static let handleRefused = Kind(rawValue: "handle-refused")
+        /// A scene request the application made (`Application.requestSceneSessionActivation` …) is
+        /// performed (name: activation, destruction or refresh; observer: who asked; scene: the session).
+        public static let sceneRequest = Kind(rawValue: "scene-request")
         /// An isolated plugin's process fell behind (name `behind`) or caught up (`caught up`);
         /// observer: the plugin.
         public static let pluginBacklog = Kind(rawValue: "plugin-backlog")
@@ -144,6 +147,9 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         /// the scene's connection: protected data was unavailable (the device locked). It is read when
         /// the data becomes available (decision 48).
         case archiveDeferred(delegate: String)
+        /// A scene request the application made, performed now (`refusal` nil: the actions it takes
+        /// follow), or refused then with `refusal` (decision 53).
+        case sceneRequest(Application.SceneRequestKind, session: String, requester: String, refusal: String?)
         /// The delegate's encoding failed during `method` (shouldSave or willEncode): nothing was saved,
         /// its previous archive is kept as it was (`StateArchive.failure`).
         case archiveKept(method: DelegateMethod, delegate: String, failure: EncodingFailure)
@@ -274,6 +280,9 @@ extension TraceEvent.Payload {
             return (.archive, operation == .saved ? "saved" : "read", delegate, "\(keys) keys")
         case .archiveFailed(let operation, let delegate, let message):
             return (.error, "archive", delegate, operation == .saved ? message : "\(message); launching without it")
+        case .sceneRequest(let kind, let session, let requester, let refusal):
+            guard let refusal else { return (.sceneRequest, kind.rawValue, requester, "session \(session)") }
+            return (.error, "scene request", requester, "\(kind) of session \(session) refused: \(refusal)")
         case .archiveDeferred(let delegate):
             return (.archive, "deferred", delegate, "protected data is unavailable (the device is locked); read when it becomes available")
         case .archiveKept(let method, let delegate, let failure):

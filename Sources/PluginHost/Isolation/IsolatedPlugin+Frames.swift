@@ -103,6 +103,18 @@ extension IsolatedPlugin {
             switch query {
             case .backgroundTimeRemaining: reply(word, lc_status(LC_OK), value: handle.app.backgroundTimeRemainingSeconds.bitPattern)
             }
+        case .sceneRequest:
+            let rawKind = try frame.u8("request kind")
+            let hasSession = try frame.u8("session flag")
+            let session = hasSession == 1 ? try frame.string("session id") : nil
+            let activity = try frame.dictionary("activity")
+            try frame.finish()
+            let kinds: [Application.SceneRequestKind] = [.activation, .destruction, .refresh]
+            guard Int(rawKind) < kinds.count else { throw ProtocolViolation("a scene request of kind \(rawKind)") }
+            guard hasSession <= 1 else { throw ProtocolViolation("the sceneRequest frame's session flag is \(hasSession)") }
+            let function = "request_scene_\(kinds[Int(rawKind)])"
+            let status = handle.requestScene(kinds[Int(rawKind)], sessionID: session, activity: activity, requester: plugin.id, function: function)
+            reply(word, status, message: status == LC_OK ? "" : String(cString: lcLastErrorMessage()))
         case .quotaRefused:
             let during = try frame.u64("the frame the refused call was made in")
             try frame.finish()

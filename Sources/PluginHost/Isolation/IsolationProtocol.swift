@@ -3,7 +3,8 @@ import AppLifecycle
 /// The protocol between the host and an isolated plugin's process (the runner), over a Unix stream
 /// socket pair. Version 6 (2: `proceed` carries the plugin's quotas, `quotaRefused`; 3:
 /// `requestEnded`; 4: frames up to the archive cap and 1 MiB, `result` says whether the encoding
-/// failed; 5: `quotaRefused` names the frame the refused call was made in; 6: `query`). All integers are
+/// failed; 5: `quotaRefused` names the frame the refused call was made in; 6: `query`,
+/// `sceneRequest`, protected data in the state byte). All integers are
 /// little-endian.
 ///
 /// ```
@@ -132,6 +133,10 @@ enum FrameKind: UInt16 {
     case quotaRefused = 0x90
     /// Ask the application something (request `word`, answered by `reply`). Payload: u8 `HostQuery`.
     case query = 0x91
+    /// A scene request of the plugin (request `word`, answered by `reply`: the status and message of
+    /// the check). Payload: u8 kind (0 activation, 1 destruction, 2 refresh), u8 1 when a session id
+    /// follows (else 0: a new session), string session id, dictionary activity (none: not sent).
+    case sceneRequest = 0x92
 
     var fromHost: Bool { rawValue < 0x80 }
 }

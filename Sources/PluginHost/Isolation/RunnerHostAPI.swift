@@ -147,6 +147,31 @@ enum RunnerHostAPI {
             let left = Double(bitPattern: reply.value)
             return left < 0 ? 0 : left
         }
+        // ABI 1.5: scene requests, checked by the host (the application is there) and performed by it.
+        func request(_ plugin: OpaquePointer?, _ kind: UInt8, _ function: String, _ session: UnsafePointer<CChar>?,
+                     _ activity: OpaquePointer?) -> lc_status
+        {
+            HostCalls.withPlugin(plugin, function, mainThread: true) { _, _ in
+                guard let runner = PluginRunner.current else { return lcFail(lc_status(LC_ERR_INTERNAL), "\(function): no runner") }
+                if kind != 0, session == nil { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): session_id is NULL") }
+                // Over the dictionary limits: refused here with the in-process status and words (never sent).
+                if let refused = lcPostLimitRefusal(activity, function) { return refused }
+                let id = session.map { String(cString: $0) }
+                let info = activity.map { UserInfoBox.from($0).value }
+                let reply = runner.link.request { out, word in
+                    out.begin(.sceneRequest, word: word)
+                    out.u8(kind)
+                    out.u8(id == nil ? 0 : 1)
+                    if let id { out.text(id) }
+                    out.dictionary(info)
+                    out.end()
+                }
+                return reply.status == LC_OK ? lc_status(LC_OK) : lcFail(lc_status(reply.status), reply.message)
+            }
+        }
+        table.request_scene_activation = { plugin, session, activity in request(plugin, 0, "request_scene_activation", session, activity) }
+        table.request_scene_destruction = { plugin, session in request(plugin, 1, "request_scene_destruction", session, nil) }
+        table.request_scene_refresh = { plugin, session in request(plugin, 2, "request_scene_refresh", session, nil) }
         table.begin_background_task = { plugin, name, expiration, ctx, out in
             HostCalls.withPlugin(plugin, "begin_background_task", mainThread: true) { p, _ in
                 guard let runner = PluginRunner.current else { return lcFail(lc_status(LC_ERR_INTERNAL), "begin_background_task: no runner") }

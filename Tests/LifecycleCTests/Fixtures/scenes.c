@@ -228,6 +228,20 @@ int main(void) {
     lc_scene *again = NULL;
     CHECK(lc_app_scene(app, "side", &again));
     printf("a reconnection is a new handle: %s\n", again != kept ? "yes" : "no");
+    printf("-- scene requests (1.5)\n");
+    CHECK(lc_app_request_scene_refresh(app, "main"));
+    CHECK(lc_app_request_scene_activation(app, "side", NULL));
+    lc_scene_state side_state = 99;
+    CHECK(lc_scene_get_state(again, &side_state));
+    printf("asked, not yet performed: side %s\n", lc_scene_state_name(side_state));
+    lc_app_dispatch_pending(app);
+    CHECK(lc_scene_get_state(again, &side_state));
+    printf("after a turn of the loop: side %s\n", lc_scene_state_name(side_state));
+    refused("refresh ghost", lc_app_request_scene_refresh(app, "ghost"));
+    refused("destruction NULL", lc_app_request_scene_destruction(app, NULL));
+    lc_dict *not_activity = lc_dict_create();
+    refused("activation with {}", lc_app_request_scene_activation(app, NULL, not_activity));
+    lc_dict_destroy(not_activity);
     printf("home\n");
     CHECK(lc_app_perform_simple(app, LC_ACTION_HOME));
 
