@@ -50,7 +50,9 @@ extern "C" {
                                 //      memory-warning limit (lc_config_t.memory_warning_limit), the host API's
                                 //      is_protected_data_available and background_time_remaining, the actions
                                 //      LC_ACTION_OPEN_REMOTE_NOTIFICATION and LC_ACTION_SCENE_CLOSE, the scene requests
-                                //      (lc_app_request_scene_*, the host API's request_scene_*)
+                                //      (lc_app_request_scene_*, the host API's request_scene_*), the lists of scenes
+                                //      and sessions and a session's role and userInfo (lc_app_scenes, lc_app_sessions,
+                                //      lc_scene_get_session_role, lc_app_session_user_info, lc_app_set_session_user_info)
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -653,6 +655,23 @@ LC_EXPORT lc_status lc_app_request_scene_activation(lc_app *app, const char *ses
 LC_EXPORT lc_status lc_app_request_scene_destruction(lc_app *app, const char *session_id);
 /// Refresh: traced; no life-cycle step.
 LC_EXPORT lc_status lc_app_request_scene_refresh(lc_app *app, const char *session_id);
+
+// ABI 1.5. The connected scenes and the sessions as lists; a session's role and userInfo.
+/// The connected scenes in connection order: the first `capacity` handles into `out` (NULL allowed
+/// with capacity 0), and how many are connected into `*count` — a call with capacity 0 sizes the
+/// buffer. [main-thread]
+LC_EXPORT lc_status lc_app_scenes(lc_app *app, lc_scene **out, size_t capacity, size_t *count);
+/// The ids of the sessions the system keeps, connected or not, oldest first, as lc_app_scenes. The
+/// strings are owned by the application, valid until lc_app_destroy. [main-thread]
+LC_EXPORT lc_status lc_app_sessions(lc_app *app, const char **out, size_t capacity, size_t *count);
+/// The scene's session role: "application" (UIKit's window-application role), static storage. [main-thread]
+LC_EXPORT lc_status lc_scene_get_session_role(const lc_scene *scene, const char **out);
+/// Session `session_id`'s userInfo (UISceneSession.userInfo), read-only, owned by the application:
+/// valid until it is set again or lc_app_destroy. LC_ERR_NOT_FOUND for no such session. [main-thread]
+LC_EXPORT lc_status lc_app_session_user_info(lc_app *app, const char *session_id, const lc_dict **out);
+/// Replaces session `session_id`'s userInfo with a copy of `user_info` (NULL: empty): kept with the
+/// session, across disconnections and launches, until it is discarded. [main-thread]
+LC_EXPORT lc_status lc_app_set_session_user_info(lc_app *app, const char *session_id, const lc_dict *user_info);
 /// The scene's id (its session's persistent identifier), owned by the application, valid until
 /// lc_app_destroy. [main-thread]
 LC_EXPORT lc_status lc_scene_get_id(const lc_scene *scene, const char **out);
@@ -967,6 +986,15 @@ struct lc_host_api {
     lc_status (*request_scene_activation)(lc_plugin *plugin, const char *session_id, const lc_dict *activity);
     lc_status (*request_scene_destruction)(lc_plugin *plugin, const char *session_id);
     lc_status (*request_scene_refresh)(lc_plugin *plugin, const char *session_id);
+    /// See lc_app_scenes, lc_app_sessions, lc_scene_get_session_role, lc_app_session_user_info and
+    /// lc_app_set_session_user_info. Isolated: scene_list lists the connected scenes your process has
+    /// been called or notified about (as scene_find finds them); session_list and the userInfo calls
+    /// ask the host (a round trip). [main-thread]
+    lc_status (*scene_list)(lc_plugin *plugin, lc_scene **out, size_t capacity, size_t *count);
+    lc_status (*session_list)(lc_plugin *plugin, const char **out, size_t capacity, size_t *count);
+    lc_status (*scene_get_session_role)(lc_plugin *plugin, const lc_scene *scene, const char **out);
+    lc_status (*session_get_user_info)(lc_plugin *plugin, const char *session_id, const lc_dict **out);
+    lc_status (*session_set_user_info)(lc_plugin *plugin, const char *session_id, const lc_dict *user_info);
 };
 
 /// Loads a plugin from an absolute path (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), checks it, and runs

@@ -56,3 +56,35 @@ import LifecycleC
         $0.requestScene(.refresh, session: sessionID, activity: nil, requester: "", function: "lc_app_request_scene_refresh")
     }
 }
+
+// ABI 1.5: the lists of scenes and sessions; a session's role and userInfo.
+
+@c @implementation public func lc_app_scenes(_ app: OpaquePointer?, _ out: UnsafeMutablePointer<OpaquePointer?>?, _ capacity: Int,
+                                             _ count: UnsafeMutablePointer<Int>?) -> lc_status
+{
+    withApp(app, "lc_app_scenes") { $0.listScenes(out, capacity: capacity, count, function: "lc_app_scenes") }
+}
+
+@c @implementation public func lc_app_sessions(_ app: OpaquePointer?, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ capacity: Int,
+                                               _ count: UnsafeMutablePointer<Int>?) -> lc_status
+{
+    withApp(app, "lc_app_sessions") { $0.listSessions(out, capacity: capacity, count, function: "lc_app_sessions") }
+}
+
+@c @implementation public func lc_scene_get_session_role(_ scene: OpaquePointer?,
+                                                         _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?) -> lc_status
+{
+    SceneAccessors.role(UnsafeRawPointer(scene), out, "lc_scene_get_session_role")
+}
+
+@c @implementation public func lc_app_session_user_info(_ app: OpaquePointer?, _ sessionID: UnsafePointer<CChar>?,
+                                                        _ out: UnsafeMutablePointer<OpaquePointer?>?) -> lc_status
+{
+    withApp(app, "lc_app_session_user_info") { $0.sessionUserInfo(sessionID, out, function: "lc_app_session_user_info") }
+}
+
+@c @implementation public func lc_app_set_session_user_info(_ app: OpaquePointer?, _ sessionID: UnsafePointer<CChar>?,
+                                                            _ info: OpaquePointer?) -> lc_status
+{
+    withApp(app, "lc_app_set_session_user_info") { $0.setSessionUserInfo(sessionID, info, function: "lc_app_set_session_user_info") }
+}

@@ -37,6 +37,12 @@ package final class AppHandle: @unchecked Sendable {
     private var nextTimerID: UInt64 = 1
     /// The scenes remembered as `lc_scene *` handles (`SceneHandles`). [loop-thread]
     var rememberedScenes: Set<ObjectIdentifier> = []
+    /// The session ids handed out as C strings (`lc_app_sessions`), kept until the handle goes: one per
+    /// id ever listed. [loop-thread]
+    var sessionCStrings: [String: UnsafeMutablePointer<CChar>] = [:]
+    /// The session userInfo boxes handed out (`lc_app_session_user_info`), each kept until the
+    /// session's userInfo is set again or the handle goes. [loop-thread]
+    var sessionUserInfoBoxes: [String: UserInfoBox] = [:]
     private var traceCallback: (fn: @convention(c) (UnsafePointer<lc_trace_event_t>?, UnsafeMutableRawPointer?) -> Void,
                                 ctx: UnsafeMutableRawPointer?)?
 
@@ -80,6 +86,7 @@ package final class AppHandle: @unchecked Sendable {
     /// its scene handles with it: none is left pointing at a freed application.
     deinit {
         if !rememberedScenes.isEmpty { SceneHandles.forget(owner: ObjectIdentifier(self)) }
+        for string in sessionCStrings.values { free(string) }
     }
 
     package var opaque: OpaquePointer { OpaquePointer(Unmanaged.passUnretained(self).toOpaque()) }

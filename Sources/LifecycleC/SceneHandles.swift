@@ -181,6 +181,20 @@ package enum SceneAccessors {
         }
     }
 
+    /// The session role: "application" (`UISceneSession.Role.windowApplication`), static storage.
+    package static func role(_ scene: UnsafeRawPointer?, _ out: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ function: String,
+                             application: AppHandle? = nil) -> lc_status
+    {
+        SceneHandles.withScene(scene, function, application: application) { _ in
+            guard let out else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): out is NULL") }
+            out.pointee = roleName
+            return lc_status(LC_OK)
+        }
+    }
+
+    // nonisolated(unsafe): a constant C string, allocated once and never written or freed.
+    nonisolated(unsafe) static let roleName: UnsafePointer<CChar> = UnsafePointer(strdup("application")!)
+
     package static func state(_ scene: UnsafeRawPointer?, _ out: UnsafeMutablePointer<lc_scene_state>?, _ function: String,
                               application: AppHandle? = nil) -> lc_status
     {

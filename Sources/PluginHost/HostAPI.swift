@@ -301,6 +301,31 @@ package enum HostAPITable {
             HostCalls.withPlugin(plugin, "request_scene_refresh", mainThread: true) { p, handle in
                 handle.requestScene(.refresh, session: session, activity: nil, requester: p.id, function: "request_scene_refresh")
             }
+        },
+        scene_list: { plugin, out, capacity, count in
+            HostCalls.withPlugin(plugin, "scene_list", mainThread: true) { _, handle in
+                handle.listScenes(out, capacity: capacity, count, function: "scene_list")
+            }
+        },
+        session_list: { plugin, out, capacity, count in
+            HostCalls.withPlugin(plugin, "session_list", mainThread: true) { _, handle in
+                handle.listSessions(out, capacity: capacity, count, function: "session_list")
+            }
+        },
+        scene_get_session_role: { plugin, scene, out in
+            HostCalls.withPlugin(plugin, "scene_get_session_role", mainThread: true) { _, handle in
+                SceneAccessors.role(UnsafeRawPointer(scene), out, "scene_get_session_role", application: handle)
+            }
+        },
+        session_get_user_info: { plugin, session, out in
+            HostCalls.withPlugin(plugin, "session_get_user_info", mainThread: true) { _, handle in
+                handle.sessionUserInfo(session, out, function: "session_get_user_info")
+            }
+        },
+        session_set_user_info: { plugin, session, info in
+            HostCalls.withPlugin(plugin, "session_set_user_info", mainThread: true) { _, handle in
+                handle.setSessionUserInfo(session, info, function: "session_set_user_info")
+            }
         }
     )
     }

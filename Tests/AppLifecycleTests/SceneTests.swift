@@ -656,6 +656,30 @@ final class SceneTests: XCTestCase {
         ])
     }
 
+    /// `UISceneSession.userInfo` (issue 20): kept with the session across a disconnection and a
+    /// relaunch, shown by the connected scene's session at once, gone with a discarded session.
+    func testSessionUserInfoIsKeptWithTheSession() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        try h.perform(.connectScene("side"))
+        try h.app.setUserInfo(["draft": 7], forSession: "side")
+        XCTAssertEqual(h.app.scene(id: "side")?.session.userInfo, ["draft": 7])
+        XCTAssertEqual(h.app.scene(id: "side")?.session.role, "application")
+        try h.perform(.moveSceneToBackground("side"))
+        try h.perform(.disconnectScene("side"))
+        try h.perform(.terminate)
+        try h.launch()
+        try h.perform(.connectScene("side"))
+        XCTAssertEqual(h.app.scene(id: "side")?.session.userInfo, ["draft": 7], "kept across a disconnection and a relaunch")
+        XCTAssertEqual(h.app.sceneSession(id: "side")?.userInfo, ["draft": 7])
+        try h.perform(.moveSceneToBackground("side"))
+        try h.perform(.discardSceneSession("side"))
+        XCTAssertNil(h.app.sceneSession(id: "side"))
+        XCTAssertApplicationError(try h.app.setUserInfo([:], forSession: "side"), .unknownScene, "setUserInfo: no scene session 'side' exists")
+        try h.perform(.connectScene("side"))
+        XCTAssertEqual(h.app.scene(id: "side")?.session.userInfo, [:], "a new session starts empty")
+    }
+
     func testOpenURLInAScene() throws {
         let h = try Harness.scenes()
         // Not running: the launch connects the scene with the URL in its connection options.

@@ -412,6 +412,77 @@ final class IsolatedScenesTests: XCTestCase {
                                   "destruction [com.example.scene.requests] {scene-1}"])
     }
 
+    /// ABI 1.5's lists of scenes and sessions, the session role and userInfo, from a C plugin in both
+    /// modes: the same lines (isolated, the scenes its process has heard of; the sessions and
+    /// userInfo from the host), the userInfo kept with the session across a disconnection.
+    func testScenePluginListsScenesAndSessionsInBothModes() throws {
+        let plugin = try IsolationFixtures.build(#"""
+            #include "lifecycle.h"
+            #include <stdio.h>
+            #include <string.h>
+            static const lc_host_api_t *host;
+            static lc_plugin *me;
+            static void report(const char *when) {
+                lc_scene *scenes[8];
+                const char *sessions[8];
+                size_t scene_count = 0, session_count = 0;
+                lc_status a = host->scene_list(me, NULL, 0, &scene_count);
+                lc_status b = host->scene_list(me, scenes, 8, &scene_count);
+                lc_status c = host->session_list(me, sessions, 8, &session_count);
+                printf("lists: %s [%d %d %d] scenes", when, a, b, c);
+                for (size_t i = 0; i < scene_count && i < 8; i++) {
+                    const char *id = "?", *role = "?";
+                    host->scene_get_id(me, scenes[i], &id);
+                    host->scene_get_session_role(me, scenes[i], &role);
+                    printf(" %s(%s)", id, role);
+                }
+                printf(" sessions");
+                for (size_t i = 0; i < session_count && i < 8; i++) {
+                    const lc_dict *info = NULL;
+                    lc_status d = host->session_get_user_info(me, sessions[i], &info);
+                    printf(" %s=%s", sessions[i], d == LC_OK ? host->dict->json(info) : "?");
+                }
+                printf("\n");
+                fflush(stdout);
+            }
+            static void became_active(lc_plugin *p, void *s, lc_scene *scene) {
+                (void)p, (void)s;
+                const char *id = "?";
+                host->scene_get_id(me, scene, &id);
+                lc_dict *info = host->dict->create();
+                host->dict->set_int(info, "opened", strcmp(id, "main") == 0 ? 1 : 2);
+                printf("lists: set %s -> %d\n", id, host->session_set_user_info(me, id, info));
+                host->dict->destroy(info);
+                printf("lists: set ghost -> %d\n", host->session_set_user_info(me, "ghost", NULL));
+                report(id);
+            }
+            static void disconnected(lc_plugin *p, void *s, lc_scene *scene) { (void)p, (void)s, (void)scene; report("disconnect"); }
+            static const lc_plugin_delegate_t delegate = {
+                .struct_size = sizeof(lc_plugin_delegate_t), .scene_did_become_active = became_active, .scene_did_disconnect = disconnected,
+            };
+            static lc_status fixture_init(const lc_host_api_t *api, lc_plugin *plugin, void **state) {
+                (void)state; host = api; me = plugin;
+                return host->set_delegate(plugin, &delegate);
+            }
+            """# + IsolationFixtures.descriptorSource("com.example.scene.lists"), named: "scenelists")
+        let script = "launch\nscene connect side\nscene background side\nscene disconnect side\nterminate\n"
+        let inProcess = try IsolationTests.run(["--scenes", "--plugin", plugin], script: script)
+        let isolated = try IsolationTests.run(["--scenes", "--plugin", plugin, "--isolate"], script: script)
+        XCTAssertEqual(inProcess.status, 0, inProcess.output)
+        XCTAssertEqual(isolated.status, 0, isolated.output)
+        let lines = inProcess.printed["lists"] ?? []
+        XCTAssertEqual(isolated.printed["lists"] ?? [], lines)
+        XCTAssertEqual(lines, [
+            "lists: set main -> 0",
+            "lists: set ghost -> -8",
+            #"lists: main [0 0 0] scenes main(application) sessions main={"opened":1}"#,
+            "lists: set side -> 0",
+            "lists: set ghost -> -8",
+            #"lists: side [0 0 0] scenes main(application) side(application) sessions main={"opened":1} side={"opened":2}"#,
+            #"lists: disconnect [0 0 0] scenes main(application) sessions main={"opened":1} side={"opened":2}"#,
+        ], inProcess.output)
+    }
+
     /// A scene delegate function that never returns in an isolated plugin: killed at the isolated-call
     /// budget and reported naming the call, like an application delegate's; the application goes on
     /// without its scene delegate (the next scene's connection calls nothing of it).

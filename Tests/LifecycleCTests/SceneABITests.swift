@@ -154,6 +154,13 @@ final class SceneABITests: XCTestCase {
         refresh ghost -> LC_ERR_NOT_FOUND: lc_app_request_scene_refresh: no scene session 'ghost' exists (sessions: main, side)
         destruction NULL -> LC_ERR_INVALID_ARGUMENT: lc_app_request_scene_destruction: session_id is NULL
         activation with {} -> LC_ERR_INVALID_ARGUMENT: lc_app_request_scene_activation: activity is not a user activity: it needs a non-empty string "activityType", and "title" (a string) and "userInfo" (a dictionary) when present
+        -- lists, role, userInfo (1.5)
+        scenes: 2, the first main (application), the same handle as lc_app_scene's: yes
+        sessions: 2: main side
+        side's userInfo: {"draft":"chapter 3"}
+        userInfo of ghost -> LC_ERR_NOT_FOUND: lc_app_session_user_info: no scene session 'ghost' exists (sessions: main, side)
+        lc_app_scenes without count -> LC_ERR_INVALID_ARGUMENT: lc_app_scenes: count is NULL
+        lc_app_sessions NULL out -> LC_ERR_INVALID_ARGUMENT: lc_app_sessions: out is NULL with capacity 4
         home
           action home
             sceneWillResignActive main (foreground-active)

@@ -79,6 +79,24 @@ extension Application {
         return sessions
     }
 
+    /// The session `id`, connected or not; nil when the system keeps none of that id. [loop-thread]
+    public func sceneSession(id: String) -> SceneSession? {
+        loop.preconditionOnLoopThread("Application.sceneSession(id:)")
+        return sessions.first { $0.persistentIdentifier == id }
+    }
+
+    /// Replaces session `id`'s `userInfo` (`UISceneSession.userInfo`): kept with the session until it
+    /// is discarded; its connected scene's `session` shows it at once. [loop-thread]
+    /// - Throws: `.unknownScene` when no session `id` exists.
+    public func setUserInfo(_ userInfo: UserInfo, forSession id: String) throws(ApplicationError) {
+        try requireLoopThread("setUserInfo(_:forSession:)")
+        guard let index = sessions.firstIndex(where: { $0.persistentIdentifier == id }) else {
+            throw ApplicationError(.unknownScene, "setUserInfo: no scene session '\(id)' exists", state: state)
+        }
+        sessions[index].userInfo = userInfo
+        if let scene = scene(id: id) { scene.session.userInfo = userInfo }
+    }
+
     /// The scene an action with no scene named is for: the first foreground-active scene, else the first
     /// foreground one, else the manifest's default id.
     func frontmostSceneID() -> String {

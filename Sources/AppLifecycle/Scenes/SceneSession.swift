@@ -14,6 +14,10 @@ public struct SceneSession: Sendable, Hashable, CustomStringConvertible {
     /// its archive); nil elsewhere, when nothing was saved, and while protected data is unavailable
     /// (the device locked: `scene:restoreInteractionStateWithUserActivity:` then brings it, decision 48).
     public internal(set) var stateRestorationActivity: UserActivity?
+    /// `UISceneSession.userInfo`: the application's own data about the session, kept with it — across
+    /// disconnections and launches — until it is discarded. Set it with
+    /// `Application.setUserInfo(_:forSession:)`.
+    public internal(set) var userInfo = UserInfo()
 
     init(persistentIdentifier: String, configurationName: String? = nil) {
         self.persistentIdentifier = persistentIdentifier

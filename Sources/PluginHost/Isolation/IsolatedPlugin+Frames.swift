@@ -102,6 +102,26 @@ extension IsolatedPlugin {
             guard let query = HostQuery(rawValue: asked) else { throw ProtocolViolation("a query of kind \(asked)") }
             switch query {
             case .backgroundTimeRemaining: reply(word, lc_status(LC_OK), value: handle.app.backgroundTimeRemainingSeconds.bitPattern)
+            case .sessionIDs:
+                let ids = handle.app.sceneSessions.map(\.persistentIdentifier)
+                reply(word, lc_status(LC_OK), value: UInt64(ids.count), message: ids.map { $0 + "\n" }.joined())
+            }
+        case .sessionUserInfo:
+            let operation = try frame.u8("operation")
+            let session = try frame.string("session id")
+            let info = try frame.dictionary("userInfo")
+            try frame.finish()
+            switch operation {
+            case 0:
+                switch handle.sessionUserInfo(session, function: "session_get_user_info") {
+                case .success(let value): reply(word, lc_status(LC_OK), dictionary: .some(value))
+                case .failure(let error): reply(word, error.status, message: error.message, dictionary: .some(nil))
+                }
+            case 1:
+                let status = handle.setSessionUserInfo(session, info ?? UserInfo(), function: "session_set_user_info")
+                reply(word, status, message: status == LC_OK ? "" : String(cString: lcLastErrorMessage()))
+            default:
+                throw ProtocolViolation("a session userInfo operation \(operation)")
             }
         case .sceneRequest:
             let rawKind = try frame.u8("request kind")

@@ -89,12 +89,13 @@ extension IsolatedPlugin {
     }
 
     /// Sends the answer to request `request` at once (not an event: the process is waiting for it).
-    func reply(_ request: UInt64, _ status: lc_status, value: UInt64 = 0, message: String = "") {
+    func reply(_ request: UInt64, _ status: lc_status, value: UInt64 = 0, message: String = "", dictionary: UserInfo?? = nil) {
         guard let process else { return }
         process.channel.out.begin(.reply, word: request)
         process.channel.out.i32(status)
         process.channel.out.u64(value)
         process.channel.out.text(message)
+        if let dictionary { process.channel.out.dictionary(dictionary) }  // a reply that carries one (nil: none sent)
         process.channel.out.end()
         flushNow()
     }

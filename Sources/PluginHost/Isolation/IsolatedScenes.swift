@@ -120,4 +120,14 @@ final class RunnerScenes: @unchecked Sendable {
     func find(_ id: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?, function: String) -> lc_status {
         SceneHandles.find(id, out, function: function, connected: connected) { _ in }
     }
+
+    /// The host's `scene_list` here: the connected scenes this process has heard of, as of the frames
+    /// handled, in connection order (as `find`).
+    func list(_ out: UnsafeMutablePointer<OpaquePointer?>?, capacity: Int, _ count: UnsafeMutablePointer<Int>?, function: String) -> lc_status {
+        guard let count else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): count is NULL") }
+        guard capacity == 0 || out != nil else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): out is NULL with capacity \(capacity)") }
+        for (index, scene) in connected.prefix(capacity).enumerated() { out?[index] = OpaquePointer(bitPattern: scene.sender.rawValue) }
+        count.pointee = connected.count
+        return lc_status(LC_OK)
+    }
 }

@@ -137,6 +137,10 @@ enum FrameKind: UInt16 {
     /// the check). Payload: u8 kind (0 activation, 1 destruction, 2 refresh), u8 1 when a session id
     /// follows (else 0: a new session), string session id, dictionary activity (none: not sent).
     case sceneRequest = 0x92
+    /// A session's userInfo (request `word`, answered by `reply`; a get's reply has the dictionary
+    /// after its message). Payload: u8 0 get / 1 set, string session id, dictionary (set: the new
+    /// userInfo; get: none).
+    case sessionUserInfo = 0x93
 
     var fromHost: Bool { rawValue < 0x80 }
 }
@@ -452,4 +456,7 @@ struct NameIDSet {
 enum HostQuery: UInt8 {
     /// `background_time_remaining` (ABI 1.5): the reply's value is the seconds' `Double` bit pattern.
     case backgroundTimeRemaining = 1
+    /// `session_list` (ABI 1.5): the reply's message is the session ids, oldest first, each followed
+    /// by a newline (ids are `A-Z a-z 0-9 . _ -`); its value is how many.
+    case sessionIDs = 2
 }

@@ -169,6 +169,68 @@ enum RunnerHostAPI {
                 return reply.status == LC_OK ? lc_status(LC_OK) : lcFail(lc_status(reply.status), reply.message)
             }
         }
+        // ABI 1.5: the scenes this process knows; the sessions and their userInfo, from the host.
+        table.scene_list = { plugin, out, capacity, count in
+            HostCalls.withPlugin(plugin, "scene_list", mainThread: true) { _, _ in
+                guard let runner = PluginRunner.current else { return lcFail(lc_status(LC_ERR_INTERNAL), "scene_list: no runner") }
+                return runner.scenes.list(out, capacity: capacity, count, function: "scene_list")
+            }
+        }
+        table.session_list = { plugin, out, capacity, count in
+            HostCalls.withPlugin(plugin, "session_list", mainThread: true) { _, handle in
+                guard let runner = PluginRunner.current else { return lcFail(lc_status(LC_ERR_INTERNAL), "session_list: no runner") }
+                guard let count else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "session_list: count is NULL") }
+                guard capacity == 0 || out != nil else {
+                    return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "session_list: out is NULL with capacity \(capacity)")
+                }
+                let reply = runner.link.request { out, word in
+                    out.begin(.query, word: word)
+                    out.u8(HostQuery.sessionIDs.rawValue)
+                    out.end()
+                }
+                guard reply.status == LC_OK else { return lcFail(lc_status(reply.status), reply.message) }
+                let ids = reply.message.split(separator: "\n").map(String.init)
+                for (index, id) in ids.prefix(capacity).enumerated() { out?[index] = UnsafePointer(handle.sessionCString(id)) }
+                count.pointee = ids.count
+                return lc_status(LC_OK)
+            }
+        }
+        table.session_get_user_info = { plugin, session, out in
+            HostCalls.withPlugin(plugin, "session_get_user_info", mainThread: true) { _, handle in
+                guard let runner = PluginRunner.current else { return lcFail(lc_status(LC_ERR_INTERNAL), "session_get_user_info: no runner") }
+                guard let session else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "session_get_user_info: session_id is NULL") }
+                guard let out else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "session_get_user_info: out is NULL") }
+                let id = String(cString: session)
+                let reply = runner.link.request({ frame, word in
+                    frame.begin(.sessionUserInfo, word: word)
+                    frame.u8(0)
+                    frame.text(id)
+                    frame.dictionary(nil)
+                    frame.end()
+                }, more: { (reader: inout FrameReader) throws(ProtocolViolation) in try reader.dictionary("userInfo") })
+                guard reply.status == LC_OK else { return lcFail(lc_status(reply.status), reply.message) }
+                // Kept here as in the host's process: the same box until the userInfo changes.
+                out.pointee = handle.userInfoBox(session: id, reply.more ?? UserInfo()).opaque
+                return lc_status(LC_OK)
+            }
+        }
+        table.session_set_user_info = { plugin, session, info in
+            HostCalls.withPlugin(plugin, "session_set_user_info", mainThread: true) { _, _ in
+                guard let runner = PluginRunner.current else { return lcFail(lc_status(LC_ERR_INTERNAL), "session_set_user_info: no runner") }
+                guard let session else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "session_set_user_info: session_id is NULL") }
+                if let refused = lcPostLimitRefusal(info, "session_set_user_info") { return refused }
+                let id = String(cString: session)
+                let value = info.map { UserInfoBox.from($0).value } ?? UserInfo()
+                let reply = runner.link.request { frame, word in
+                    frame.begin(.sessionUserInfo, word: word)
+                    frame.u8(1)
+                    frame.text(id)
+                    frame.dictionary(value)
+                    frame.end()
+                }
+                return reply.status == LC_OK ? lc_status(LC_OK) : lcFail(lc_status(reply.status), reply.message)
+            }
+        }
         table.request_scene_activation = { plugin, session, activity in request(plugin, 0, "request_scene_activation", session, activity) }
         table.request_scene_destruction = { plugin, session in request(plugin, 1, "request_scene_destruction", session, nil) }
         table.request_scene_refresh = { plugin, session in request(plugin, 2, "request_scene_refresh", session, nil) }

@@ -125,6 +125,15 @@ final class RunnerLink: @unchecked Sendable {
     /// Sends a request built by `build` (given its id) and waits for the host's reply. [main-thread]
     /// - Returns: the reply's status, value and message.
     func request(_ build: (inout FrameWriter, UInt64) -> Void) -> (status: Int32, value: UInt64, message: String) {
+        let answer = request(build) { _ throws(ProtocolViolation) in () }
+        return (answer.status, answer.value, answer.message)
+    }
+
+    /// `request`, whose reply carries more after its message, read by `more` (a dictionary the host
+    /// answered with). A reply that breaks its frame ends the process, as a broken reply does.
+    func request<More>(_ build: (inout FrameWriter, UInt64) -> Void, more: (inout FrameReader) throws(ProtocolViolation) -> More)
+        -> (status: Int32, value: UInt64, message: String, more: More)
+    {
         let id = nextRequest
         nextRequest += 1
         send(flush: true) { build(&$0, id) }
@@ -140,7 +149,7 @@ final class RunnerLink: @unchecked Sendable {
                     let status = try reader.i32("status")
                     let value = try reader.u64("value")
                     let message = try reader.string("message")
-                    return (status, value, message)
+                    return (status, value, message, try more(&reader))
                 } catch {
                     Self.fatal(error.message)
                 }

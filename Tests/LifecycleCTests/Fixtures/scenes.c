@@ -242,6 +242,31 @@ int main(void) {
     lc_dict *not_activity = lc_dict_create();
     refused("activation with {}", lc_app_request_scene_activation(app, NULL, not_activity));
     lc_dict_destroy(not_activity);
+    printf("-- lists, role, userInfo (1.5)\n");
+    size_t count = 0;
+    CHECK(lc_app_scenes(app, NULL, 0, &count));
+    lc_scene *listed[4] = {0};
+    CHECK(lc_app_scenes(app, listed, 1, &count));
+    const char *first_id = "?", *role = "?";
+    CHECK(lc_scene_get_id(listed[0], &first_id));
+    CHECK(lc_scene_get_session_role(listed[0], &role));
+    printf("scenes: %zu, the first %s (%s), the same handle as lc_app_scene's: %s\n", count, first_id, role,
+           listed[0] == main_scene ? "yes" : "no");
+    const char *ids[4] = {0};
+    CHECK(lc_app_sessions(app, ids, 4, &count));
+    printf("sessions: %zu:", count);
+    for (size_t i = 0; i < count && i < 4; i++) printf(" %s", ids[i]);
+    printf("\n");
+    lc_dict *draft = lc_dict_create();
+    lc_dict_set_string(draft, "draft", "chapter 3");
+    CHECK(lc_app_set_session_user_info(app, "side", draft));
+    lc_dict_destroy(draft);
+    const lc_dict *kept = NULL;
+    CHECK(lc_app_session_user_info(app, "side", &kept));
+    printf("side's userInfo: %s\n", lc_dict_json(kept));
+    refused("userInfo of ghost", lc_app_session_user_info(app, "ghost", &kept));
+    refused("lc_app_scenes without count", lc_app_scenes(app, listed, 4, NULL));
+    refused("lc_app_sessions NULL out", lc_app_sessions(app, NULL, 4, &count));
     printf("home\n");
     CHECK(lc_app_perform_simple(app, LC_ACTION_HOME));
 
