@@ -52,7 +52,11 @@ extern "C" {
                                 //      LC_ACTION_OPEN_REMOTE_NOTIFICATION and LC_ACTION_SCENE_CLOSE, the scene requests
                                 //      (lc_app_request_scene_*, the host API's request_scene_*), the lists of scenes
                                 //      and sessions and a session's role and userInfo (lc_app_scenes, lc_app_sessions,
-                                //      lc_scene_get_session_role, lc_app_session_user_info, lc_app_set_session_user_info)
+                                //      lc_scene_get_session_role, lc_app_session_user_info, lc_app_set_session_user_info),
+                                //      the older application methods (applicationDidFinishLaunching:, handleOpenURL:,
+                                //      didReceiveLocalNotification:, the remote-notification registration's answer)
+                                //      with LC_ACTION_LOCAL_NOTIFICATION, _OPEN_LOCAL_NOTIFICATION, _REMOTE_REGISTRATION
+                                //      and lc_action_t.device_token
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -475,6 +479,10 @@ enum {
                                              // the notification's alert (docs/lifecycle.md, decision 51)
     LC_ACTION_SCENE_CLOSE = 28,              // scene (required): the user swipes a foreground scene away in the
                                              // app switcher (decision 52)
+    LC_ACTION_LOCAL_NOTIFICATION = 29,       // options: its userInfo (may be NULL): a local notification fires
+    LC_ACTION_OPEN_LOCAL_NOTIFICATION = 30,  // options: its userInfo: the user opens the app from its alert
+    LC_ACTION_REMOTE_REGISTRATION = 31,      // device_token (hexadecimal) or error: the answer to the app's
+                                             // remote-notification registration (decision 54)
 };
 
 // A shorter (older or trimmed) struct is accepted as long as it holds struct_size and kind (8 bytes):
@@ -492,7 +500,10 @@ typedef struct lc_action {
                                      // activity (may be NULL: the default or frontmost scene)
     const lc_dict *activity;         // borrowed: a user activity, {"activityType": string (required, non-empty),
                                      // "title": string (optional), "userInfo": dictionary (optional)}
-    const char *error;               // borrowed: why the activity could not be continued (FAIL_TO_CONTINUE)
+    const char *error;               // borrowed: why the activity could not be continued (FAIL_TO_CONTINUE), or
+                                     // why the remote-notification registration failed (REMOTE_REGISTRATION, 1.5)
+    // Appended in 1.5.
+    const char *device_token;        // borrowed: the device token in hexadecimal (REMOTE_REGISTRATION)
 } lc_action_t;
 
 /// Performs an action. [main-thread]
@@ -583,6 +594,15 @@ typedef struct lc_delegate {
     void (*scene_did_update_user_activity)(lc_app *app, lc_scene *scene, const lc_dict *activity, void *ctx);
     // Appended in 1.5 (read only when struct_size covers it): scene:restoreInteractionStateWithUserActivity:.
     void (*scene_restore_interaction_state)(lc_app *app, lc_scene *scene, const lc_dict *activity, void *ctx);
+    // Appended in 1.5: the older application methods (docs/lifecycle.md, decision 54) — applicationDidFinishLaunching:
+    // (only for a delegate without did_finish_launching), application:handleOpenURL: (only without either open_url
+    // form), application:didReceiveLocalNotification:, and the answer to a remote-notification registration (the
+    // device token in hexadecimal, or the error's message).
+    void (*application_did_finish_launching)(lc_app *app, void *ctx);
+    bool (*handle_open_url)(lc_app *app, const char *url, void *ctx);
+    void (*did_receive_local_notification)(lc_app *app, const lc_dict *user_info, void *ctx);
+    void (*did_register_for_remote_notifications)(lc_app *app, const char *device_token, void *ctx);
+    void (*did_fail_to_register_for_remote_notifications)(lc_app *app, const char *error, void *ctx);
 } lc_delegate_t;
 
 /// Adds a delegate under a unique id (copied); called after those added before it. [main-thread]
@@ -853,6 +873,12 @@ typedef struct lc_plugin_delegate {
     // connection when the scene first comes to the foreground (read then if the device was locked at
     // the connection, when the session's restoration activity was NULL).
     void (*scene_restore_interaction_state)(lc_plugin *plugin, void *state, lc_scene *scene, const lc_dict *activity);
+    // Appended in 1.5: the older application methods, as in lc_delegate_t (docs/lifecycle.md, decision 54).
+    void (*application_did_finish_launching)(lc_plugin *plugin, void *state);
+    bool (*handle_open_url)(lc_plugin *plugin, void *state, const char *url);
+    void (*did_receive_local_notification)(lc_plugin *plugin, void *state, const lc_dict *user_info);
+    void (*did_register_for_remote_notifications)(lc_plugin *plugin, void *state, const char *device_token);
+    void (*did_fail_to_register_for_remote_notifications)(lc_plugin *plugin, void *state, const char *error);
 } lc_plugin_delegate_t;
 
 /// What the host offers a plugin. Owned by the host, valid until the plugin's deinit returns.
@@ -1135,6 +1161,11 @@ LC_EXPORT void scene_didFailToContinueUserActivityWithType_error(lc_app *app, lc
 LC_EXPORT void scene_didUpdateUserActivity(lc_app *app, lc_scene *scene, const lc_dict *activity);
 // ABI 1.5.
 LC_EXPORT void scene_restoreInteractionStateWithUserActivity(lc_app *app, lc_scene *scene, const lc_dict *activity);
+LC_EXPORT void applicationDidFinishLaunching(lc_app *app);
+LC_EXPORT bool application_handleOpenURL(lc_app *app, const char *url);
+LC_EXPORT void application_didReceiveLocalNotification(lc_app *app, const lc_dict *user_info);
+LC_EXPORT void application_didRegisterForRemoteNotificationsWithDeviceToken(lc_app *app, const char *device_token);
+LC_EXPORT void application_didFailToRegisterForRemoteNotificationsWithError(lc_app *app, const char *error);
 #endif
 
 #ifdef __cplusplus

@@ -24,7 +24,8 @@ package struct ScenarioLine: Sendable {
 /// `launch [background] [KEY=VALUE...]`, `home`, `foreground`, `interrupt`, `dismiss`, `accept`,
 /// `lock`, `unlock`, `memory-warning [normal|warning|critical]`, `time-change`,
 /// `open-url URL [source=APP] [KEY=VALUE...]`, `fetch`, `remote-notification [KEY=VALUE...]`,
-/// `open-notification [KEY=VALUE...]`,
+/// `open-notification [KEY=VALUE...]`, `local-notification [open] [KEY=VALUE...]`,
+/// `remote-registration token=HEX | error=MESSAGE`,
 /// `post NAME [KEY=VALUE...]`, `wait DURATION`, `expect-state STATE`, `terminate`, `purge`; scenes:
 /// `scene connect ID [background]`, `scene activate|deactivate|background|foreground|disconnect|discard ID`,
 /// `expect-scene ID STATE`, `launch scene=ID`, `open-url URL scene=ID`; Handoff:
@@ -39,7 +40,7 @@ package enum ScenarioParser {
 
     package static let commands = [
         "launch", "home", "foreground", "interrupt", "dismiss", "accept", "lock", "unlock", "memory-warning",
-        "time-change", "open-url", "fetch", "remote-notification", "open-notification", "post", "wait", "expect-state", "terminate", "purge",
+        "time-change", "open-url", "fetch", "remote-notification", "open-notification", "local-notification", "remote-registration", "post", "wait", "expect-state", "terminate", "purge",
         "scene", "expect-scene", "continue-activity", "update-activity",
     ]
 
@@ -59,6 +60,8 @@ package enum ScenarioParser {
         fetch                                a background fetch
         remote-notification [KEY=VALUE...]   a push notification with its payload
         open-notification [KEY=VALUE...]     the user opens the app from a push notification's alert
+        local-notification [open] [KEY=VALUE...]   a local notification fires (open: the user opens the app from it)
+        remote-registration token=HEX | error=MESSAGE   the answer to the app's remote-notification registration
         post NAME [KEY=VALUE...]             post a notification (standard, UIKit alias, or dotted custom name)
         wait DURATION                        let time pass (250ms, 2s)
         expect-state STATE                   check the state (not-running, inactive, active, background, suspended)
@@ -197,6 +200,18 @@ package enum ScenarioParser {
             return .action(.remoteNotification(try keyValues(args, verb)))
         case "open-notification":
             return .action(.openRemoteNotification(try keyValues(args, verb)))
+        case "local-notification":
+            let opened = args.first == "open"
+            return .action(.localNotification(try keyValues(opened ? Array(args.dropFirst()) : args, verb), opened: opened))
+        case "remote-registration":
+            var info = try keyValues(args, verb)
+            let token = try take("token", from: &info, verb)
+            let error = try take("error", from: &info, verb)
+            guard info.isEmpty, (token == nil) != (error == nil) else {
+                throw ScenarioError(message: "'remote-registration' takes token=HEX or error=MESSAGE")
+            }
+            if let token { return .action(.remoteRegistration(token: token)) }
+            return .action(.remoteRegistration(error: error ?? ""))
         case "post":
             guard let name = args.first else { throw ScenarioError(message: "'post' needs a notification name") }
             let notificationName: NotificationName

@@ -266,6 +266,16 @@ extension AppHandle {
         case LC_ACTION_FETCH: engineAction = .backgroundFetch
         case LC_ACTION_REMOTE_NOTIFICATION: engineAction = .remoteNotification(options)
         case LC_ACTION_OPEN_REMOTE_NOTIFICATION: engineAction = .openRemoteNotification(options)  // 1.5
+        case LC_ACTION_LOCAL_NOTIFICATION: engineAction = .localNotification(options)  // 1.5
+        case LC_ACTION_OPEN_LOCAL_NOTIFICATION: engineAction = .localNotification(options, opened: true)
+        case LC_ACTION_REMOTE_REGISTRATION:
+            if let token = a.device_token {
+                engineAction = .remoteRegistration(token: String(cString: token))
+            } else if let error = a.error {
+                engineAction = .remoteRegistration(error: String(cString: error))
+            } else {
+                return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: a remote registration needs action->device_token or action->error")
+            }
         case LC_ACTION_SCENE_CLOSE:  // 1.5
             guard let scene else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: a scene action needs action->scene") }
             engineAction = .closeScene(scene)
@@ -362,7 +372,9 @@ extension AppHandle {
             raw(d.scene_will_enter_foreground), raw(d.scene_did_enter_background), raw(d.scene_open_url_contexts),
             raw(d.scene_state_restoration_activity), raw(d.scene_will_continue_user_activity), raw(d.scene_continue_user_activity),
             raw(d.scene_did_fail_to_continue_user_activity), raw(d.scene_did_update_user_activity),
-            raw(d.scene_restore_interaction_state),
+            raw(d.scene_restore_interaction_state), raw(d.application_did_finish_launching), raw(d.handle_open_url),
+            raw(d.did_receive_local_notification), raw(d.did_register_for_remote_notifications),
+            raw(d.did_fail_to_register_for_remote_notifications),
         ]
         let idString = String(cString: id)
         let convention = FFIDelegates.Convention.delegateStruct(app: UnsafeRawPointer(opaque), ctx: UnsafeRawPointer(d.ctx), id: idString)

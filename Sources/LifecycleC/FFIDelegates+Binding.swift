@@ -285,6 +285,8 @@ extension FFIDelegates {
             }
         case .askWithString(let set):
             set(&handlers) { _, text in text.withCString { receiver.bool(f, method, $0, core: 1) } }
+        case .receiveString(let set):
+            set(&handlers) { _, text in text.withCString { receiver.void(f, method, $0, core: 1) } }
         case .askActivity(let set):
             set(&handlers) { _, activity in withDict(activity.dictionary) { receiver.bool(f, method, $0, core: 1) } }
         case .receiveActivity(let set):

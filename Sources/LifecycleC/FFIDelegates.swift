@@ -81,6 +81,8 @@ package enum FFIDelegates {
         case receiveActivity(Setter<(Application, UserActivity) -> Void>)
         /// `void f(lc_app *app, const char *activity_type, const char *error)`
         case failActivity
+        /// `void f(lc_app *app, const char *text)` (ABI 1.5: a device token, an error)
+        case receiveString(Setter<(Application, String) -> Void>)
 
         // ABI 1.2: the scene delegate's methods; each takes the scene (`lc_scene *`) first.
 
@@ -104,7 +106,7 @@ package enum FFIDelegates {
         var returnType: CType {
             switch self {
             case .notify, .receiveDict, .fetch, .remoteNotificationWithCompletion, .archive, .discardSessions,
-                 .receiveActivity, .failActivity, .sceneNotify, .sceneWillConnect, .sceneOpenURLs, .sceneWithString,
+                 .receiveActivity, .failActivity, .receiveString, .sceneNotify, .sceneWillConnect, .sceneOpenURLs, .sceneWithString,
                  .sceneActivity, .sceneFail: return .void
             case .askWithDict, .askArchive, .openURL, .openURLWithOptions, .askWithString, .askActivity,
                  .sceneRestoration: return .bool
@@ -117,7 +119,7 @@ package enum FFIDelegates {
             switch self {
             case .notify, .fetch: return 0
             case .askWithDict, .receiveDict, .askArchive, .archive, .remoteNotificationWithCompletion, .discardSessions,
-                 .askWithString, .askActivity, .receiveActivity, .sceneNotify: return 1
+                 .askWithString, .askActivity, .receiveActivity, .receiveString, .sceneNotify: return 1
             case .openURLWithOptions, .configuration, .failActivity, .sceneWillConnect, .sceneOpenURLs, .sceneRestoration,
                  .sceneWithString, .sceneActivity: return 2
             case .openURL, .sceneFail: return 3
@@ -285,9 +287,19 @@ package enum FFIDelegates {
                      pointers: 4, .sceneFail))
         add(Function(.sceneDidUpdateUserActivity, "scene_didUpdateUserActivity", returns: .void, pointers: 3,
                      .sceneActivity({ $0.didUpdateUserActivity = $1 })))
-        // Appended in ABI 1.5: scene:restoreInteractionStateWithUserActivity: (decision 48).
+        // Appended in ABI 1.5: scene:restoreInteractionStateWithUserActivity: (decision 48), then the
+        // application delegate's older methods (decision 54).
         add(Function(.sceneRestoreInteractionState, "scene_restoreInteractionStateWithUserActivity", returns: .void, pointers: 3,
                      .sceneActivity({ $0.restoreInteractionState = $1 })))
+        add(Function(.applicationDidFinishLaunching, "applicationDidFinishLaunching", returns: .void, pointers: 1,
+                     .notify({ $0.applicationDidFinishLaunching = $1 })))
+        add(Function(.handleOpenURL, "application_handleOpenURL", returns: .bool, pointers: 2, .askWithString({ $0.handleOpenURL = $1 })))
+        add(Function(.didReceiveLocalNotification, "application_didReceiveLocalNotification", returns: .void, pointers: 2,
+                     .receiveDict({ $0.didReceiveLocalNotification = $1 })))
+        add(Function(.didRegisterForRemoteNotifications, "application_didRegisterForRemoteNotificationsWithDeviceToken", returns: .void,
+                     pointers: 2, .receiveString({ $0.didRegisterForRemoteNotifications = $1 })))
+        add(Function(.didFailToRegisterForRemoteNotifications, "application_didFailToRegisterForRemoteNotificationsWithError",
+                     returns: .void, pointers: 2, .receiveString({ $0.didFailToRegisterForRemoteNotifications = $1 })))
         return UnsafeBufferPointer(start: rows, count: count)
     }()
 }

@@ -110,6 +110,69 @@ final class SeedReadingTests: XCTestCase {
                                   "action 'open-notification' is not allowed while the application is suspended: the device is locked; unlock it first")
     }
 
+    // seed 002's older methods (decision 54): applicationDidFinishLaunching: to a delegate without the
+    // options form, application:handleOpenURL: to one with neither openURL form, a local notification
+    // (in the foreground at once; in the background only when opened from its alert), and the answer
+    // to a remote-notification registration.
+    func testSeed002TheOlderDelegateMethods() throws {
+        let h = try Harness()
+        var old = DelegateHandlers()
+        old.applicationDidFinishLaunching = { [unowned h] app in h.seen.append("o applicationDidFinishLaunching state=\(app.state)") }
+        old.handleOpenURL = { [unowned h] _, url in h.seen.append("o handleOpenURL \(url)"); return true }
+        old.didReceiveLocalNotification = { [unowned h] app, info in h.seen.append("o local \(info) state=\(app.state)") }
+        old.didRegisterForRemoteNotifications = { [unowned h] _, token in h.seen.append("o token \(token)") }
+        old.didFailToRegisterForRemoteNotifications = { [unowned h] _, error in h.seen.append("o error \(error)") }
+        try h.app.addDelegate(old, id: "o")
+        XCTAssertEqual(try h.perform(.launch()).prefix(5), [
+            "state inactive",
+            "delegate application:willFinishLaunchingWithOptions: [a]",
+            "delegate application:didFinishLaunchingWithOptions: [a]",
+            "delegate applicationDidFinishLaunching: [o]",
+            "notification didFinishLaunching",
+        ])
+        XCTAssertEqual(try h.perform(.openURL("app://doc/1")), [
+            "delegate application:openURL:sourceApplication:annotation: [a]",
+            "delegate application:handleOpenURL: [o]",
+        ])
+        XCTAssertEqual(try h.perform(.localNotification(["k": 1])), ["delegate application:didReceiveLocalNotification: [o]"])
+        XCTAssertEqual(try h.perform(.remoteRegistration(token: "0a1b")), ["delegate application:didRegisterForRemoteNotificationsWithDeviceToken: [o]"])
+        XCTAssertEqual(try h.perform(.remoteRegistration(error: "no network")),
+                       ["delegate application:didFailToRegisterForRemoteNotificationsWithError: [o]"])
+        try h.perform(.home)
+        XCTAssertEqual(try h.perform(.localNotification(["k": 2])), [], "in the background the system shows the alert; nothing runs")
+        XCTAssertEqual(h.app.state, .suspended)
+        XCTAssertEqual(try h.perform(.localNotification(["k": 3], opened: true)), [
+            "state background",
+            "notification willEnterForeground",
+            "delegate applicationWillEnterForeground: [a]",
+            "state inactive",
+            "delegate application:didReceiveLocalNotification: [o]",
+            "state active",
+            "delegate applicationDidBecomeActive: [a]",
+            "notification didBecomeActive",
+        ])
+        XCTAssertEqual(h.seen.filter { $0.hasPrefix("o ") }, [
+            "o applicationDidFinishLaunching state=inactive",
+            "o handleOpenURL app://doc/1",
+            #"o local {"k":1} state=active"#,
+            "o token 0a1b",
+            "o error no network",
+            #"o local {"k":3} state=inactive"#,
+        ])
+        try h.perform(.terminate)
+        XCTAssertApplicationError(try h.app.perform(.remoteRegistration(token: "0a1b")), .illegalAction,
+                                  "action 'remote-registration' is not allowed while the application is not-running: the answer to a registration reaches a running application")
+        // Opened from its alert while not running: launched with it in the launch options, then the
+        // method "after the application:didFinishLaunchingWithOptions: method", before active.
+        XCTAssertEqual(Array(try h.perform(.localNotification(["k": 4], opened: true)).suffix(5)), [
+            #"notification didFinishLaunching ({"localNotification":{"k":4}})"#,
+            "delegate application:didReceiveLocalNotification: [o]",
+            "state active",
+            "delegate applicationDidBecomeActive: [a]",
+            "notification didBecomeActive",
+        ])
+    }
+
     // MARK: 2. Terminating a foreground application goes through the background
 
     // seed 001: applicationWillTerminate "is called only if your application is already in the

@@ -12,6 +12,8 @@ public struct Action: Sendable, CustomStringConvertible {
         case backgroundFetch
         case remoteNotification(UserInfo)
         case openRemoteNotification(UserInfo)
+        case localNotification(UserInfo, opened: Bool)
+        case remoteRegistration(token: String?, error: String?)
         case terminate, purge
         case scene(SceneOperation)
         case continueUserActivity(UserActivity, scene: String?, error: String?)
@@ -94,6 +96,16 @@ public struct Action: Sendable, CustomStringConvertible {
     /// told again which notification it was (seed 002: "the system calls this method again";
     /// docs/lifecycle.md, decision 51).
     public static func openRemoteNotification(_ payload: UserInfo = UserInfo()) -> Action { Action(kind: .openRemoteNotification(payload)) }
+    /// A local notification fires (`opened`: the user opens the application from its alert):
+    /// `application:didReceiveLocalNotification:` in the foreground; in the background only when
+    /// opened (docs/lifecycle.md, decision 54).
+    public static func localNotification(_ userInfo: UserInfo = UserInfo(), opened: Bool = false) -> Action {
+        Action(kind: .localNotification(userInfo, opened: opened))
+    }
+    /// The answer to the application's remote-notification registration: the device token (hexadecimal),
+    /// or the error (decision 54).
+    public static func remoteRegistration(token: String) -> Action { Action(kind: .remoteRegistration(token: token, error: nil)) }
+    public static func remoteRegistration(error: String) -> Action { Action(kind: .remoteRegistration(token: nil, error: error)) }
     /// The system terminates the application.
     public static let terminate = Action(kind: .terminate)
     /// Memory pressure purges an application in the background: a suspended one without notice; one
@@ -177,6 +189,8 @@ public struct Action: Sendable, CustomStringConvertible {
         case .backgroundFetch: return "fetch"
         case .remoteNotification: return "remote-notification"
         case .openRemoteNotification: return "open-notification"
+        case .localNotification: return "local-notification"
+        case .remoteRegistration: return "remote-registration"
         case .terminate: return "terminate"
         case .purge: return "purge"
         case .scene(let operation): return "scene \(operation.verb)"
@@ -196,6 +210,10 @@ public struct Action: Sendable, CustomStringConvertible {
             return error.map { "\(activity.activityType), failed: \($0)" } ?? activity.description
         case .updateUserActivity(let activity, _): return activity.description
         case .remoteNotification(let payload), .openRemoteNotification(let payload): return payload.isEmpty ? nil : payload.description
+        case .localNotification(let info, let opened):
+            let text = info.isEmpty ? nil : info.description
+            return opened ? ["opened", text].compactMap { $0 }.joined(separator: " ") : text
+        case .remoteRegistration(let token, let error): return token.map { "token \($0)" } ?? error.map { "error: \($0)" }
         default: return nil
         }
     }
@@ -223,6 +241,10 @@ public struct Action: Sendable, CustomStringConvertible {
             let text = scene.map { "\(name) \(activity.activityType) scene=\($0)" } ?? "\(name) \(activity.activityType)"
             return activity.userInfo.isEmpty ? text : "\(text) \(activity.userInfo)"
         case .remoteNotification(let payload), .openRemoteNotification(let payload): return payload.isEmpty ? name : "\(name) \(payload)"
+        case .localNotification(let info, let opened):
+            let text = opened ? "\(name) open" : name
+            return info.isEmpty ? text : "\(text) \(info)"
+        case .remoteRegistration(let token, let error): return token.map { "\(name) token=\($0)" } ?? "\(name) error=\(error ?? "")"
         default: return name
         }
     }

@@ -186,7 +186,7 @@ extension Application {
         if inBackground { backgroundSince = .now }
         try withBudget(.launch, configuration.budgets.launch) { () throws(Killed) in
             _ = try askAll(.willFinishLaunching, { $0.willFinishLaunching }) { $0(self, options) }
-            _ = try askAll(.didFinishLaunching, { $0.didFinishLaunching }) { $0(self, options) }
+            _ = try didFinishLaunchingAll(options)
             try postLifecycle(.didFinishLaunching, userInfo: options)
         }
         if !pendingDiscards.isEmpty {

@@ -17,7 +17,7 @@ extension Application {
         try withBudget(.launch, configuration.budgets.launch) { () throws(Killed) in
             let willFinish = try askAll(.willFinishLaunching, { $0.willFinishLaunching }) { $0(self, options) }
             try restoreState()
-            let didFinish = try askAll(.didFinishLaunching, { $0.didFinishLaunching }) { $0(self, options) }
+            let didFinish = try didFinishLaunchingAll(options)
             try postLifecycle(.didFinishLaunching, userInfo: options)
             accepted = willFinish != false && didFinish != false
         }
@@ -80,6 +80,51 @@ extension Application {
             } else if plainToo, let handler = slot.handlers.didReceiveRemoteNotification {
                 try call(.didReceiveRemoteNotification, slot) { handler(self, payload) }
             }
+        }
+    }
+
+    /// `application:didFinishLaunchingWithOptions:` to each delegate implementing it (their answers
+    /// combined), or — to a delegate implementing only the oldest form — `applicationDidFinishLaunching:`
+    /// (no options, no answer), in registration order (decision 54).
+    func didFinishLaunchingAll(_ options: UserInfo) throws(Killed) -> Bool? {
+        var answer: Bool?
+        for slot in slots where isRegistered(slot) {
+            if let body = slot.handlers.didFinishLaunching {
+                let yes = try call(.didFinishLaunching, slot) { body(self, options) }
+                answer = (answer ?? true) && yes
+            } else if let legacy = slot.handlers.applicationDidFinishLaunching {
+                try call(.applicationDidFinishLaunching, slot) { legacy(self) }
+            }
+        }
+        return answer
+    }
+
+    /// A local notification (decision 54): in the foreground `application:didReceiveLocalNotification:`
+    /// at once; opened from its alert, the application comes to the foreground as for a push's alert
+    /// (launched with the userInfo in launch option `localNotification`, the method after the launch
+    /// methods; or brought back, the method in state inactive); in the background and not opened,
+    /// nothing runs (the system shows the alert).
+    func localNotification(_ info: UserInfo, opened: Bool) throws(Killed) {
+        let deliver = { () throws(Killed) in
+            for slot in self.slots where self.isRegistered(slot) {
+                guard let handler = slot.handlers.didReceiveLocalNotification else { continue }
+                try self.call(.didReceiveLocalNotification, slot) { handler(self, info) }
+            }
+        }
+        if state.isForeground { return try deliver() }
+        guard opened else { return }
+        if isSceneBased {
+            if state == .notRunning {
+                try launch(options: [LaunchOptionsKey.localNotification: .dict(info)], inBackground: false)
+            } else {
+                try scenesReturnToForeground()
+            }
+            return try deliver()
+        }
+        switch state {
+        case .notRunning: try launch(options: [LaunchOptionsKey.localNotification: .dict(info)], inBackground: false, deliver: deliver)
+        case .background, .suspended: try enterForeground(deliver: deliver)
+        case .active, .inactive: try deliver()
         }
     }
 
@@ -157,6 +202,10 @@ extension Application {
             } else if let handler = slot.handlers.openURL {
                 guard isRegistered(slot) else { continue }
                 handled = try call(.openURL, slot) { handler(self, url, source, annotation) } || handled
+            } else if let handler = slot.handlers.handleOpenURL {
+                // The oldest form (decision 54): the URL alone, to a delegate with neither newer one.
+                guard isRegistered(slot) else { continue }
+                handled = try call(.handleOpenURL, slot) { handler(self, url) } || handled
             }
         }
         return handled
@@ -175,7 +224,10 @@ extension Application {
     private func openURLForms() -> [DelegateMethod] {
         let newer = slots.contains { $0.handlers.openURLWithOptions != nil }
         let older = slots.contains { $0.handlers.openURLWithOptions == nil && $0.handlers.openURL != nil }
-        return newer ? (older ? [.openURLWithOptions, .openURL] : [.openURLWithOptions]) : [.openURL]
+        let oldest = slots.contains { $0.handlers.openURLWithOptions == nil && $0.handlers.openURL == nil && $0.handlers.handleOpenURL != nil }
+        var forms: [DelegateMethod] = newer ? (older ? [.openURLWithOptions, .openURL] : [.openURLWithOptions]) : [.openURL]
+        if oldest { forms.append(.handleOpenURL) }
+        return forms
     }
 
     func lock() throws(Killed) {

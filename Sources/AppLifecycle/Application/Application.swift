@@ -402,6 +402,14 @@ public final class Application: @unchecked Sendable {
         case .openRemoteNotification:
             // Opening the application from the alert needs the device unlocked, as every way to the foreground.
             if isDeviceLocked { throw illegal("the device is locked; unlock it first") }
+        case .localNotification(_, let opened):
+            if opened, isDeviceLocked { throw illegal("the device is locked; unlock it first") }
+        case .remoteRegistration(let token, let error):
+            guard state.isRunning else { throw illegal("the answer to a registration reaches a running application") }
+            if token?.isEmpty ?? (error?.isEmpty ?? true) {
+                throw ApplicationError(.invalidArgument, "a remote-notification registration answer needs a non-empty token or error",
+                                       action: name, state: state)
+            }
         case .terminate:
             guard state != .notRunning else { throw illegal() }
         case .purge:
@@ -493,6 +501,16 @@ public final class Application: @unchecked Sendable {
             try deliverRemoteNotification(payload, plainToo: wasRunning)
         case .openRemoteNotification(let payload):
             try openRemoteNotification(payload)
+        case .localNotification(let info, let opened):
+            try localNotification(info, opened: opened)
+        case .remoteRegistration(let token, let error):
+            for slot in slots where isRegistered(slot) {
+                if let token, let handler = slot.handlers.didRegisterForRemoteNotifications {
+                    try call(.didRegisterForRemoteNotifications, slot) { handler(self, token) }
+                } else if token == nil, let error, let handler = slot.handlers.didFailToRegisterForRemoteNotifications {
+                    try call(.didFailToRegisterForRemoteNotifications, slot) { handler(self, error) }
+                }
+            }
         case .terminate:
             switch state {
             case .suspended:

@@ -42,6 +42,17 @@ public struct DelegateMethod: Hashable, Sendable, CustomStringConvertible {
     public static let didFailToContinueUserActivity =
         DelegateMethod(selector: "application:didFailToContinueUserActivityWithType:error:")
     public static let didUpdateUserActivity = DelegateMethod(selector: "application:didUpdateUserActivity:")
+    /// The older methods seed 002 still describes (issue 20): the launch method without options, called
+    /// instead of `didFinishLaunching` when that one is not implemented; the URL method without a
+    /// source, called when neither `openURL` form is; a local notification; the answer to a
+    /// remote-notification registration.
+    public static let applicationDidFinishLaunching = DelegateMethod(selector: "applicationDidFinishLaunching:")
+    public static let handleOpenURL = DelegateMethod(selector: "application:handleOpenURL:")
+    public static let didReceiveLocalNotification = DelegateMethod(selector: "application:didReceiveLocalNotification:")
+    public static let didRegisterForRemoteNotifications =
+        DelegateMethod(selector: "application:didRegisterForRemoteNotificationsWithDeviceToken:")
+    public static let didFailToRegisterForRemoteNotifications =
+        DelegateMethod(selector: "application:didFailToRegisterForRemoteNotificationsWithError:")
 }
 
 /// The callbacks of one delegate. A nil handler is a method the delegate does not implement: it is
@@ -85,6 +96,19 @@ public struct DelegateHandlers {
     public var didFailToContinueUserActivity: ((Application, String, String) -> Void)?
     /// `application:didUpdateUserActivity:`.
     public var didUpdateUserActivity: ((Application, UserActivity) -> Void)?
+    /// `applicationDidFinishLaunching:` (the oldest launch method): called, with no options and no
+    /// answer, only to a delegate that does not implement `didFinishLaunching`.
+    public var applicationDidFinishLaunching: ((Application) -> Void)?
+    /// `application:handleOpenURL:` (the oldest URL method): called only to a delegate implementing
+    /// neither `openURL` form; the answer says whether it handled the URL.
+    public var handleOpenURL: ((Application, String) -> Bool)?
+    /// `application:didReceiveLocalNotification:`: a local notification's userInfo, when it fires while
+    /// the application is in the foreground or the user opens the application from its alert.
+    public var didReceiveLocalNotification: ((Application, UserInfo) -> Void)?
+    /// `application:didRegisterForRemoteNotificationsWithDeviceToken:`: the device token, in hexadecimal.
+    public var didRegisterForRemoteNotifications: ((Application, String) -> Void)?
+    /// `application:didFailToRegisterForRemoteNotificationsWithError:`: the error's message.
+    public var didFailToRegisterForRemoteNotifications: ((Application, String) -> Void)?
 
     public init() {}
 
@@ -118,6 +142,11 @@ public struct DelegateHandlers {
         add(continueUserActivity != nil, .continueUserActivity)
         add(didFailToContinueUserActivity != nil, .didFailToContinueUserActivity)
         add(didUpdateUserActivity != nil, .didUpdateUserActivity)
+        add(applicationDidFinishLaunching != nil, .applicationDidFinishLaunching)
+        add(handleOpenURL != nil, .handleOpenURL)
+        add(didReceiveLocalNotification != nil, .didReceiveLocalNotification)
+        add(didRegisterForRemoteNotifications != nil, .didRegisterForRemoteNotifications)
+        add(didFailToRegisterForRemoteNotifications != nil, .didFailToRegisterForRemoteNotifications)
         return methods
     }
 }
@@ -168,6 +197,12 @@ public protocol ApplicationDelegate: AnyObject {
     func application(_ application: Application, didFailToContinueUserActivityWithType activityType: String, error: String)
     /// The application's current activity was updated.
     func application(_ application: Application, didUpdate activity: UserActivity)
+    /// A local notification fired while in the foreground, or the user opened the application from its alert.
+    func application(_ application: Application, didReceiveLocalNotification userInfo: UserInfo)
+    /// The remote-notification registration succeeded: the device token in hexadecimal.
+    func application(_ application: Application, didRegisterForRemoteNotificationsWithDeviceToken token: String)
+    /// The remote-notification registration failed: the error's message.
+    func application(_ application: Application, didFailToRegisterForRemoteNotificationsWithError error: String)
 }
 
 extension ApplicationDelegate {
@@ -209,6 +244,9 @@ extension ApplicationDelegate {
     public func application(_ application: Application, continue activity: UserActivity) -> Bool { false }
     public func application(_ application: Application, didFailToContinueUserActivityWithType activityType: String, error: String) {}
     public func application(_ application: Application, didUpdate activity: UserActivity) {}
+    public func application(_ application: Application, didReceiveLocalNotification userInfo: UserInfo) {}
+    public func application(_ application: Application, didRegisterForRemoteNotificationsWithDeviceToken token: String) {}
+    public func application(_ application: Application, didFailToRegisterForRemoteNotificationsWithError error: String) {}
 }
 
 extension DelegateHandlers {
@@ -248,5 +286,13 @@ extension DelegateHandlers {
             didFailToContinueUserActivity = { d.application($0, didFailToContinueUserActivityWithType: $1, error: $2) }
         }
         if r(.didUpdateUserActivity) { didUpdateUserActivity = { d.application($0, didUpdate: $1) } }
+        // The two oldest methods are not in the protocol: a protocol delegate has their successors.
+        if r(.didReceiveLocalNotification) { didReceiveLocalNotification = { d.application($0, didReceiveLocalNotification: $1) } }
+        if r(.didRegisterForRemoteNotifications) {
+            didRegisterForRemoteNotifications = { d.application($0, didRegisterForRemoteNotificationsWithDeviceToken: $1) }
+        }
+        if r(.didFailToRegisterForRemoteNotifications) {
+            didFailToRegisterForRemoteNotifications = { d.application($0, didFailToRegisterForRemoteNotificationsWithError: $1) }
+        }
     }
 }

@@ -43,6 +43,8 @@ extension IsolatedPlugin {
                 }
             case .askWithString(let set):
                 set(&h) { [unowned self] _, text in ask(row, DelegateArguments(text: text)).answer }
+            case .receiveString(let set):
+                set(&h) { [unowned self] _, text in send(row, DelegateArguments(text: text)) }
             case .askActivity(let set):
                 set(&h) { [unowned self] _, activity in ask(row, DelegateArguments(dict: activity.dictionary)).answer }
             case .receiveActivity(let set):

@@ -86,6 +86,15 @@ enum RunnerDelegates {
         case .didDecodeRestorableState:
             return some(h.didDecodeRestorableState) { f in { a in f(app, StateArchive(values: a.dict ?? UserInfo())); return (false, nil) } }
         case .willContinueUserActivity: return some(h.willContinueUserActivity) { f in { a in (f(app, a.text ?? ""), nil) } }
+        // ABI 1.5: the older methods.
+        case .applicationDidFinishLaunching: return void(h.applicationDidFinishLaunching)
+        case .handleOpenURL: return some(h.handleOpenURL) { f in { a in (f(app, a.text ?? ""), nil) } }
+        case .didReceiveLocalNotification:
+            return some(h.didReceiveLocalNotification) { f in { a in f(app, a.dict ?? UserInfo()); return (false, nil) } }
+        case .didRegisterForRemoteNotifications:
+            return some(h.didRegisterForRemoteNotifications) { f in { a in f(app, a.text ?? ""); return (false, nil) } }
+        case .didFailToRegisterForRemoteNotifications:
+            return some(h.didFailToRegisterForRemoteNotifications) { f in { a in f(app, a.text ?? ""); return (false, nil) } }
         case .continueUserActivity:
             return some(h.continueUserActivity) { f in { a in
                 guard let activity = UserActivity(dictionary: a.dict ?? UserInfo()) else { return (false, nil) }
