@@ -187,13 +187,11 @@ package enum SceneAccessors {
     {
         SceneHandles.withScene(scene, function, application: application) { _ in
             guard let out else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): out is NULL") }
-            out.pointee = roleName
+            let role: StaticString = "application"  // a literal: NUL-terminated, static storage
+            out.pointee = UnsafeRawPointer(role.utf8Start).assumingMemoryBound(to: CChar.self)
             return lc_status(LC_OK)
         }
     }
-
-    // nonisolated(unsafe): a constant C string, allocated once and never written or freed.
-    nonisolated(unsafe) static let roleName: UnsafePointer<CChar> = UnsafePointer(strdup("application")!)
 
     package static func state(_ scene: UnsafeRawPointer?, _ out: UnsafeMutablePointer<lc_scene_state>?, _ function: String,
                               application: AppHandle? = nil) -> lc_status
