@@ -9,7 +9,7 @@ extension AppHandle {
     ///   - session: the session's id; NULL asks for a new session (activation only).
     ///   - activity: a user activity dictionary (activation only; NULL: none).
     ///   - requester: who asked, for the trace (a plugin's id, or empty).
-    package func requestScene(_ kind: Application.SceneRequestKind, session: UnsafePointer<CChar>?, activity: OpaquePointer?,
+    package func requestScene(_ kind: SceneRequestKind, session: UnsafePointer<CChar>?, activity: OpaquePointer?,
                               requester: String, function: String) -> lc_status
     {
         requestScene(kind, sessionID: session.map { String(cString: $0) }, activity: activity.map { UserInfoBox.from($0).value },
@@ -17,7 +17,7 @@ extension AppHandle {
     }
 
     /// `requestScene` with Swift values (an isolated plugin's request, read from its frame).
-    package func requestScene(_ kind: Application.SceneRequestKind, sessionID: String?, activity: UserInfo?,
+    package func requestScene(_ kind: SceneRequestKind, sessionID: String?, activity: UserInfo?,
                               requester: String, function: String) -> lc_status
     {
         if kind != .activation, sessionID == nil { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): session_id is NULL") }

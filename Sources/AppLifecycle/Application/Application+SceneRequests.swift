@@ -2,19 +2,19 @@
 /// `requestSceneSessionDestruction`, `requestSceneSessionRefresh`): checked when asked, performed by
 /// the system later — on a later turn of the loop, after the action or callback that asked, one
 /// after the other in the order asked (docs/lifecycle.md, decision 53).
-extension Application {
-    /// What a scene request asks.
-    public enum SceneRequestKind: String, Sendable, Hashable, CustomStringConvertible {
-        /// Bring a session's scene to the foreground and make it active (connecting it if needed), or
-        /// create a new session and connect its scene.
-        case activation
-        /// Dismiss a session's scene and remove the session (as the user closing it in the app switcher).
-        case destruction
-        /// Update the system's picture of the scene (its snapshot): no life-cycle step.
-        case refresh
-        public var description: String { rawValue }
-    }
+/// What a scene request of the application asks (`Application.requestSceneSession…`).
+public enum SceneRequestKind: String, Sendable, Hashable, CustomStringConvertible {
+    /// Bring a session's scene to the foreground and make it active (connecting it if needed), or
+    /// create a new session and connect its scene.
+    case activation
+    /// Dismiss a session's scene and remove the session (as the user closing it in the app switcher).
+    case destruction
+    /// Update the system's picture of the scene (its snapshot): no life-cycle step.
+    case refresh
+    public var description: String { rawValue }
+}
 
+extension Application {
     /// Asks the system to activate session `sessionID`'s scene — connected if it is not, brought to
     /// the foreground from the background, made active — or, with nil, to create a new session
     /// (`scene-1`, `scene-2`, …: the system names it) and connect its scene to the foreground.

@@ -149,7 +149,7 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         case archiveDeferred(delegate: String)
         /// A scene request the application made, performed now (`refusal` nil: the actions it takes
         /// follow), or refused then with `refusal` (decision 53).
-        case sceneRequest(Application.SceneRequestKind, session: String, requester: String, refusal: String?)
+        case sceneRequest(SceneRequestKind, session: String, requester: String, refusal: String?)
         /// The delegate's encoding failed during `method` (shouldSave or willEncode): nothing was saved,
         /// its previous archive is kept as it was (`StateArchive.failure`).
         case archiveKept(method: DelegateMethod, delegate: String, failure: EncodingFailure)

@@ -129,7 +129,7 @@ extension IsolatedPlugin {
             let session = hasSession == 1 ? try frame.string("session id") : nil
             let activity = try frame.dictionary("activity")
             try frame.finish()
-            let kinds: [Application.SceneRequestKind] = [.activation, .destruction, .refresh]
+            let kinds: [SceneRequestKind] = [.activation, .destruction, .refresh]
             guard Int(rawKind) < kinds.count else { throw ProtocolViolation("a scene request of kind \(rawKind)") }
             guard hasSession <= 1 else { throw ProtocolViolation("the sceneRequest frame's session flag is \(hasSession)") }
             let function = "request_scene_\(kinds[Int(rawKind)])"
