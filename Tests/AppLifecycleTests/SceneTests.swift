@@ -680,6 +680,15 @@ final class SceneTests: XCTestCase {
         XCTAssertEqual(h.app.scene(id: "side")?.session.userInfo, [:], "a new session starts empty")
     }
 
+    /// With no archive folder there is nothing to defer: a connection while locked traces no
+    /// `archive deferred` (decision 48).
+    func testNoDeferralWithoutAnArchiveFolder() throws {
+        let h = try Harness.scenes()
+        try h.launch()
+        try h.perform(.lock)
+        XCTAssertFalse(try h.perform(.connectScene("side", inBackground: true)).contains { $0.hasPrefix("archive") })
+    }
+
     func testOpenURLInAScene() throws {
         let h = try Harness.scenes()
         // Not running: the launch connects the scene with the URL in its connection options.

@@ -37,8 +37,9 @@ extension Application {
         updateSession(session)
         let scene = Scene(id: id, session: session, requestedByUser: foreground, application: self)
         connectedScenes.append(scene)
-        // The restoration archives are read only while protected data is available (decision 48).
-        scene.restoration.deferred = !isProtectedDataAvailable
+        // The restoration archives are read only while protected data is available (decision 48); with
+        // no archive folder there is nothing to read, now or later.
+        scene.restoration.deferred = !isProtectedDataAvailable && archiveStore != nil
         for slot in sceneSlots {
             guard isRegistered(slot), slot.handlers.stateRestorationActivity != nil else { continue }
             guard slot.handlers.willConnect != nil || slot.handlers.restoreInteractionState != nil else { continue }

@@ -189,7 +189,11 @@ enum RunnerHostAPI {
                     out.end()
                 }
                 guard reply.status == LC_OK else { return lcFail(lc_status(reply.status), reply.message) }
-                let ids = reply.message.split(separator: "\n").map(String.init)
+                // Each id ends with a newline; a reply cut at its 64 KiB (thousands of sessions) loses
+                // the ids that did not fit whole, never half an id.
+                var text = Substring(reply.message)
+                if let last = text.lastIndex(of: "\n") { text = text[...last] } else { text = "" }
+                let ids = text.split(separator: "\n").map(String.init)
                 for (index, id) in ids.prefix(capacity).enumerated() { out?[index] = UnsafePointer(handle.sessionCString(id)) }
                 count.pointee = ids.count
                 return lc_status(LC_OK)
