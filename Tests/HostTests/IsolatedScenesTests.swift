@@ -319,13 +319,7 @@ final class IsolatedScenesTests: XCTestCase {
     func testClosingScenesInTheAppSwitcherInBothModes() throws {
         let plugin = try IsolationFixtures.build(Self.source, named: "isolatedscenes")
         let script = "launch\nscene connect side\nscene close side\nscene close main\n"
-        let inProcess = try IsolationTests.run(["--scenes", "--plugin", plugin], script: script)
-        let isolated = try IsolationTests.run(["--scenes", "--plugin", plugin, "--isolate"], script: script)
-        XCTAssertEqual(inProcess.status, 0, inProcess.output)
-        XCTAssertEqual(isolated.status, 0, isolated.output)
-        let lines = inProcess.printed["scp"] ?? []
-        XCTAssertEqual(isolated.printed["scp"] ?? [], lines)
-        XCTAssertEqual(isolated.trace, inProcess.trace)
+        let (inProcess, _, lines) = try IsolationTests.runBothModes(["--scenes", "--plugin", plugin], script: script, printed: "scp")
         let closing = lines.drop { !$0.hasPrefix("scp: will_resign_active id=side") }
             .map { $0.replacingOccurrences(of: #" session=.*"#, with: "", options: .regularExpression) }
         XCTAssertEqual(Array(closing.prefix(7)), [
@@ -389,13 +383,7 @@ final class IsolatedScenesTests: XCTestCase {
             }
             """# + IsolationFixtures.descriptorSource("com.example.scene.requests"), named: "scenerequests")
         let script = "launch\nwait 100ms\nexpect-scene scene-1 foreground-active\nscene deactivate main\nwait 100ms\nterminate\n"
-        let inProcess = try IsolationTests.run(["--scenes", "--plugin", plugin], script: script)
-        let isolated = try IsolationTests.run(["--scenes", "--plugin", plugin, "--isolate"], script: script)
-        XCTAssertEqual(inProcess.status, 0, inProcess.output)
-        XCTAssertEqual(isolated.status, 0, isolated.output)
-        let lines = inProcess.printed["req"] ?? []
-        XCTAssertEqual(isolated.printed["req"] ?? [], lines)
-        XCTAssertEqual(isolated.trace, inProcess.trace)
+        let (inProcess, _, lines) = try IsolationTests.runBothModes(["--scenes", "--plugin", plugin], script: script, printed: "req")
         XCTAssertEqual(lines, [
             "req: connect main {}",
             "req: active main",
@@ -466,12 +454,7 @@ final class IsolatedScenesTests: XCTestCase {
             }
             """# + IsolationFixtures.descriptorSource("com.example.scene.lists"), named: "scenelists")
         let script = "launch\nscene connect side\nscene background side\nscene disconnect side\nterminate\n"
-        let inProcess = try IsolationTests.run(["--scenes", "--plugin", plugin], script: script)
-        let isolated = try IsolationTests.run(["--scenes", "--plugin", plugin, "--isolate"], script: script)
-        XCTAssertEqual(inProcess.status, 0, inProcess.output)
-        XCTAssertEqual(isolated.status, 0, isolated.output)
-        let lines = inProcess.printed["lists"] ?? []
-        XCTAssertEqual(isolated.printed["lists"] ?? [], lines)
+        let (inProcess, _, lines) = try IsolationTests.runBothModes(["--scenes", "--plugin", plugin], script: script, printed: "lists")
         XCTAssertEqual(lines, [
             "lists: set main -> 0",
             "lists: set ghost -> -8",

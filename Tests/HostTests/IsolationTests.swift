@@ -32,6 +32,22 @@ final class IsolationTests: XCTestCase {
         try Self.run(arguments, script: script, scenario: scenario, environment: environment)
     }
 
+    /// Runs the host with `arguments` and `script` twice, with the plugin in the host's process and then
+    /// `--isolate`d: both runs end with status 0, the plugin prints the same `prefix` lines and (with
+    /// `sameTrace`) the engine's trace is the same. Returns both runs and the lines.
+    static func runBothModes(_ arguments: [String], script: String, printed prefix: String, sameTrace: Bool = true,
+                             file: StaticString = #filePath, line: UInt = #line) throws -> (inProcess: Run, isolated: Run, lines: [String])
+    {
+        let inProcess = try run(arguments, script: script)
+        let isolated = try run(arguments + ["--isolate"], script: script)
+        XCTAssertEqual(inProcess.status, 0, inProcess.output, file: file, line: line)
+        XCTAssertEqual(isolated.status, 0, isolated.output, file: file, line: line)
+        let lines = inProcess.printed[prefix] ?? []
+        XCTAssertEqual(isolated.printed[prefix] ?? [], lines, file: file, line: line)
+        if sameTrace { XCTAssertEqual(isolated.trace, inProcess.trace, file: file, line: line) }
+        return (inProcess, isolated, lines)
+    }
+
     /// Runs the host with the JSON trace and no OS sources; `script`: a scenario's text.
     static func run(_ arguments: [String], script: String? = nil, scenario: String? = nil, environment: [String: String] = [:]) throws -> Run {
         var arguments = ["run", "--trace", "json", "--no-socket", "--no-pressure", "--no-clock"] + arguments

@@ -38,13 +38,7 @@ final class OlderDelegateMethodsTests: XCTestCase {
         local-notification open k=3
         terminate
         """
-        let inProcess = try IsolationTests.run(["--plugin", plugin], script: script)
-        let isolated = try IsolationTests.run(["--plugin", plugin, "--isolate"], script: script)
-        XCTAssertEqual(inProcess.status, 0, inProcess.output)
-        XCTAssertEqual(isolated.status, 0, isolated.output)
-        let lines = inProcess.printed["old"] ?? []
-        XCTAssertEqual(isolated.printed["old"] ?? [], lines)
-        XCTAssertEqual(isolated.trace, inProcess.trace)
+        let (inProcess, _, lines) = try IsolationTests.runBothModes(["--plugin", plugin], script: script, printed: "old")
         XCTAssertEqual(lines, [
             "old: applicationDidFinishLaunching",
             "old: handleOpenURL app://doc/1",
