@@ -54,18 +54,27 @@ extension Application {
     /// `foreground` does (or launches), then the application delegate is told.
     func openRemoteNotification(_ payload: UserInfo) throws(Killed) {
         let launched = state == .notRunning
-        let deliver = { () throws(Killed) in try self.deliverRemoteNotification(payload, plainToo: !launched) }
-        let options: UserInfo = [LaunchOptionsKey.remoteNotification: .dict(payload)]
+        try openFromAlert(launchOptions: [LaunchOptionsKey.remoteNotification: .dict(payload)]) { () throws(Killed) in
+            try self.deliverRemoteNotification(payload, plainToo: !launched)
+        }
+    }
+
+    /// The user opens the application from a notification's alert (decisions 51 and 54): launched into
+    /// the foreground with `launchOptions`, `deliver` after the launch methods; or brought back from the
+    /// background, `deliver` in state inactive before `didBecomeActive`; already in the foreground,
+    /// `deliver` alone. A scene-based application brings its scenes back as `foreground` does (or
+    /// launches), then `deliver` runs.
+    func openFromAlert(launchOptions: UserInfo, _ deliver: @escaping () throws(Killed) -> Void) throws(Killed) {
         if isSceneBased {
-            if launched {
-                try launch(options: options, inBackground: false)
+            if state == .notRunning {
+                try launch(options: launchOptions, inBackground: false)
             } else if !state.isForeground {
                 try scenesReturnToForeground()
             }
             return try deliver()
         }
         switch state {
-        case .notRunning: try launch(options: options, inBackground: false, deliver: deliver)
+        case .notRunning: try launch(options: launchOptions, inBackground: false, deliver: deliver)
         case .background, .suspended: try enterForeground(deliver: deliver)
         case .active, .inactive: try deliver()
         }
@@ -113,19 +122,7 @@ extension Application {
         }
         if state.isForeground { return try deliver() }
         guard opened else { return }
-        if isSceneBased {
-            if state == .notRunning {
-                try launch(options: [LaunchOptionsKey.localNotification: .dict(info)], inBackground: false)
-            } else {
-                try scenesReturnToForeground()
-            }
-            return try deliver()
-        }
-        switch state {
-        case .notRunning: try launch(options: [LaunchOptionsKey.localNotification: .dict(info)], inBackground: false, deliver: deliver)
-        case .background, .suspended: try enterForeground(deliver: deliver)
-        case .active, .inactive: try deliver()
-        }
+        try openFromAlert(launchOptions: [LaunchOptionsKey.localNotification: .dict(info)], deliver)
     }
 
     func resignActive() throws(Killed) {
