@@ -115,6 +115,8 @@ final class UserInfoLimitsTests: XCTestCase {
         let cases: [(Action, String)] = [
             (.launch(options: deep), "action 'launch': its options are 65 levels deep (at most 64); nothing was done"),
             (.remoteNotification(deep), "action 'remote-notification': its payload is 65 levels deep (at most 64); nothing was done"),
+            (.openRemoteNotification(deep), "action 'open-notification': its payload is 65 levels deep (at most 64); nothing was done"),
+            (.localNotification(deep, opened: true), "action 'local-notification': its userInfo is 65 levels deep (at most 64); nothing was done"),
             (.openURL("x:y", annotation: .dict(Self.chain(65))), "action 'open-url': its annotation is 66 levels deep (at most 64); nothing was done"),
             (.continueUserActivity(UserActivity(activityType: "com.example.a", userInfo: Self.chain(64))),
              "action 'continue-activity': its activity is 65 levels deep (at most 64); nothing was done"),

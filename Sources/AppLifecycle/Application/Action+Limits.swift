@@ -11,8 +11,10 @@ extension Action {
         switch kind {
         case .launch(let options, _, _):
             return options.limitExceeded.map { ("its options are", $0) }
-        case .remoteNotification(let payload):
+        case .remoteNotification(let payload), .openRemoteNotification(let payload):
             return payload.limitExceeded.map { ("its payload is", $0) }
+        case .localNotification(let info, _):
+            return info.limitExceeded.map { ("its userInfo is", $0) }
         case .openURL(_, _, let annotation?, _):
             var options = UserInfo()
             options["annotation"] = annotation
