@@ -56,7 +56,8 @@ extern "C" {
                                 //      the older application methods (applicationDidFinishLaunching:, handleOpenURL:,
                                 //      didReceiveLocalNotification:, the remote-notification registration's answer)
                                 //      with LC_ACTION_LOCAL_NOTIFICATION, _OPEN_LOCAL_NOTIFICATION, _REMOTE_REGISTRATION
-                                //      and lc_action_t.device_token
+                                //      and lc_action_t.device_token; handleEventsForBackgroundURLSession:completionHandler:
+                                //      (lc_complete_void_fn, LC_ACTION_URL_SESSION, lc_action_t.url_session)
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -483,6 +484,9 @@ enum {
     LC_ACTION_OPEN_LOCAL_NOTIFICATION = 30,  // options: its userInfo: the user opens the app from its alert
     LC_ACTION_REMOTE_REGISTRATION = 31,      // device_token (hexadecimal) or error: the answer to the app's
                                              // remote-notification registration (decision 54)
+    LC_ACTION_URL_SESSION = 32,              // url_session (required): the transfers of that background URL
+                                             // session finished; the app is launched or woken in the
+                                             // background (decision 55)
 };
 
 // A shorter (older or trimmed) struct is accepted as long as it holds struct_size and kind (8 bytes):
@@ -504,11 +508,13 @@ typedef struct lc_action {
                                      // why the remote-notification registration failed (REMOTE_REGISTRATION, 1.5)
     // Appended in 1.5.
     const char *device_token;        // borrowed: the device token in hexadecimal (REMOTE_REGISTRATION)
+    const char *url_session;         // borrowed: the background URL session's identifier (URL_SESSION)
 } lc_action_t;
 
 /// Performs an action. [main-thread]
 LC_EXPORT lc_status lc_app_perform(lc_app *app, const lc_action_t *action);
-/// Performs an action that takes no arguments (all but OPEN_URL; options NULL, level WARNING). [main-thread]
+/// Performs an action with no arguments (options NULL, level WARNING): a kind that requires one (OPEN_URL,
+/// the scene and activity kinds, REMOTE_REGISTRATION, URL_SESSION) is refused as lc_app_perform refuses it. [main-thread]
 LC_EXPORT lc_status lc_app_perform_simple(lc_app *app, lc_action_kind kind);
 
 // Notifications
@@ -603,6 +609,11 @@ typedef struct lc_delegate {
     void (*did_receive_local_notification)(lc_app *app, const lc_dict *user_info, void *ctx);
     void (*did_register_for_remote_notifications)(lc_app *app, const char *device_token, void *ctx);
     void (*did_fail_to_register_for_remote_notifications)(lc_app *app, const char *error, void *ctx);
+    // Appended in 1.5: application:handleEventsForBackgroundURLSession:completionHandler: (decision 55).
+    // Call `complete(completion)` exactly once, from any thread, within 30 s, when the session's events
+    // are processed; the application stays running in the background until then.
+    void (*handle_events_for_background_url_session)(lc_app *app, const char *identifier,
+                                                     void (*complete)(void *completion), void *completion, void *ctx);
 } lc_delegate_t;
 
 /// Adds a delegate under a unique id (copied); called after those added before it. [main-thread]
@@ -805,13 +816,17 @@ typedef struct lc_dict_api {
 //
 // Completions: perform_fetch and did_receive_remote_notification_with_completion receive
 // (complete, token). Call `complete(plugin, token, result)` once, from any thread, within the
-// completion budget (30 s). Tokens are 64-bit ids the host never reuses: a late call (after the
-// request ended), a repeated call, another plugin's token, or a token never issued returns
-// LC_ERR_NOT_FOUND, is logged, and completes nothing. A result other than LC_FETCH_NEW_DATA, _NO_DATA and
+// completion budget (30 s). handle_events_for_background_url_session (1.5) receives an
+// lc_complete_void_fn instead, called as `complete(plugin, token)`: the same rules, no result.
+// Tokens are 64-bit ids the host never reuses: a late call (after the request ended), a repeated
+// call, another plugin's token, or a token never issued returns LC_ERR_NOT_FOUND, is logged, and completes nothing. A result other than LC_FETCH_NEW_DATA, _NO_DATA and
 // _FAILED returns LC_ERR_INVALID_ARGUMENT, is logged, and completes nothing: the request stays open for a
 // call with a valid result. LC_OK means this call completed the request.
 typedef uint64_t lc_completion_token; // 0 is never a valid token
 typedef lc_status (*lc_complete_fn)(lc_plugin *plugin, lc_completion_token token, lc_fetch_result result);
+// ABI 1.5: the completion of handle_events_for_background_url_session, which carries no result (Apple's
+// `() -> Void`). The same rules as lc_complete_fn's, without the result check.
+typedef lc_status (*lc_complete_void_fn)(lc_plugin *plugin, lc_completion_token token);
 
 typedef struct lc_plugin_delegate {
     uint32_t struct_size; // sizeof(lc_plugin_delegate_t)
@@ -879,6 +894,10 @@ typedef struct lc_plugin_delegate {
     void (*did_receive_local_notification)(lc_plugin *plugin, void *state, const lc_dict *user_info);
     void (*did_register_for_remote_notifications)(lc_plugin *plugin, void *state, const char *device_token);
     void (*did_fail_to_register_for_remote_notifications)(lc_plugin *plugin, void *state, const char *error);
+    // Appended in 1.5: application:handleEventsForBackgroundURLSession:completionHandler: (decision 55).
+    // Call `complete(plugin, token)` once, from any thread, within the completion budget (30 s).
+    void (*handle_events_for_background_url_session)(lc_plugin *plugin, void *state, const char *identifier,
+                                                     lc_complete_void_fn complete, lc_completion_token token);
 } lc_plugin_delegate_t;
 
 /// What the host offers a plugin. Owned by the host, valid until the plugin's deinit returns.
@@ -1166,6 +1185,9 @@ LC_EXPORT bool application_handleOpenURL(lc_app *app, const char *url);
 LC_EXPORT void application_didReceiveLocalNotification(lc_app *app, const lc_dict *user_info);
 LC_EXPORT void application_didRegisterForRemoteNotificationsWithDeviceToken(lc_app *app, const char *device_token);
 LC_EXPORT void application_didFailToRegisterForRemoteNotificationsWithError(lc_app *app, const char *error);
+// `completion` takes no argument (Apple's `() -> Void`); the rules above for completion pointers hold.
+LC_EXPORT void application_handleEventsForBackgroundURLSession_completionHandler(lc_app *app, const char *identifier,
+                                                                                 void (*completion)(void));
 #endif
 
 #ifdef __cplusplus

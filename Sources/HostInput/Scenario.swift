@@ -23,7 +23,7 @@ package struct ScenarioLine: Sendable {
 /// Grammar (also typed at the interactive prompt and sent over the control socket):
 /// `launch [background] [KEY=VALUE...]`, `home`, `foreground`, `interrupt`, `dismiss`, `accept`,
 /// `lock`, `unlock`, `memory-warning [normal|warning|critical]`, `time-change`,
-/// `open-url URL [source=APP] [KEY=VALUE...]`, `fetch`, `remote-notification [KEY=VALUE...]`,
+/// `open-url URL [source=APP] [KEY=VALUE...]`, `fetch`, `url-session ID`, `remote-notification [KEY=VALUE...]`,
 /// `open-notification [KEY=VALUE...]`, `local-notification [open] [KEY=VALUE...]`,
 /// `remote-registration token=HEX | error=MESSAGE`,
 /// `post NAME [KEY=VALUE...]`, `wait DURATION`, `expect-state STATE`, `terminate`, `purge`; scenes:
@@ -40,7 +40,7 @@ package enum ScenarioParser {
 
     package static let commands = [
         "launch", "home", "foreground", "interrupt", "dismiss", "accept", "lock", "unlock", "memory-warning",
-        "time-change", "open-url", "fetch", "remote-notification", "open-notification", "local-notification", "remote-registration", "post", "wait", "expect-state", "terminate", "purge",
+        "time-change", "open-url", "fetch", "url-session", "remote-notification", "open-notification", "local-notification", "remote-registration", "post", "wait", "expect-state", "terminate", "purge",
         "scene", "expect-scene", "continue-activity", "update-activity",
     ]
 
@@ -58,6 +58,7 @@ package enum ScenarioParser {
         time-change                          a significant time change
         open-url URL [source=APP]            open a URL (launches the app if needed)
         fetch                                a background fetch
+        url-session ID                       the transfers of background URL session ID finished (wakes the app)
         remote-notification [KEY=VALUE...]   a push notification with its payload
         open-notification [KEY=VALUE...]     the user opens the app from a push notification's alert
         local-notification [open] [KEY=VALUE...]   a local notification fires (open: the user opens the app from it)
@@ -134,6 +135,9 @@ package enum ScenarioParser {
         case "unlock": try noArguments(); return .action(.unlock)
         case "time-change": try noArguments(); return .action(.significantTimeChange)
         case "fetch": try noArguments(); return .action(.backgroundFetch)
+        case "url-session":
+            guard args.count == 1 else { throw ScenarioError(message: "'url-session' needs one session identifier, e.g. url-session com.example.downloads") }
+            return .action(.urlSessionEvents(args[0]))
         case "terminate": try noArguments(); return .action(.terminate)
         case "purge": try noArguments(); return .action(.purge)
         case "memory-warning":

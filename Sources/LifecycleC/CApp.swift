@@ -276,6 +276,11 @@ extension AppHandle {
             } else {
                 return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: a remote registration needs action->device_token or action->error")
             }
+        case LC_ACTION_URL_SESSION:  // 1.5
+            guard let identifier = a.url_session else {
+                return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: a URL session's events need action->url_session")
+            }
+            engineAction = .urlSessionEvents(String(cString: identifier))
         case LC_ACTION_SCENE_CLOSE:  // 1.5
             guard let scene else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: a scene action needs action->scene") }
             engineAction = .closeScene(scene)
@@ -374,7 +379,7 @@ extension AppHandle {
             raw(d.scene_did_fail_to_continue_user_activity), raw(d.scene_did_update_user_activity),
             raw(d.scene_restore_interaction_state), raw(d.application_did_finish_launching), raw(d.handle_open_url),
             raw(d.did_receive_local_notification), raw(d.did_register_for_remote_notifications),
-            raw(d.did_fail_to_register_for_remote_notifications),
+            raw(d.did_fail_to_register_for_remote_notifications), raw(d.handle_events_for_background_url_session),
         ]
         let idString = String(cString: id)
         let convention = FFIDelegates.Convention.delegateStruct(app: UnsafeRawPointer(opaque), ctx: UnsafeRawPointer(d.ctx), id: idString)

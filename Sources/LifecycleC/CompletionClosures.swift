@@ -143,11 +143,18 @@ package enum Completions {
     static let delegateComplete: @convention(c) (UnsafeMutableRawPointer?, lc_fetch_result) -> Void = { token, result in
         _ = complete(UInt64(UInt(bitPattern: token)), result, caller: nil, function: "lc_delegate_t completion", unknownResult: .countsAsFailed)
     }
+
+    /// `delegateComplete` for a completion without a result (`void (*complete)(void *completion)`: a
+    /// URL session's, ABI 1.5).
+    static let delegateCompleteVoid: @convention(c) (UnsafeMutableRawPointer?) -> Void = { token in
+        _ = complete(UInt64(UInt(bitPattern: token)), lc_fetch_result(LC_FETCH_NO_DATA), caller: nil, function: "lc_delegate_t completion")
+    }
 }
 
-/// The completion function pointers (`void (*)(lc_fetch_result)`) of ABI 1.0 exported delegate
-/// functions, which carry no token: each is a libffi closure whose slot holds the token of the request
-/// it currently serves, and completes through `Completions`.
+/// The completion function pointers (`void (*)(lc_fetch_result)`, and `void (*)(void)` for a URL
+/// session's) of ABI 1.0 exported delegate functions, which carry no token: each is a libffi closure
+/// whose slot holds the token of the request it currently serves, and completes through `Completions`.
+/// A closure keeps its C type for good: one of each type is reused only for that type.
 ///
 /// What ABI 1.0 can be promised (the pointer is all the plugin calls with, so nothing in a call tells
 /// one request served by an address from the next):
@@ -179,8 +186,31 @@ package final class CompletionClosurePool: Sendable {
         let token = Atomic<UInt64>(0)
         /// Whether the closure was called since it was (re)bound.
         let called = Atomic<Bool>(false)
+        /// `void (*)(lc_fetch_result)` (true) or `void (*)(void)`.
+        let takesResult: Bool
 
-        init(code: UInt) { self.code = code }
+        init(code: UInt, takesResult: Bool) {
+            self.code = code
+            self.takesResult = takesResult
+        }
+    }
+
+    /// Completed slots of one C type and when their request was seen ended, oldest first: reusable
+    /// after the delay.
+    private struct Cooling {
+        var items: [(slot: Slot, since: MonotonicInstant)] = []
+        var start = 0
+
+        mutating func takeReady(now: MonotonicInstant, after delay: Duration) -> Slot? {
+            guard start < items.count, now.duration(since: items[start].since) >= delay else { return nil }
+            let slot = items[start].slot
+            start += 1
+            if start > 64, start * 2 > items.count {
+                items.removeFirst(start)
+                start = 0
+            }
+            return slot
+        }
     }
 
     private struct Bound {
@@ -191,9 +221,9 @@ package final class CompletionClosurePool: Sendable {
     private struct State {
         /// Slots whose request may still be open.
         var open: [Bound] = []
-        /// Completed slots and when their request was seen ended, oldest first: reusable after the delay.
-        var cooling: [(slot: Slot, since: MonotonicInstant)] = []
-        var coolingStart = 0
+        /// Completed slots, by C type (`takesResult`, then not): reusable after the delay.
+        var cooling = Cooling()
+        var coolingVoid = Cooling()
         /// Slots whose request ended uncalled: never reused.
         var dead = 0
         var made = 0
@@ -208,24 +238,20 @@ package final class CompletionClosurePool: Sendable {
     package init(reuseDelay: Duration = defaultReuseDelay) { self.reuseDelay = reuseDelay }
 
     /// A C function pointer that completes `handler`'s request through a fresh token. [thread-safe]
-    /// - Returns: the code address (a `void (*)(lc_fetch_result)`); valid for the life of the process.
+    /// - Parameter takesResult: a `void (*)(lc_fetch_result)` (true) or a `void (*)(void)`, whose call
+    ///   completes with no result (`LC_FETCH_NO_DATA` underneath).
+    /// - Returns: the code address; valid for the life of the process.
     package func makeCompletion(for handler: FetchCompletionHandler, owner: (any PluginIdentity)? = nil, label: String = "",
-                                logger: Logger? = nil) -> UnsafeRawPointer
+                                logger: Logger? = nil, takesResult: Bool = true) -> UnsafeRawPointer
     {
         let token = Completions.register(handler, owner: owner, label: label, logger: logger)
         let slot: Slot = state.withLock { s in
             sweep(&s)
-            if s.coolingStart < s.cooling.count, MonotonicInstant.now.duration(since: s.cooling[s.coolingStart].since) >= reuseDelay {
-                let slot = s.cooling[s.coolingStart].slot
-                s.coolingStart += 1
-                if s.coolingStart > 64, s.coolingStart * 2 > s.cooling.count {
-                    s.cooling.removeFirst(s.coolingStart)
-                    s.coolingStart = 0
-                }
-                return slot
-            }
+            let now = MonotonicInstant.now
+            let reused = takesResult ? s.cooling.takeReady(now: now, after: reuseDelay) : s.coolingVoid.takeReady(now: now, after: reuseDelay)
+            if let reused { return reused }
             s.made += 1
-            return Self.makeSlot()
+            return Self.makeSlot(takesResult: takesResult)
         }
         slot.called.store(false, ordering: .releasing)
         slot.token.store(token, ordering: .releasing)
@@ -244,7 +270,7 @@ package final class CompletionClosurePool: Sendable {
             if !bound.handler.requestEnded {
                 stillOpen.append(bound)
             } else if bound.slot.called.load(ordering: .acquiring) {
-                s.cooling.append((bound.slot, now))
+                if bound.slot.takesResult { s.cooling.items.append((bound.slot, now)) } else { s.coolingVoid.items.append((bound.slot, now)) }
             } else {
                 s.dead += 1
             }
@@ -259,19 +285,21 @@ package final class CompletionClosurePool: Sendable {
 
     // MARK: Private
 
-    /// `void(uint32_t)`: the completion functions' interface, prepared once.
+    /// `void(uint32_t)`: the completion functions' interface, prepared once; `void(void)` for those
+    /// without a result.
     private static let interface = FFIDelegates.callInterface(for: .init(returnType: .void, argumentTypes: [.uint32]))
+    private static let voidInterface = FFIDelegates.callInterface(for: .init(returnType: .void, argumentTypes: []))
 
-    private static func makeSlot() -> Slot {
+    private static func makeSlot(takesResult: Bool) -> Slot {
         var code: UnsafeMutableRawPointer?
         guard let closure = ffi_closure_alloc(MemoryLayout<ffi_closure>.stride, &code), let code else {
             fatalError("ffi_closure_alloc failed: out of executable memory for completion handlers")
         }
-        let slot = Slot(code: UInt(bitPattern: code))
+        let slot = Slot(code: UInt(bitPattern: code), takesResult: takesResult)
         // Retained for good: the closure's user_data outlives every pool (a plugin may call any time).
         let context = Unmanaged.passRetained(slot)
         let status = ffi_prep_closure_loc(
-            closure.assumingMemoryBound(to: ffi_closure.self), interface.cif,
+            closure.assumingMemoryBound(to: ffi_closure.self), takesResult ? interface.cif : voidInterface.cif,
             { _, _, arguments, userData in CompletionClosurePool.call(arguments, userData) },
             context.toOpaque(), code)
         precondition(status == FFI_OK, "ffi_prep_closure_loc failed (\(status.rawValue))")
@@ -280,10 +308,17 @@ package final class CompletionClosurePool: Sendable {
 
     /// The closure body: any thread, as the plugin calls it.
     private static func call(_ arguments: UnsafeMutablePointer<UnsafeMutableRawPointer?>?, _ userData: UnsafeMutableRawPointer?) {
-        guard let userData, let argument = arguments?[0] else { return }
+        guard let userData else { return }
         let slot = Unmanaged<Slot>.fromOpaque(userData).takeUnretainedValue()
+        let result: lc_fetch_result
+        if slot.takesResult {
+            guard let argument = arguments?[0] else { return }
+            result = argument.load(as: UInt32.self)
+        } else {
+            result = lc_fetch_result(LC_FETCH_NO_DATA)  // `void (*)(void)`: no argument to read
+        }
         slot.called.store(true, ordering: .releasing)
-        _ = Completions.complete(slot.token.load(ordering: .acquiring), argument.load(as: UInt32.self), caller: nil,
+        _ = Completions.complete(slot.token.load(ordering: .acquiring), result, caller: nil,
                                  function: "completion", unknownResult: .countsAsFailed)
     }
 }

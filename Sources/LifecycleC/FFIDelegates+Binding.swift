@@ -171,7 +171,7 @@ extension FFIDelegates {
         @inline(__always)
         func call(_ function: BoundFunction, _ method: DelegateMethod, _ a: UnsafeRawPointer? = nil,
                   _ b: UnsafeRawPointer? = nil, _ c: UnsafeRawPointer? = nil, core: Int,
-                  completion: FetchCompletionHandler? = nil) -> ffi_arg
+                  completion: FetchCompletionHandler? = nil, completionTakesResult: Bool = true) -> ffi_arg
         {
             var frame = Frame()
             frame.append(first)
@@ -179,26 +179,32 @@ extension FFIDelegates {
             if core > 0 { frame.append(a) }
             if core > 1 { frame.append(b) }
             if core > 2 { frame.append(c) }
-            if let completion { appendCompletion(completion, method, to: &frame) }
+            if let completion { appendCompletion(completion, method, takesResult: completionTakesResult, to: &frame) }
             if kind == .delegateStruct { frame.append(ctx) }
             return function.invoke(frame)
         }
 
-        /// The completion arguments of a fetch or remote-notification call, the convention's way.
+        /// The completion arguments of a fetch, remote-notification or URL-session call, the convention's
+        /// way; `takesResult` false: the completion function takes no result (a URL session's).
         @inline(never)
-        private func appendCompletion(_ completion: FetchCompletionHandler, _ method: DelegateMethod, to frame: inout Frame) {
+        private func appendCompletion(_ completion: FetchCompletionHandler, _ method: DelegateMethod, takesResult: Bool,
+                                      to frame: inout Frame)
+        {
             switch convention {
             case .exported(_, let closures, let owner, let id):
                 frame.append(closures.makeCompletion(for: completion, owner: owner, label: "\(id) \(method.selector)",
-                                                     logger: owner?.owner?.app.configuration.logger))
+                                                     logger: owner?.owner?.app.configuration.logger, takesResult: takesResult))
             case .delegateStruct(_, _, let id):
                 let token = Completions.register(completion, owner: nil, label: "\(id) \(method.selector)", logger: nil)
-                frame.append(unsafeBitCast(Completions.delegateComplete, to: UnsafeRawPointer.self))
+                frame.append(takesResult ? unsafeBitCast(Completions.delegateComplete, to: UnsafeRawPointer.self)
+                                         : unsafeBitCast(Completions.delegateCompleteVoid, to: UnsafeRawPointer.self))
                 frame.append(UnsafeRawPointer(bitPattern: UInt(token)))
             case .pluginTable(let plugin):
                 let token = Completions.register(completion, owner: plugin, label: "\(plugin.id) \(method.selector)",
                                                  logger: plugin.owner?.app.configuration.logger)
-                frame.append(unsafeBitCast(type(of: plugin).completeFunction, to: UnsafeRawPointer.self))
+                let type = type(of: plugin)
+                frame.append(takesResult ? unsafeBitCast(type.completeFunction, to: UnsafeRawPointer.self)
+                                         : unsafeBitCast(type.completeVoidFunction, to: UnsafeRawPointer.self))
                 frame.append(UnsafeRawPointer(bitPattern: UInt(token)))  // the uint64 token, in its 8-byte slot
             }
         }
@@ -206,9 +212,9 @@ extension FFIDelegates {
         @inline(__always)
         func void(_ function: BoundFunction, _ method: DelegateMethod, _ a: UnsafeRawPointer? = nil,
                   _ b: UnsafeRawPointer? = nil, _ c: UnsafeRawPointer? = nil, core: Int,
-                  completion: FetchCompletionHandler? = nil)
+                  completion: FetchCompletionHandler? = nil, completionTakesResult: Bool = true)
         {
-            _ = call(function, method, a, b, c, core: core, completion: completion)
+            _ = call(function, method, a, b, c, core: core, completion: completion, completionTakesResult: completionTakesResult)
         }
 
         /// A C `bool` result, read as the low byte of the `ffi_arg`.
@@ -258,6 +264,10 @@ extension FFIDelegates {
         case .remoteNotificationWithCompletion:
             handlers.didReceiveRemoteNotificationWithCompletion = { _, payload, handler in
                 withDict(payload) { receiver.void(f, method, $0, core: 1, completion: handler) }
+            }
+        case .urlSessionEvents:
+            handlers.handleEventsForBackgroundURLSession = { _, identifier, handler in
+                identifier.withCString { receiver.void(f, method, $0, core: 1, completion: handler.request, completionTakesResult: false) }
             }
         case .askArchive(let set, let writable):
             set(&handlers) { _, archive in

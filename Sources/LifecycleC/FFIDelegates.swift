@@ -83,6 +83,9 @@ package enum FFIDelegates {
         case failActivity
         /// `void f(lc_app *app, const char *text)` (ABI 1.5: a device token, an error)
         case receiveString(Setter<(Application, String) -> Void>)
+        /// `void f(lc_app *app, const char *identifier, void (*completion)(void))`: a URL session's
+        /// events, with a completion that carries no result.
+        case urlSessionEvents
 
         // ABI 1.2: the scene delegate's methods; each takes the scene (`lc_scene *`) first.
 
@@ -106,7 +109,7 @@ package enum FFIDelegates {
         var returnType: CType {
             switch self {
             case .notify, .receiveDict, .fetch, .remoteNotificationWithCompletion, .archive, .discardSessions,
-                 .receiveActivity, .failActivity, .receiveString, .sceneNotify, .sceneWillConnect, .sceneOpenURLs, .sceneWithString,
+                 .receiveActivity, .failActivity, .receiveString, .urlSessionEvents, .sceneNotify, .sceneWillConnect, .sceneOpenURLs, .sceneWithString,
                  .sceneActivity, .sceneFail: return .void
             case .askWithDict, .askArchive, .openURL, .openURLWithOptions, .askWithString, .askActivity,
                  .sceneRestoration: return .bool
@@ -119,7 +122,7 @@ package enum FFIDelegates {
             switch self {
             case .notify, .fetch: return 0
             case .askWithDict, .receiveDict, .askArchive, .archive, .remoteNotificationWithCompletion, .discardSessions,
-                 .askWithString, .askActivity, .receiveActivity, .receiveString, .sceneNotify: return 1
+                 .askWithString, .askActivity, .receiveActivity, .receiveString, .urlSessionEvents, .sceneNotify: return 1
             case .openURLWithOptions, .configuration, .failActivity, .sceneWillConnect, .sceneOpenURLs, .sceneRestoration,
                  .sceneWithString, .sceneActivity: return 2
             case .openURL, .sceneFail: return 3
@@ -135,12 +138,18 @@ package enum FFIDelegates {
             }
         }
 
-        /// Whether the method hands over a completion (fetch, remote notification with completion).
+        /// Whether the method hands over a completion (fetch, remote notification with completion, URL session).
         var takesCompletion: Bool {
             switch self {
-            case .fetch, .remoteNotificationWithCompletion: return true
+            case .fetch, .remoteNotificationWithCompletion, .urlSessionEvents: return true
             default: return false
             }
+        }
+
+        /// Whether its completion takes a result (`lc_fetch_result`); a URL session's takes none.
+        var completionTakesResult: Bool {
+            if case .urlSessionEvents = self { return false }
+            return true
         }
     }
 
@@ -300,6 +309,8 @@ package enum FFIDelegates {
                      pointers: 2, .receiveString({ $0.didRegisterForRemoteNotifications = $1 })))
         add(Function(.didFailToRegisterForRemoteNotifications, "application_didFailToRegisterForRemoteNotificationsWithError",
                      returns: .void, pointers: 2, .receiveString({ $0.didFailToRegisterForRemoteNotifications = $1 })))
+        add(Function(.handleEventsForBackgroundURLSession, "application_handleEventsForBackgroundURLSession_completionHandler",
+                     returns: .void, pointers: 3, .urlSessionEvents))
         return UnsafeBufferPointer(start: rows, count: count)
     }()
 }

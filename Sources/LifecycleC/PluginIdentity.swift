@@ -16,6 +16,9 @@ package protocol PluginIdentity: AnyObject {
     /// The `lc_complete_fn` its ABI 1.1 delegate functions receive: it turns the `lc_plugin *` back
     /// into the plugin and calls `Completions.complete(_:_:caller:function:)` with it.
     static var completeFunction: @convention(c) (OpaquePointer?, UInt64, lc_fetch_result) -> lc_status { get }
+    /// The `lc_complete_void_fn` (ABI 1.5) its URL-session delegate function receives: as
+    /// `completeFunction`, with no result.
+    static var completeVoidFunction: @convention(c) (OpaquePointer?, UInt64) -> lc_status { get }
     /// The `lc_plugin *` C code holds for it: a handle only the plugins module turns back into the
     /// plugin (never the object's address). Immutable for the object's life. [thread-safe]
     var handle: OpaquePointer { get }

@@ -71,7 +71,7 @@ extension FFIDelegates {
         typealias T = lc_plugin_delegate_t
         let first = MemoryLayout<T>.offset(of: \T.will_finish_launching)!
         let stride = MemoryLayout<UnsafeMutableRawPointer?>.stride
-        precondition(MemoryLayout<T>.offset(of: \T.did_fail_to_register_for_remote_notifications)! == first + stride * (functions.count - 1)
+        precondition(MemoryLayout<T>.offset(of: \T.handle_events_for_background_url_session)! == first + stride * (functions.count - 1)
                          && MemoryLayout<T>.offset(of: \T.open_url_with_options)! == first + stride * 19
                          && MemoryLayout<T>.offset(of: \T.perform_fetch)! == first + stride * 12,
                      "lc_plugin_delegate_t's fields are no longer the rows of `functions`, in order")

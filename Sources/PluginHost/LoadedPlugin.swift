@@ -174,6 +174,13 @@ package final class LoadedPlugin: PluginIdentity {
         return Completions.complete(token, result, caller: caller, function: "complete")
     }
 
+    /// `lc_complete_void_fn`: what its URL-session delegate function receives as `complete` (no result).
+    package static let completeVoidFunction: @convention(c) (OpaquePointer?, UInt64) -> lc_status = { plugin, token in
+        guard let plugin else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "complete: plugin is NULL") }
+        guard let caller = PluginHandles.plugin(for: plugin) else { return PluginHandles.refuse(plugin, "complete") }
+        return Completions.complete(token, lc_fetch_result(LC_FETCH_NO_DATA), caller: caller, function: "complete")
+    }
+
     /// Removes everything the plugin registered. [loop-thread]
     func removeRegistrations(in handle: AppHandle) {
         handle.app.center.removeObservers(owner: id)

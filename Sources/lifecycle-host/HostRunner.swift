@@ -175,8 +175,7 @@ final class HostRunner: @unchecked Sendable {
         // A scenario whose first action starts the application itself is not pre-empted.
         let scriptLaunches: Bool = {
             guard case .action(let action)? = script.first?.command else { return false }
-            return ["launch", "launch background", "open-url", "fetch", "remote-notification", "open-notification", "continue-activity"]
-                .contains(action.name)
+            return action.launchesApplication
         }()
         // The scenario is under way before the host's own launch: a launch that finds no input open
         // would end the run as a scenario that left the application running (none of its lines run).

@@ -603,4 +603,56 @@ final class SeedReadingTests: XCTestCase {
             #"note didFinishLaunching {"location":true,"bluetoothCentrals":["central-1"]}"#,
         ])
     }
+
+    // seed 002's application:handleEventsForBackgroundURLSession:completionHandler: (decision 55):
+    // launched or woken into the background as for a fetch, every implementing delegate with its own
+    // handler, which carries no result; held in the background until it is called; refused in the
+    // foreground and without an identifier.
+    func testSeed002BackgroundURLSessionEvents() throws {
+        let h = try Harness()
+        var u = DelegateHandlers()
+        var handlers: [URLSessionCompletionHandler] = []
+        u.handleEventsForBackgroundURLSession = { [unowned h] app, identifier, done in
+            h.seen.append("u events \(identifier) state=\(app.state)")
+            handlers.append(done)
+        }
+        try h.app.addDelegate(u, id: "u")
+        XCTAssertEqual(try h.perform(.urlSessionEvents("com.example.downloads")), [
+            "state background",
+            "delegate application:willFinishLaunchingWithOptions: [a]",
+            "delegate application:didFinishLaunchingWithOptions: [a]",
+            "notification didFinishLaunching",
+            "delegate applicationDidEnterBackground: [a]",
+            "notification didEnterBackground",
+            "delegate application:handleEventsForBackgroundURLSession:completionHandler: [u]",
+        ])
+        XCTAssertEqual(h.app.state, .background, "held in the background until the handler is called")
+        XCTAssertEqual(handlers.count, 1)
+        let start = h.trace.count
+        handlers[0]()
+        handlers[0]()
+        XCTAssertEqual(Array(h.trace[start...]), [
+            "completion application:handleEventsForBackgroundURLSession:completionHandler: [u] (called)",
+            "state suspended",
+            "error completion handler called again [u] (application:handleEventsForBackgroundURLSession:completionHandler:: the second call is ignored)",
+        ])
+        XCTAssertTrue(handlers[0].wasCalled)
+        // From suspended: woken into the background, then the method.
+        XCTAssertEqual(try h.perform(.urlSessionEvents("com.example.uploads")), [
+            "state background",
+            "delegate applicationDidEnterBackground: [a]",
+            "notification didEnterBackground",
+            "delegate application:handleEventsForBackgroundURLSession:completionHandler: [u]",
+        ])
+        XCTAssertEqual(h.seen.filter { $0.hasPrefix("u ") }, [
+            "u events com.example.downloads state=background", "u events com.example.uploads state=background",
+        ])
+        handlers[1]()
+        XCTAssertEqual(h.app.state, .suspended)
+        try h.perform(.foreground)
+        XCTAssertApplicationError(try h.app.perform(.urlSessionEvents("com.example.downloads")), .illegalAction,
+                                  "action 'url-session' is not allowed while the application is active: a background URL session's events reach this method only outside the foreground (in the foreground the session's own delegate receives them)")
+        try h.perform(.home)
+        XCTAssertApplicationError(try h.app.perform(.urlSessionEvents("")), .invalidArgument, "action 'url-session' needs a session identifier")
+    }
 }

@@ -39,7 +39,7 @@ final class ValidateTests: XCTestCase {
     }
 
     static let sequences = ["launch", "launch-background", "home-and-return", "lock-unlock", "interruption", "memory-warning", "time-change",
-                            "terminate-background", "terminate-suspended", "purge", "open-url", "fetch", "remote-notification", "handoff",
+                            "terminate-background", "terminate-suspended", "purge", "open-url", "fetch", "remote-notification", "url-session", "handoff",
                             "restoration", "notifications", "scenes"]
     /// Every check, in report order.
     static let checkIDs = ["load", "init", "delegates"] + sequences.map { "sequence:\($0)" } + ["budgets", "completions", "host-api", "output", "unload"]
@@ -80,7 +80,7 @@ final class ValidateTests: XCTestCase {
                        + "a sound ELF shared object for this machine, a valid descriptor (in a process of its own)")
         XCTAssertEqual(checks.first { $0.contains("sequence:scenes") },
                        "SKIP  sequence:scenes                 not run: it implements no scene delegate method and observes no scene notification")
-        XCTAssertEqual(lines.suffix(2), ["result: 25 checks: 24 passed, 0 failed, 1 skipped", ""])
+        XCTAssertEqual(lines.suffix(2), ["result: 26 checks: 25 passed, 0 failed, 1 skipped", ""])
     }
 
     /// A failing plugin: status 1; each finding once, naming every sequence it happened in; the checks
@@ -101,7 +101,7 @@ final class ValidateTests: XCTestCase {
             FAIL  sequence:memory-warning         launch; memory-warning normal; memory-warning warning; memory-warning critical; terminate
                   - killed by SIGBUS while handling didReceiveMemoryWarning (in memory-warning)
             """), text.output)
-        XCTAssertTrue(text.output.hasSuffix("result: 25 checks: 22 passed, 1 failed, 2 skipped\n"), text.output)
+        XCTAssertTrue(text.output.hasSuffix("result: 26 checks: 23 passed, 1 failed, 2 skipped\n"), text.output)
     }
 
     /// One state-preservation gate without the other: `delegates` fails naming both methods (neither

@@ -262,4 +262,46 @@ final class DelegateTableTests: XCTestCase {
         XCTAssertTrue(String(cString: lc_last_error_message()).hasSuffix("was already completed; the repeated call is ignored"))
         XCTAssertEqual(Completions.entryCount, entries)
     }
+
+    /// ABI 1.5: lc_delegate_t's handle_events_for_background_url_session, performed through the C action
+    /// (LC_ACTION_URL_SESSION with url_session): its `complete(completion)` takes no result, holds the
+    /// application in the background until called, and a repeat is reported as for a fetch.
+    func testCDelegateStructURLSessionCompletionTakesNoResult() throws {
+        let handle = try backgroundApp()
+        defer { handle.shutdown() }
+        final class Box {
+            var complete: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?
+            var token: UnsafeMutableRawPointer?
+            var identifier = ""
+        }
+        let box = Box()
+        var d = lc_delegate_t()
+        d.struct_size = UInt32(MemoryLayout<lc_delegate_t>.size)
+        d.ctx = Unmanaged.passUnretained(box).toOpaque()
+        d.handle_events_for_background_url_session = { _, identifier, complete, token, ctx in
+            let box = Unmanaged<Box>.fromOpaque(ctx!).takeUnretainedValue()
+            box.identifier = String(cString: identifier!)
+            box.complete = complete
+            box.token = token
+        }
+        XCTAssertEqual(handle.addDelegate(id: "com.example.c", &d), lc_status(LC_OK))
+        try suspend(handle)
+        var action = lc_action_t()
+        action.struct_size = UInt32(MemoryLayout<lc_action_t>.size)
+        action.kind = lc_action_kind(LC_ACTION_URL_SESSION)
+        XCTAssertEqual(handle.perform(&action), lc_status(LC_ERR_INVALID_ARGUMENT))
+        XCTAssertEqual(String(cString: lc_last_error_message()), "lc_app_perform: a URL session's events need action->url_session")
+        XCTAssertEqual(handle.app.state, .suspended, "refused: nothing changed")
+        let status = "com.example.downloads".withCString { id in
+            action.url_session = id
+            return handle.perform(&action)
+        }
+        XCTAssertEqual(status, lc_status(LC_OK))
+        XCTAssertEqual(box.identifier, "com.example.downloads")
+        XCTAssertEqual(handle.app.state, .background)
+        box.complete?(box.token)
+        XCTAssertEqual(handle.app.state, .suspended)
+        box.complete?(box.token)  // repeated: reported, nothing more
+        XCTAssertTrue(String(cString: lc_last_error_message()).hasSuffix("was already completed; the repeated call is ignored"))
+    }
 }

@@ -24,10 +24,10 @@ final class FFIDelegateTests: XCTestCase {
 
     func testTableMatchesTheHeaderPrototypes() throws {
         let declared = try HeaderPrototypes.parse(Fixture.repositoryRoot.appendingPathComponent("include/lifecycle.h"))
-        XCTAssertEqual(declared.count, 44, "20 of ABI 1.0-1.1, 18 of 1.2 (scenes and Handoff), 6 of 1.5 (restoreInteractionState, the older methods)")
-        XCTAssertEqual(FFIDelegates.functions.count, 44)
+        XCTAssertEqual(declared.count, 45, "20 of ABI 1.0-1.1, 18 of 1.2 (scenes and Handoff), 7 of 1.5 (restoreInteractionState, the older methods)")
+        XCTAssertEqual(FFIDelegates.functions.count, 45)
         XCTAssertEqual(Set(FFIDelegates.functions.map(\.symbol)), Set(declared.keys))
-        XCTAssertEqual(Set(FFIDelegates.functions.map(\.method)).count, 44, "one row per delegate method")
+        XCTAssertEqual(Set(FFIDelegates.functions.map(\.method)).count, 45, "one row per delegate method")
         XCTAssertEqual(FFIDelegates.functions.filter(\.shape.isScene).map(\.method), DelegateMethod.sceneMethods,
                        "the scene rows, in SceneDelegateHandlers order")
         for function in FFIDelegates.functions {
@@ -66,6 +66,7 @@ final class FFIDelegateTests: XCTestCase {
         all.didReceiveLocalNotification = { _, _ in }
         all.didRegisterForRemoteNotifications = { _, _ in }
         all.didFailToRegisterForRemoteNotifications = { _, _ in }
+        all.handleEventsForBackgroundURLSession = { _, _, _ in }
         XCTAssertEqual(FFIDelegates.functions.filter { !$0.shape.isScene }.map(\.method), all.implementedMethods)
     }
 
@@ -83,7 +84,7 @@ final class FFIDelegateTests: XCTestCase {
     func testBindingWithNoSymbolsImplementsNothing() {
         var asked = 0
         let bound = FFIDelegates.bind(lookup: { _ in asked += 1; return nil }, app: Rig.appPointer, closures: CompletionClosurePool())
-        XCTAssertEqual(asked, 31)
+        XCTAssertEqual(asked, 32)
         XCTAssertEqual(bound.implemented, [])
         XCTAssertEqual(bound.handlers.implementedMethods, [])
     }
@@ -489,6 +490,44 @@ final class FFIDelegateTests: XCTestCase {
         XCTAssertEqual(rig.app.state, .background)
         call(open)
         XCTAssertEqual(rig.app.state, .suspended)
+    }
+
+    /// ABI 1.5: a URL session's completion is a `void (*)(void)` closure; a cooled closure is reused
+    /// only for a request of its own C type (a `void (*)(lc_fetch_result)` never serves it, nor the
+    /// other way round), and its call completes its request with no result to read.
+    func testResultlessClosuresAreReusedOnlyForTheirOwnType() throws {
+        let rig = try Rig.background { $0.watchdogPolicy = .report }
+        let pool = CompletionClosurePool(reuseDelay: .milliseconds(50))
+        var fetches: [FetchCompletionHandler] = []
+        var sessions: [URLSessionCompletionHandler] = []
+        rig.app.removeDelegate(id: "com.example.ffi")
+        var swift = DelegateHandlers()
+        swift.performFetch = { _, handler in fetches.append(handler) }
+        swift.handleEventsForBackgroundURLSession = { _, _, handler in sessions.append(handler) }
+        try rig.app.addDelegate(swift, id: "com.example.swift")
+        func session() throws -> UnsafeRawPointer {
+            try rig.perform(.urlSessionEvents("com.example.s"))
+            return pool.makeCompletion(for: try XCTUnwrap(sessions.last).request, takesResult: false)
+        }
+        func callVoid(_ pointer: UnsafeRawPointer) { unsafeBitCast(pointer, to: (@convention(c) () -> Void).self)() }
+        let a = try session()
+        XCTAssertEqual(rig.app.state, .background)
+        callVoid(a)
+        XCTAssertEqual(rig.app.state, .suspended)
+        XCTAssertTrue(try XCTUnwrap(sessions.last).wasCalled)
+        pool.sweep()
+        usleep(80_000)
+        // A fetch after the delay gets a new closure of its own type, not `a`.
+        try rig.perform(.backgroundFetch)
+        let fetch = pool.makeCompletion(for: try XCTUnwrap(fetches.last))
+        XCTAssertNotEqual(fetch, a)
+        unsafeBitCast(fetch, to: (@convention(c) (UInt32) -> Void).self)(0)
+        XCTAssertEqual(rig.app.state, .suspended)
+        // The next URL session reuses `a`.
+        XCTAssertEqual(try session(), a)
+        callVoid(a)
+        XCTAssertEqual(rig.app.state, .suspended)
+        XCTAssertEqual(pool.liveClosureCount, 2)
     }
 }
 

@@ -10,6 +10,7 @@ public struct Action: Sendable, CustomStringConvertible {
         case significantTimeChange
         case openURL(url: String, sourceApplication: String?, annotation: UserInfoValue?, scene: String?)
         case backgroundFetch
+        case urlSessionEvents(String)
         case remoteNotification(UserInfo)
         case openRemoteNotification(UserInfo)
         case localNotification(UserInfo, opened: Bool)
@@ -89,6 +90,11 @@ public struct Action: Sendable, CustomStringConvertible {
     }
     /// A background fetch opportunity (needs the `fetch` background mode).
     public static let backgroundFetch = Action(kind: .backgroundFetch)
+    /// The transfers of the background URL session `identifier` finished (or need the application):
+    /// the system launches or wakes the application in the background and calls
+    /// `application:handleEventsForBackgroundURLSession:completionHandler:` (seed 002; docs/lifecycle.md,
+    /// decision 55). Needs no background mode; delivered only outside the foreground.
+    public static func urlSessionEvents(_ identifier: String) -> Action { Action(kind: .urlSessionEvents(identifier)) }
     /// A remote (push) notification with its payload.
     public static func remoteNotification(_ payload: UserInfo = UserInfo()) -> Action { Action(kind: .remoteNotification(payload)) }
     /// The user opens the application from a remote notification's alert: it comes to the foreground
@@ -162,12 +168,23 @@ public struct Action: Sendable, CustomStringConvertible {
         }
     }
 
+    /// Whether performing it on an application that is not running launches it (a launch, a URL, a
+    /// fetch, a URL session's events, a push, the user opening a notification, Handoff).
+    public var launchesApplication: Bool {
+        switch kind {
+        case .launch, .openURL, .backgroundFetch, .urlSessionEvents, .remoteNotification, .openRemoteNotification,
+             .continueUserActivity: return true
+        case .localNotification(_, let opened): return opened
+        default: return false
+        }
+    }
+
     /// Whether performing this in `state` would run the application in the background (a launch
     /// into the background, or a wake from not running or suspended).
     func entersBackgroundFrom(_ state: ApplicationState) -> Bool {
         switch kind {
         case .launch(_, let inBackground, _): return inBackground
-        case .backgroundFetch, .remoteNotification: return state == .notRunning || state == .suspended
+        case .backgroundFetch, .urlSessionEvents, .remoteNotification: return state == .notRunning || state == .suspended
         default: return false
         }
     }
@@ -187,6 +204,7 @@ public struct Action: Sendable, CustomStringConvertible {
         case .significantTimeChange: return "time-change"
         case .openURL: return "open-url"
         case .backgroundFetch: return "fetch"
+        case .urlSessionEvents: return "url-session"
         case .remoteNotification: return "remote-notification"
         case .openRemoteNotification: return "open-notification"
         case .localNotification: return "local-notification"
@@ -213,6 +231,7 @@ public struct Action: Sendable, CustomStringConvertible {
         case .localNotification(let info, let opened):
             let text = info.isEmpty ? nil : info.description
             return opened ? ["opened", text].compactMap { $0 }.joined(separator: " ") : text
+        case .urlSessionEvents(let identifier): return identifier
         case .remoteRegistration(let token, let error): return token.map { "token \($0)" } ?? error.map { "error: \($0)" }
         default: return nil
         }
@@ -245,6 +264,7 @@ public struct Action: Sendable, CustomStringConvertible {
             let text = opened ? "\(name) open" : name
             return info.isEmpty ? text : "\(text) \(info)"
         case .remoteRegistration(let token, let error): return token.map { "\(name) token=\($0)" } ?? "\(name) error=\(error ?? "")"
+        case .urlSessionEvents(let identifier): return "\(name) \(identifier)"
         default: return name
         }
     }

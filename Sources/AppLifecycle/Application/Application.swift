@@ -393,6 +393,13 @@ public final class Application: @unchecked Sendable {
                                        action: name, state: state)
             }
             guard !state.isForeground else { throw illegal("background fetch is delivered only outside the foreground") }
+        case .urlSessionEvents(let identifier):
+            guard !identifier.isEmpty else {
+                throw ApplicationError(.invalidArgument, "action 'url-session' needs a session identifier", action: name, state: state)
+            }
+            guard !state.isForeground else {
+                throw illegal("a background URL session's events reach this method only outside the foreground (in the foreground the session's own delegate receives them)")
+            }
         case .remoteNotification:
             if state == .notRunning || state == .suspended, !configuration.backgroundModes.contains(.remoteNotification) {
                 throw ApplicationError(.backgroundModeMissing,
@@ -491,6 +498,15 @@ public final class Application: @unchecked Sendable {
             for slot in slots {
                 guard let handler = slot.handlers.performFetch, isRegistered(slot) else { continue }
                 try startRequest(.performFetch, slot) { handler(self, $0) }
+            }
+        case .urlSessionEvents(let identifier):
+            // Decision 55: launched (or woken) into the background as for a fetch; every delegate that
+            // implements the method gets its own completion handler, within the completion budget.
+            if state == .notRunning { try launch(options: UserInfo(), inBackground: true) }
+            try wakeIntoBackground()
+            for slot in slots {
+                guard let handler = slot.handlers.handleEventsForBackgroundURLSession, isRegistered(slot) else { continue }
+                try startRequest(.handleEventsForBackgroundURLSession, slot) { handler(self, identifier, URLSessionCompletionHandler($0)) }
             }
         case .remoteNotification(let payload):
             // The plain method is "called only when your app is running" (Apple, `UIApplicationDelegate`): not after a

@@ -53,6 +53,9 @@ public struct DelegateMethod: Hashable, Sendable, CustomStringConvertible {
         DelegateMethod(selector: "application:didRegisterForRemoteNotificationsWithDeviceToken:")
     public static let didFailToRegisterForRemoteNotifications =
         DelegateMethod(selector: "application:didFailToRegisterForRemoteNotificationsWithError:")
+    /// The events of a background URL session are waiting (seed 002; docs/lifecycle.md, decision 55).
+    public static let handleEventsForBackgroundURLSession =
+        DelegateMethod(selector: "application:handleEventsForBackgroundURLSession:completionHandler:")
 }
 
 /// The callbacks of one delegate. A nil handler is a method the delegate does not implement: it is
@@ -109,6 +112,11 @@ public struct DelegateHandlers {
     public var didRegisterForRemoteNotifications: ((Application, String) -> Void)?
     /// `application:didFailToRegisterForRemoteNotificationsWithError:`: the error's message.
     public var didFailToRegisterForRemoteNotifications: ((Application, String) -> Void)?
+    /// `application:handleEventsForBackgroundURLSession:completionHandler:`: the events of the
+    /// background URL session with this identifier are waiting. Call the handler once the events are
+    /// processed; the application stays running in the background until then (within the
+    /// completion budget).
+    public var handleEventsForBackgroundURLSession: ((Application, String, URLSessionCompletionHandler) -> Void)?
 
     public init() {}
 
@@ -147,6 +155,7 @@ public struct DelegateHandlers {
         add(didReceiveLocalNotification != nil, .didReceiveLocalNotification)
         add(didRegisterForRemoteNotifications != nil, .didRegisterForRemoteNotifications)
         add(didFailToRegisterForRemoteNotifications != nil, .didFailToRegisterForRemoteNotifications)
+        add(handleEventsForBackgroundURLSession != nil, .handleEventsForBackgroundURLSession)
         return methods
     }
 }
@@ -203,6 +212,10 @@ public protocol ApplicationDelegate: AnyObject {
     func application(_ application: Application, didRegisterForRemoteNotificationsWithDeviceToken token: String)
     /// The remote-notification registration failed: the error's message.
     func application(_ application: Application, didFailToRegisterForRemoteNotificationsWithError error: String)
+    /// The events of the background URL session `identifier` are waiting; call `completion` once they
+    /// are processed. Default: calls it at once.
+    func application(_ application: Application, handleEventsForBackgroundURLSession identifier: String,
+                     completionHandler completion: URLSessionCompletionHandler)
 }
 
 extension ApplicationDelegate {
@@ -247,6 +260,11 @@ extension ApplicationDelegate {
     public func application(_ application: Application, didReceiveLocalNotification userInfo: UserInfo) {}
     public func application(_ application: Application, didRegisterForRemoteNotificationsWithDeviceToken token: String) {}
     public func application(_ application: Application, didFailToRegisterForRemoteNotificationsWithError error: String) {}
+    public func application(_ application: Application, handleEventsForBackgroundURLSession identifier: String,
+                            completionHandler completion: URLSessionCompletionHandler)
+    {
+        completion()
+    }
 }
 
 extension DelegateHandlers {
@@ -293,6 +311,9 @@ extension DelegateHandlers {
         }
         if r(.didFailToRegisterForRemoteNotifications) {
             didFailToRegisterForRemoteNotifications = { d.application($0, didFailToRegisterForRemoteNotificationsWithError: $1) }
+        }
+        if r(.handleEventsForBackgroundURLSession) {
+            handleEventsForBackgroundURLSession = { d.application($0, handleEventsForBackgroundURLSession: $1, completionHandler: $2) }
         }
     }
 }

@@ -71,3 +71,23 @@ public final class FetchCompletionHandler: Sendable {
         if now { body() }
     }
 }
+
+/// The completion handler of `application:handleEventsForBackgroundURLSession:completionHandler:`,
+/// which carries no result (Apple's `() -> Void`).
+///
+/// Call it once, from any thread, when the session's events are processed. A second call is
+/// reported in the trace and ignored. Not calling it within the completion budget (30 s) goes to the
+/// watchdog policy. The application stays in the background, not suspended, until it is called. It
+/// is a fetch request's handler underneath (one request table, one budget), completed with no result.
+public struct URLSessionCompletionHandler: Sendable {
+    /// The request it completes.
+    package let request: FetchCompletionHandler
+
+    package init(_ request: FetchCompletionHandler) { self.request = request }
+
+    /// Completes the request. [thread-safe]
+    public func callAsFunction() { request(.noData) }
+
+    /// Whether it has been called.
+    public var wasCalled: Bool { request.wasCalled }
+}

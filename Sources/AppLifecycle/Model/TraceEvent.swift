@@ -271,11 +271,12 @@ extension TraceEvent.Payload {
             case .endedByWatchdog: return (.backgroundTask, "end", owner, "#\(id) ended by the watchdog")
             }
         case .completion(let method, let delegate, let result, let late):
-            return (.completion, method.selector, delegate,
-                    late ? "\(result), late: the watchdog had already ended the request" : result.rawValue)
+            // A URL session's handler carries no result (Apple's `() -> Void`): "called".
+            let what = method == .handleEventsForBackgroundURLSession ? "called" : result.rawValue
+            return (.completion, method.selector, delegate, late ? "\(what), late: the watchdog had already ended the request" : what)
         case .completionCalledAgain(let method, let delegate, let result):
-            return (.error, "completion handler called again", delegate,
-                    "\(method.selector): the second call (\(result)) is ignored")
+            let call = method == .handleEventsForBackgroundURLSession ? "the second call" : "the second call (\(result))"
+            return (.error, "completion handler called again", delegate, "\(method.selector): \(call) is ignored")
         case .archive(let operation, let delegate, let keys):
             return (.archive, operation == .saved ? "saved" : "read", delegate, "\(keys) keys")
         case .archiveFailed(let operation, let delegate, let message):

@@ -30,6 +30,10 @@ extension IsolatedPlugin {
                 h.didReceiveRemoteNotificationWithCompletion = { [unowned self] _, payload, handler in
                     send(row, DelegateArguments(dict: payload, key: keep(handler)))
                 }
+            case .urlSessionEvents:
+                h.handleEventsForBackgroundURLSession = { [unowned self] _, identifier, handler in
+                    send(row, DelegateArguments(text: identifier, key: keep(handler.request)))
+                }
             case .askArchive(let set, let writable):
                 set(&h) { [unowned self] _, archive in
                     let reply = ask(row, DelegateArguments(dict: archive.values))

@@ -95,6 +95,11 @@ enum RunnerDelegates {
             return some(h.didRegisterForRemoteNotifications) { f in { a in f(app, a.text ?? ""); return (false, nil) } }
         case .didFailToRegisterForRemoteNotifications:
             return some(h.didFailToRegisterForRemoteNotifications) { f in { a in f(app, a.text ?? ""); return (false, nil) } }
+        case .handleEventsForBackgroundURLSession:
+            return some(h.handleEventsForBackgroundURLSession) { f in { a in
+                f(app, a.text ?? "", URLSessionCompletionHandler(completion(a.key, link)))
+                return (false, nil)
+            } }
         case .continueUserActivity:
             return some(h.continueUserActivity) { f in { a in
                 guard let activity = UserActivity(dictionary: a.dict ?? UserInfo()) else { return (false, nil) }

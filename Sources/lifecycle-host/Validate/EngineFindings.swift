@@ -13,7 +13,8 @@ enum EngineFindings {
     private static func finding(_ payload: TraceEvent.Payload) -> (check: ValidationCheck, text: String)? {
         switch payload {
         case .completionCalledAgain(let method, _, let result):
-            return (.completions, "the completion handler of \(method.selector) was called again (\(result)); the second call is ignored")
+            let result = method == .handleEventsForBackgroundURLSession ? "" : " (\(result))"  // Apple's `() -> Void`: no result
+            return (.completions, "the completion handler of \(method.selector) was called again\(result); the second call is ignored")
         case .watchdogOverrun(let report):
             return overrun(report)
         case .inScene(_, let inner):

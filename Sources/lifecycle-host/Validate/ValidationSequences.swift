@@ -66,6 +66,8 @@ struct ValidationSequence: Sendable {
         ValidationSequence("fetch", ["fetch", "(until suspended)", "fetch", "(until suspended)", "foreground", "terminate"]),
         ValidationSequence("remote-notification", ["remote-notification badge=3 alert=validate", "(until suspended)",
                                                    "remote-notification", "terminate"]),
+        ValidationSequence("url-session", ["url-session com.example.validate", "(until suspended)", "url-session com.example.validate",
+                                           "terminate"]),
         ValidationSequence("handoff", ["launch", "continue-activity com.example.validate title=Draft doc=7",
                                        "update-activity com.example.validate title=Draft", "continue-activity com.example.validate error=offline",
                                        "terminate"]),
