@@ -1,5 +1,6 @@
 # AppLifecycle, built and installed like a C library: liblifecycle (with a versioned soname), its header
-# and pkg-config file, and lifecycle-host with its example plugins, man page and shell completions.
+# and pkg-config file, and lifecycle-host with its example plugins, man page, shell completions and
+# documentation (docs/ under share/doc/lifecycle, as the man page's FILES and SEE ALSO say).
 #
 #   make                                    swift build -c release of what is installed
 #   make install PREFIX=/usr/local          install what was built (never builds: run make first)
@@ -19,6 +20,7 @@ INCLUDEDIR ?= $(PREFIX)/include
 PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
 DATADIR ?= $(PREFIX)/share
 MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/lifecycle
 BASHCOMPLETIONDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPLETIONDIR ?= $(DATADIR)/zsh/site-functions
 FISHCOMPLETIONDIR ?= $(DATADIR)/fish/vendor_completions.d
@@ -51,6 +53,9 @@ VERSION := $(ABI_MAJOR).$(ABI_MINOR).0
 SONAME := liblifecycle.so.$(ABI_MAJOR)
 REALNAME := liblifecycle.so.$(VERSION)
 EXAMPLES := Echo StateKeeper Greeter CacheTrimmer
+# The documentation installed under DOCDIR: the pages and their pictures, the example scenarios.
+DOCS := $(wildcard docs/*.md docs/*.svg)
+SCENARIOS := $(wildcard docs/scenarios/*.scenario)
 # The size of the library's .lifecycle_runner section (LCS_RUNNER_SLOT_SIZE in lifecycle_system.h).
 RUNNER_SLOT_SIZE := 4096
 
@@ -117,6 +122,9 @@ install: check-built check-tools
 	"$(BUILD_DIR)/lifecycle-host" --generate-completion-script bash > "$(DESTDIR)$(BASHCOMPLETIONDIR)/lifecycle-host"
 	"$(BUILD_DIR)/lifecycle-host" --generate-completion-script zsh > "$(DESTDIR)$(ZSHCOMPLETIONDIR)/_lifecycle-host"
 	"$(BUILD_DIR)/lifecycle-host" --generate-completion-script fish > "$(DESTDIR)$(FISHCOMPLETIONDIR)/lifecycle-host.fish"
+	install -d "$(DESTDIR)$(DOCDIR)/scenarios"
+	install -m 644 $(DOCS) "$(DESTDIR)$(DOCDIR)/"
+	install -m 644 $(SCENARIOS) "$(DESTDIR)$(DOCDIR)/scenarios/"
 
 uninstall:
 	rm -f "$(DESTDIR)$(BINDIR)/lifecycle-host" \
@@ -124,9 +132,10 @@ uninstall:
 	    "$(DESTDIR)$(INCLUDEDIR)/lifecycle.h" "$(DESTDIR)$(PKGCONFIGDIR)/lifecycle.pc" \
 	    "$(DESTDIR)$(MANDIR)/man1/lifecycle-host.1" "$(DESTDIR)$(BASHCOMPLETIONDIR)/lifecycle-host" \
 	    "$(DESTDIR)$(ZSHCOMPLETIONDIR)/_lifecycle-host" "$(DESTDIR)$(FISHCOMPLETIONDIR)/lifecycle-host.fish" \
-	    $(EXAMPLES:%="$(DESTDIR)$(EXAMPLESDIR)/lib%.so")
+	    $(EXAMPLES:%="$(DESTDIR)$(EXAMPLESDIR)/lib%.so") \
+	    $(DOCS:docs/%="$(DESTDIR)$(DOCDIR)/%") $(SCENARIOS:docs/%="$(DESTDIR)$(DOCDIR)/%")
 	# The project's own folders only, and only when empty.
-	rmdir "$(DESTDIR)$(EXAMPLESDIR)" "$(DESTDIR)$(LIBDIR)/lifecycle" 2>/dev/null || true
+	rmdir "$(DESTDIR)$(EXAMPLESDIR)" "$(DESTDIR)$(LIBDIR)/lifecycle" "$(DESTDIR)$(DOCDIR)/scenarios" "$(DESTDIR)$(DOCDIR)" 2>/dev/null || true
 
 man:
 	$(SWIFT) build -c $(CONFIG) --product lifecycle-host

@@ -14,6 +14,9 @@ package struct ScenarioLine: Sendable {
     package let line: Int
     package let text: String
     package let command: HostCommand
+    /// The line's comment (after an unquoted `#` that starts a word), trimmed; nil without one. The
+    /// demo prints it before the line's events.
+    package var comment: String? = nil
     /// `FILE:LINE`, the prefix of every error about this line.
     package var location: String { "\(file):\(line)" }
 }
@@ -96,8 +99,9 @@ package enum ScenarioParser {
         for (index, raw) in bytes.split(separator: 10, omittingEmptySubsequences: false).enumerated() {
             let text = String(decoding: raw.last == 13 ? raw.dropLast() : raw, as: UTF8.self)
             do {
-                if let command = try parse(line: text) {
-                    lines.append(ScenarioLine(file: file, line: index + 1, text: text, command: command))
+                var comment: String?
+                if let command = try parse(words: tokenize(text, comment: &comment)) {
+                    lines.append(ScenarioLine(file: file, line: index + 1, text: text, command: command, comment: comment))
                 }
             } catch {
                 throw ScenarioFileError(location: "\(file):\(index + 1)", message: error.message)
@@ -111,7 +115,11 @@ package enum ScenarioParser {
 
     /// Parses one line; nil for a blank or comment line.
     package static func parse(line: String) throws(ScenarioError) -> HostCommand? {
-        let words = try tokenize(line)
+        try parse(words: tokenize(line))
+    }
+
+    /// `parse(line:)` of a line already split into words.
+    static func parse(words: [String]) throws(ScenarioError) -> HostCommand? {
         guard let verb = words.first else { return nil }
         let args = Array(words.dropFirst())
         func noArguments() throws(ScenarioError) {
@@ -245,12 +253,20 @@ package enum ScenarioParser {
     /// quoted word starting with a combining mark read back as an unterminated quote; found by the
     /// `scenario` fuzz target, Fuzz/regressions/scenario/quoted-combining-mark).
     package static func tokenize(_ line: String) throws(ScenarioError) -> [String] {
+        var comment: String?
+        return try tokenize(line, comment: &comment)
+    }
+
+    /// `tokenize`, and the comment after the words (trimmed; nil without a `#` or with nothing after it).
+    static func tokenize(_ line: String, comment: inout String?) throws(ScenarioError) -> [String] {
         var words: [String] = []
         var current = String.UnicodeScalarView()
         var inWord = false
         var quoted = false
         var escaped = false
-        for scalar in line.unicodeScalars {
+        let scalars = line.unicodeScalars
+        for index in scalars.indices {
+            let scalar = scalars[index]
             if quoted {
                 if escaped {
                     current.append(scalar)
@@ -264,7 +280,11 @@ package enum ScenarioParser {
                 }
                 continue
             }
-            if scalar == "#" && !inWord { break }
+            if scalar == "#" && !inWord {
+                let rest = String(scalars[scalars.index(after: index)...]).trimmingWhitespace()
+                comment = rest.isEmpty ? nil : rest
+                break
+            }
             if scalar.properties.isWhitespace {
                 if inWord { words.append(String(current)) }
                 current = String.UnicodeScalarView()

@@ -15,6 +15,8 @@ package struct PluginRefusal: Error, Sendable, CustomStringConvertible {
     /// Where loading stopped: while the file was opened and checked (the loader's checks, `dlopen`,
     /// the descriptor), or in the plugin's `init`.
     package var stage: Stage
+    /// The plugin's id, once its descriptor was read (a refusal in `init`, or later); nil before.
+    package var id: String?
 
     /// How far loading got before the refusal.
     package enum Stage: Sendable, Equatable {
@@ -24,12 +26,15 @@ package struct PluginRefusal: Error, Sendable, CustomStringConvertible {
         case initialising
     }
 
-    package init(path: String, reason: String, status: lc_status, processFailure: PluginFailure.Cause? = nil, stage: Stage = .opening) {
+    package init(path: String, reason: String, status: lc_status, processFailure: PluginFailure.Cause? = nil, stage: Stage = .opening,
+                 id: String? = nil)
+    {
         self.path = path
         self.reason = reason
         self.status = status
         self.processFailure = processFailure
         self.stage = stage
+        self.id = id
     }
 
     package var message: String { "\(path): \(reason)" }
@@ -44,6 +49,10 @@ package struct PluginLoadOptions: OptionSet, Sendable {
     /// Loads a plugin file that is group- or world-writable, or owned by another user than this
     /// process's or root, or that lies in such a folder (the host's `--allow-unsafe-plugins`).
     package static let allowUnsafePermissions = PluginLoadOptions(rawValue: 1 << 0)
+    /// A scan's process (`PluginScan`): the plugin's standard output and error go to /dev/null, so that
+    /// what its init prints is seen once, from the load that follows (the runner only; the loader
+    /// ignores it).
+    package static let silent = PluginLoadOptions(rawValue: 1 << 1)
 }
 
 extension AppHandle {
@@ -109,7 +118,7 @@ extension AppHandle {
             pluginSet.retire(plugin)
             let why = Self.initFailure(pluginMessage: plugin.initError, hostMessage: String(cString: lcLastErrorMessage()))
             throw PluginRefusal(path: opened.path, reason: "init failed with \(String(cString: lcStatusName(status))): \(why)",
-                                status: lc_status(LC_ERR_PLUGIN_REFUSED), stage: .initialising)
+                                status: lc_status(LC_ERR_PLUGIN_REFUSED), stage: .initialising, id: plugin.id)
         }
         plugin.state = state
         return plugin

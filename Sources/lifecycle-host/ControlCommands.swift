@@ -7,7 +7,7 @@ import HostInput
 struct SocketOption: ParsableArguments {
     static let help = "The control socket's path (default: $XDG_RUNTIME_DIR/lifecycle-host.sock, else ${TMPDIR:-/tmp}/lifecycle-host-UID/lifecycle-host.sock)."
 
-    @Option(name: .customLong("socket"), help: ArgumentHelp(SocketOption.help))
+    @Option(name: .customLong("socket"), help: ArgumentHelp(SocketOption.help, valueName: "PATH"), completion: .file())
     var socket: String?
 
     var path: String { socket ?? ControlServer.defaultPath() }
@@ -24,7 +24,8 @@ struct Send: ParsableCommand {
 
     @OptionGroup var socket: SocketOption
 
-    @Argument(parsing: .captureForPassthrough, help: "The action and its arguments, as in a scenario file.")
+    @Argument(parsing: .captureForPassthrough, help: ArgumentHelp("The action and its arguments, as in a scenario file.", valueName: "ACTION"),
+              completion: .list(ScenarioParser.commands.filter { $0 != "wait" }))
     var action: [String] = []
 
     func run() throws {

@@ -40,6 +40,7 @@ struct Demo: ParsableCommand {
             throw ExitCode(HostExit.failure)
         }
         options.scriptText = ("demo.scenario", DemoScenario.text)
+        options.narrate = true
         options.socket = false
         options.osEvents.pressure = false
         options.osEvents.clock = false
@@ -51,7 +52,8 @@ struct Demo: ParsableCommand {
 /// `swift run lifecycle-host demo` builds only the executable; the example plugins are separate
 /// products. When some are missing and the demo runs from the package (as `swift run` does), build
 /// those products, and only those, with `swift build --product NAME` in the same configuration (a
-/// plain `swift build` would build every target of the package); elsewhere, say what to do.
+/// plain `swift build` would build every target of the package); elsewhere, say what to do. Quiet:
+/// one line says what is built; the build's own output is shown only when it fails.
 private func buildMissingPlugins(_ paths: [String], folder: String) throws(HostFailure) {
     let missing = paths.filter { access($0, R_OK) != 0 }
     guard !missing.isEmpty else { return }
@@ -59,17 +61,23 @@ private func buildMissingPlugins(_ paths: [String], folder: String) throws(HostF
         throw HostFailure("the example plugins are not built next to this executable (\(folder)); run 'swift build' in the AppLifecycle package first")
     }
     let configuration = folder.hasSuffix("/release") ? "release" : "debug"
+    let names = missing.map { path in String(path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...].dropFirst(3).dropLast(3)) }
+    fputs("lifecycle-host demo: building the example plugins \(names.joined(separator: ", ")) (swift build -c \(configuration))…\n", stderr)
+    let log = try makeTemporaryFolder(prefix: "lifecycle-host-demo-build-")
+    defer { removeTree(log) }
     for path in missing {
         // ".../libEcho.so" → the product "Echo".
         let file = path[path.index(after: path.lastIndex(of: "/") ?? path.startIndex)...]
         let product = String(file.dropFirst("lib".count).dropLast(".so".count))
         let arguments = ["swift", "build", "-c", configuration, "--product", product]
-        fputs("lifecycle-host demo: building the example plugin \(product) (\(arguments.joined(separator: " ")))…\n", stderr)
         var pid = pid_t()
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, STDERR_FILENO, STDOUT_FILENO)  // keep stdout for the trace
+        // The build's output to a file of its own (stdout stays the trace's), shown only if it fails.
+        let output = log + "/build.log"
+        posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+        posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO)
         var argv = arguments.map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         guard posix_spawnp(&pid, "swift", &actions, nil, &argv, environ) == 0 else {
@@ -78,6 +86,7 @@ private func buildMissingPlugins(_ paths: [String], folder: String) throws(HostF
         var status: Int32 = 0
         _ = try? systemCall("waitpid") { waitpid(pid, &status, 0) }
         guard status == 0 else {
+            if let text = readFile(output, atMost: 1 << 20) { fputs(text, stderr) }
             throw HostFailure("'\(arguments.joined(separator: " "))' failed (its output is above); the demo needs the example plugins")
         }
         guard access(path, R_OK) == 0 else {

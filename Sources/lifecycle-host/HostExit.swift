@@ -24,9 +24,30 @@ enum HostExit {
     /// The scenario ended with the application still running (no `--interactive` to take over): the
     /// host said so, on standard error and in the trace, and terminated it.
     static let scenarioLeftRunning: Int32 = 8
+    /// Plugins were asked for (`--plugin`, `--plugin-dir`) and none could be loaded: the run ended
+    /// before the launch (each refusal was reported), unless `--allow-no-plugins`.
+    static let noPlugins: Int32 = 9
     /// A bad command line (`EX_USAGE`, as ArgumentParser exits for the errors it finds): an unknown
     /// command or option, a value that does not parse or is out of range, a missing argument.
     static let usage: Int32 = 64
+
+    /// The statuses as `--help` and the man page's EXIT STATUS show them: one line a status, its number
+    /// first (the man page makes each line an entry). A test keeps it in step with the constants.
+    static let summary = """
+        Exit status of 'run':
+          0   a clean end: the application was terminated or purged
+          1   a failure: the host could not start
+          2   a scenario line was bad or did not hold
+          3   a plugin was refused (the others ran)
+          4   the watchdog killed the application (a budget or the hang budget overran)
+          5   a termination (SIGTERM, SIGINT) was not done within the terminate budget
+          6   a plugin called exit()
+          7   an isolated plugin's process failed
+          8   the scenario ended with the application running (the host terminated it)
+          9   plugins were asked for and none could be loaded (see --allow-no-plugins)
+        Other commands: 'check' 0, or 3 a plugin refused, 6 a plugin called exit() when scanned; 'validate' 0, or 1 a check failed, 2 the plugin could not be validated; 'send' and 'status' 0, or 1 the host answered an error or could not be reached. Every command:
+          64  a bad command line
+        """
 
     /// Whether `event` is the watchdog killing the application, which makes the run end with
     /// `watchdogKill`. Read from the event's typed payload, never from its words.

@@ -27,11 +27,16 @@ struct RunOptions {
     var timeline: String?
     /// Plugins run in processes of their own (`--isolate`, `--restart`, `--isolate-budget`).
     var isolation = HostIsolation()
-    /// `--plugin-dir` plugins loaded here are scanned first (`--rescan`, `--scan-budget`).
+    /// Every plugin file loaded here is scanned first (`--rescan`, `--scan-budget`).
     var rescan = false
     var scanBudget = PluginScanner.defaultBudget
     /// How plugins are loaded (`--allow-unsafe-plugins`).
     var pluginLoading: PluginLoadOptions = []
+    /// `--allow-no-plugins`: run on when plugins were asked for and none could be loaded.
+    var allowNoPlugins = false
+    /// The demo: the text trace in columns no wider than 100, each step's comment before its events,
+    /// a closing summary (`DemoNarrator`).
+    var narrate = false
     /// What each plugin may make the host keep (`--plugin-quota`).
     var pluginQuotas = PluginQuotas()
     /// `--metrics`, `--metrics-file`, `--metrics-interval`.
@@ -56,6 +61,7 @@ final class HostRunner: @unchecked Sendable {
     /// Metrics and systemd notifications (`OperatorHooks`).
     private var operators: OperatorHooks?
     private let timeline: TimelineRecorder?
+    private var narrator: DemoNarrator?
     private var script: [ScenarioLine] = []
     private var scriptIndex = 0
     private var scriptRunning = false
@@ -64,6 +70,7 @@ final class HostRunner: @unchecked Sendable {
     /// The scenario ended with the application running, and the host terminated it (`scenarioLeftRunning`).
     private var scenarioLeftRunning = false
     private var refusedPlugins = 0
+    private var loadedPlugins = 0
     private var failedPlugins = 0
     private var exitCode: Int32?
     private var killed = false
@@ -73,7 +80,7 @@ final class HostRunner: @unchecked Sendable {
 
     init(options: RunOptions) {
         self.options = options
-        writer = TraceWriter(format: options.trace)
+        writer = TraceWriter(format: options.trace, width: options.narrate ? Self.narratedWidth : nil)
         timeline = options.timeline == nil ? nil : TimelineRecorder()
     }
 
@@ -99,12 +106,13 @@ final class HostRunner: @unchecked Sendable {
         // Before any plugin is loaded (or any process started): with the JSON trace on standard output,
         // everything else written there goes to standard error.
         switch TraceOutput.open(options.traceOutput, format: options.trace) {
-        case .success(let fd): writer = TraceWriter(format: options.trace, fd: fd)
+        case .success(let fd): writer = TraceWriter(format: options.trace, fd: fd, width: options.narrate ? Self.narratedWidth : nil)
         case .failure(let failure):
             fputs("lifecycle-host: \(printable(failure.message))\n", stderr)
             return HostExit.failure
         }
 
+        if options.narrate { narrator = DemoNarrator(writer: writer) }
         var configuration = options.configuration
         // Before the application exists: the engine records into the metrics backend given here.
         var problems: [String] = []
@@ -171,6 +179,14 @@ final class HostRunner: @unchecked Sendable {
 
         operators.started(handle) { [unowned self] kind, name, detail in hostLine(kind, name, detail: detail) }
         loadPlugins(handle)
+        // Plugins were asked for and none loaded: end now, before the launch, unless told to run on.
+        if loadedPlugins == 0, refusedPlugins > 0, !options.allowNoPlugins {
+            let asked = refusedPlugins == 1 ? "the plugin asked for could not be loaded" : "none of the \(refusedPlugins) plugins asked for could be loaded"
+            let message = "\(asked) (refused: see above); the run ends before the launch (--allow-no-plugins runs the application without them)"
+            hostLine("error", "no plugins", detail: message)
+            fputs("lifecycle-host: \(message)\n", stderr)
+            return HostExit.noPlugins
+        }
 
         // A scenario whose first action starts the application itself is not pre-empted.
         let scriptLaunches: Bool = {
@@ -198,11 +214,16 @@ final class HostRunner: @unchecked Sendable {
         shutdown()
         // An isolated plugin failing while it was unloaded (traced: `plugin-failed … while handling
         // deinit`) turns a clean end, or one that only left the application running, into 7.
+        var status = exitCode ?? HostExit.failure
         if failedPlugins > failedBefore, exitCode == HostExit.ok || exitCode == HostExit.scenarioLeftRunning {
-            return HostExit.isolatedPluginFailed
+            status = HostExit.isolatedPluginFailed
         }
-        return exitCode ?? HostExit.failure
+        narrator?.summary(status: status)
+        return status
     }
+
+    /// The demo's widest line (`narrate`).
+    static let narratedWidth = 100
 
     private func shutdown() {
         if let problem = operators?.finish() { hostLine("error", "metrics", detail: problem) }
@@ -250,11 +271,16 @@ final class HostRunner: @unchecked Sendable {
                                     settings: isolation.settings)
         }
         defer { handle.discardPrestarted() }
-        for path in paths {
-            if let refusal = folderRefusal(path, instead: "use --plugin-dir \(path) to load the plugins in it") { refused(refusal) } else { load(path, in: handle) }
-        }
-        guard !folders.isEmpty else { return }
+        // Every file loaded in this process is scanned first, named or found in a folder (the registry
+        // remembers): a crash in its init is a refusal naming it, not the host's end.
         var scanner = PluginScanner(rescan: options.rescan, budget: options.scanBudget, options: options.pluginLoading)
+        for path in paths {
+            if let refusal = folderRefusal(path, instead: "use --plugin-dir \(path) to load the plugins in it") {
+                refused(refusal)
+            } else {
+                load(path, in: handle, scanner: &scanner)
+            }
+        }
         for entry in folders {
             switch entry.files {
             case .success(let files): for file in files { load(file, in: handle, scanner: &scanner) }
@@ -264,14 +290,10 @@ final class HostRunner: @unchecked Sendable {
         if let problem = scanner.save() { hostLine("error", "plugin registry", detail: problem) }
     }
 
-    /// A folder's plugin: one loaded in this process is scanned first (the registry remembers).
+    /// Loads one plugin, in this process or isolated in its own (`--isolate`). One loaded in this
+    /// process is scanned first (the registry remembers): a crash in its init refuses it, naming it,
+    /// instead of ending the host. An isolated one runs its init in a process of its own anyway.
     private func load(_ path: String, in handle: AppHandle, scanner: inout PluginScanner) {
-        if !options.isolation.isolatesFile(path), let refusal = scanner.check(path) { return refused(refusal) }
-        load(path, in: handle)
-    }
-
-    /// Loads one plugin, in this process or isolated in its own (`--isolate`).
-    private func load(_ path: String, in handle: AppHandle) {
         var isolation = options.isolation
         isolation.settings.loadOptions = options.pluginLoading
         do throws(PluginRefusal) {
@@ -284,6 +306,7 @@ final class HostRunner: @unchecked Sendable {
             }
             let plugin: LoadedPlugin
             if let loaded { plugin = loaded } else {
+                if let refusal = scanner.check(path) { throw refusal }
                 // Loading runs the plugin's init here: marked as a callback (named by the path until the
                 // plugin has an id), so that the hang budget watches it and an exit() in it is traced as
                 // the plugin's. An isolated plugin's init is policed in its process (--isolate-budget).
@@ -291,6 +314,8 @@ final class HostRunner: @unchecked Sendable {
                     try handle.loadPlugin(path: path, options: options.pluginLoading)
                 }
             }
+            loadedPlugins += 1
+            narrator?.loaded(plugin.id)
             EmergencyExit.addPluginImage(id: plugin.id, ranges: plugin.imageRanges)
             hostLine("plugin", "loaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)\(plugin.isIsolated ? " (isolated)" : "")")
             for need in PluginNeed.unmet(by: options.configuration, for: plugin.implementedMethods) {
@@ -305,7 +330,7 @@ final class HostRunner: @unchecked Sendable {
     private func refused(_ refusal: PluginRefusal) {
         refusedPlugins += 1
         operators?.pluginRefused()
-        hostLine("error", "plugin refused", detail: refusal.message)
+        hostLine("error", "plugin refused", plugin: refusal.id, detail: refusal.message)
         fputs("lifecycle-host: plugin refused: \(printable(refusal.message))\n", stderr)
     }
 
@@ -377,6 +402,7 @@ final class HostRunner: @unchecked Sendable {
         }
         let line = script[scriptIndex]
         scriptIndex += 1
+        narrator?.step(line)
         if let failure = perform(line.command, origin: .script(location: line.location)) {
             hostLine("error", line.text.trimmingWhitespace(), detail: "\(line.location): \(failure)")
             fputs("\(printable(line.location)): \(failure)\n", stderr)
@@ -426,6 +452,7 @@ final class HostRunner: @unchecked Sendable {
 
     private func traced(_ event: TraceEvent) {
         writer.write(event)
+        narrator?.record(event)
         EmergencyExit.noteState(event.state)
         timeline?.record(event)
         if case .pluginFailed = event.payload { failedPlugins += 1 }

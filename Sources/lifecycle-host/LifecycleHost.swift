@@ -11,49 +11,54 @@ struct LifecycleHost: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "lifecycle-host",
         abstract: "Runs the iOS application life cycle with observer plugins.",
-        discussion: "Exit status of 'run': 0 clean end, 1 failure, 2 scenario error, 3 a plugin refused, 4 watchdog kill, "
-            + "5 a termination (SIGTERM, SIGINT) not done within the terminate budget, 6 a plugin called exit(), "
-            + "7 an isolated plugin failed, 8 the scenario ended with the application running (the host terminated it). "
-            + "Every command: 64 a bad command line.",
+        discussion: HostExit.summary,
         version: HostVersion.text,
         subcommands: [Run.self, Demo.self, Check.self, Validate.self, Send.self, Status.self])
 }
 
 /// Options shared by `run` and `demo`.
 struct EngineOptions: ParsableArguments {
-    @Option(name: .customLong("trace"), help: "Trace format: text or json.")
+    @Option(name: .customLong("trace"), help: ArgumentHelp("Trace format: text or json.", valueName: "FORMAT"),
+            completion: .list(["text", "json"]))
     var trace: String = EngineValues().trace
 
     @Option(name: .customLong("trace-output"), help: ArgumentHelp(
         "Write the trace to FILE (created or truncated) instead of standard output; '-': standard output. With the JSON trace on "
-            + "standard output, plugins' own standard output goes to standard error.", valueName: "FILE"))
+            + "standard output, plugins' own standard output goes to standard error.", valueName: "FILE"), completion: .file())
     var traceOutput: String?
 
     @Option(name: .customLong("budget"), help: ArgumentHelp("A time budget (repeatable): seconds, or with a unit (250ms, 2s, 1m); at most 9223372036 s.",
                                                          discussion: "NAME: launch, did-enter-background, will-terminate, completion, background-task, expiration-warning, "
                                                              + "hang (one callback outside those phases, default 5), terminate (SIGTERM to exit, default "
                                                              + "did-enter-background + will-terminate + hang).",
-                                                         valueName: "NAME=SECONDS"))
+                                                         valueName: "NAME=SECONDS"),
+            completion: .list(["launch=", "did-enter-background=", "will-terminate=", "completion=", "background-task=", "expiration-warning=",
+                               "hang=", "terminate="]))
     var budgets: [String] = []
 
-    @Option(name: .customLong("archive"), help: "Folder for state-preservation archives.")
+    @Option(name: .customLong("archive"), help: ArgumentHelp("Folder for state-preservation archives.", valueName: "DIR"), completion: .directory)
     var archive: String?
 
-    @Option(name: .customLong("watchdog"), help: "Watchdog policy: terminate (as iOS) or report.")
+    @Option(name: .customLong("watchdog"), help: ArgumentHelp("Watchdog policy: terminate (as iOS) or report.", valueName: "POLICY"),
+            completion: .list(["terminate", "report"]))
     var watchdog: String = EngineValues().watchdog
 
-    @Option(name: .customLong("background-mode"), help: "A declared background mode (repeatable): audio, location, voip, fetch, remote-notification, …")
+    @Option(name: .customLong("background-mode"), help: ArgumentHelp(
+        "A declared background mode (repeatable): audio, location, voip, fetch, remote-notification, …", valueName: "MODE"),
+            completion: .list(Configuration.BackgroundModes.allNames))
     var backgroundModes: [String] = []
 
     @Flag(name: .customLong("exits-on-suspend"), help: "UIApplicationExitsOnSuspend: leaving the foreground terminates.")
     var exitsOnSuspend = false
 
-    @Option(name: .customLong("timeline"), help: "After the run, write a picture of it (SVG).")
+    @Option(name: .customLong("timeline"), help: ArgumentHelp("After the run, write a picture of it (SVG).", valueName: "FILE"),
+            completion: .file(extensions: ["svg"]))
     var timeline: String?
 
     @Option(name: .customLong("scenes"), help: ArgumentHelp(
         "A scene-based application (UIApplicationSceneManifest): a launch connects the scene 'main'. '--scenes' alone: several scenes "
-            + "at a time; '--scenes single': one (UIApplicationSupportsMultipleScenes = NO).", valueName: "single"))
+            + "at a time; '--scenes single': one (UIApplicationSupportsMultipleScenes = NO).", valueName: "single"),
+            completion: .list(["single"]))
     var scenes: String?
 
     @Option(name: .customLong("memory-warning-limit"), help: ArgumentHelp(
@@ -156,13 +161,13 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Load plugins, launch, then take actions from a scenario, the prompt, the control socket and the OS.")
 
-    @Option(name: .customLong("plugin"), help: "A plugin .so (repeatable).")
+    @Option(name: .customLong("plugin"), help: ArgumentHelp("A plugin .so (repeatable).", valueName: "FILE"), completion: .file(extensions: ["so"]))
     var plugins: [String] = []
 
-    @Option(name: .customLong("plugin-dir"), help: "A folder of plugin .so files (repeatable).")
+    @Option(name: .customLong("plugin-dir"), help: ArgumentHelp("A folder of plugin .so files (repeatable).", valueName: "DIR"), completion: .directory)
     var pluginDirs: [String] = []
 
-    @Option(name: .customLong("script"), help: "A scenario file: one action a line.")
+    @Option(name: .customLong("script"), help: ArgumentHelp("A scenario file: one action a line.", valueName: "FILE"), completion: .file())
     var script: String?
 
     @Flag(name: .customLong("interactive"), help: "Read actions from standard input ('help' lists them).")
@@ -180,13 +185,15 @@ struct Run: ParsableCommand {
     @Flag(name: .customLong("no-pressure"), help: "Do not watch memory pressure (PSI).")
     var noPressure = false
 
-    @Option(name: .customLong("pressure-file"), help: "The PSI file to watch (default: the cgroup's memory.pressure, else /proc/pressure/memory).")
+    @Option(name: .customLong("pressure-file"), help: ArgumentHelp(
+        "The PSI file to watch (default: the cgroup's memory.pressure, else /proc/pressure/memory).", valueName: "FILE"), completion: .file())
     var pressureFile: String?
 
-    @Option(name: .customLong("pressure-warning"), help: "PSI trigger for a 'warning' memory warning (window: a multiple of 2 s).")
+    @Option(name: .customLong("pressure-warning"), help: ArgumentHelp(
+        "PSI trigger for a 'warning' memory warning (window: a multiple of 2 s).", valueName: "TRIGGER"))
     var pressureWarning: String = RunValues().pressureWarning
 
-    @Option(name: .customLong("pressure-critical"), help: "PSI trigger for a 'critical' memory warning.")
+    @Option(name: .customLong("pressure-critical"), help: ArgumentHelp("PSI trigger for a 'critical' memory warning.", valueName: "TRIGGER"))
     var pressureCritical: String = RunValues().pressureCritical
 
     @Option(name: .customLong("pressure-delay"), help: ArgumentHelp(
@@ -197,7 +204,7 @@ struct Run: ParsableCommand {
     @Flag(name: .customLong("no-clock"), help: "Do not watch for clock steps.")
     var noClock = false
 
-    @Option(name: .customLong("socket"), help: ArgumentHelp(SocketOption.help))
+    @Option(name: .customLong("socket"), help: ArgumentHelp(SocketOption.help, valueName: "PATH"), completion: .file())
     var socket: String?
 
     @Flag(name: .customLong("no-socket"), help: "Do not open the control socket.")
@@ -208,14 +215,16 @@ struct Run: ParsableCommand {
         valueName: "IDS"))
     var isolate: String?
 
-    @Option(name: .customLong("restart"), help: "An isolated plugin that fails: never (the default), on-failure, or on-failure:N restarts.")
+    @Option(name: .customLong("restart"), help: ArgumentHelp(
+        "An isolated plugin that fails: never (the default), on-failure, or on-failure:N restarts.", valueName: "POLICY"),
+            completion: .list(["never", "on-failure", "on-failure:"]))
     var restart: String?
 
     @Option(name: .customLong("isolate-budget"), help: ArgumentHelp(
         "How long an isolated plugin's callback may run outside a lifecycle budget (default 5s; at most 3600s).", valueName: "DURATION"))
     var isolateBudget: String?
 
-    @Flag(name: .customLong("rescan"), help: "Forget what the plugin registry remembers: scan every --plugin-dir plugin again.")
+    @Flag(name: .customLong("rescan"), help: "Forget what the plugin registry remembers: scan every plugin again.")
     var rescan = false
 
     @Option(name: .customLong("scan-budget"), help: ArgumentHelp("How long a plugin's scan may take (default 5s; at most 3600s).", valueName: "DURATION"))
@@ -224,9 +233,13 @@ struct Run: ParsableCommand {
     @Flag(name: .customLong("allow-unsafe-plugins"), help: UnsafePlugins.help)
     var allowUnsafePlugins = false
 
+    @Flag(name: .customLong("allow-no-plugins"), help: "Run even when plugins were asked for and none could be loaded (else the run ends with status 9).")
+    var allowNoPlugins = false
+
     @Option(name: .customLong("plugin-quota"), help: ArgumentHelp(
         "The most a plugin may make the host keep at once: observers, timers, background-tasks or custom-names "
-            + "(defaults 100000, 10000, 1000, 10000; 1 to 10000000). Repeatable.", valueName: "KIND=N"))
+            + "(defaults 100000, 10000, 1000, 10000; 1 to 10000000). Repeatable.", valueName: "KIND=N"),
+            completion: .list(["observers=", "timers=", "background-tasks=", "custom-names="]))
     var pluginQuotas: [String] = []
 
     @OptionGroup var engine: EngineOptions
@@ -241,7 +254,8 @@ struct Run: ParsableCommand {
             pressureWarning: pressureWarning, pressureCritical: pressureCritical, pressureDelay: pressureDelay,
             noClock: noClock, socket: socket,
             noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, rescan: rescan,
-            scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, pluginQuotas: pluginQuotas, engine: engine.values,
+            scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, allowNoPlugins: allowNoPlugins, pluginQuotas: pluginQuotas,
+            engine: engine.values,
             metrics: metrics.values)
     }
 
@@ -258,7 +272,7 @@ struct Check: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Load each plugin and print its descriptor, notifications and delegate methods, or why it is refused.")
 
-    @Argument(help: "Plugin .so files.")
+    @Argument(help: ArgumentHelp("Plugin .so files.", valueName: "PLUGIN"), completion: .file(extensions: ["so"]))
     var plugins: [String]
 
     @Flag(name: .customLong("rescan"), help: "Forget what the plugin registry remembers: scan every plugin again.")

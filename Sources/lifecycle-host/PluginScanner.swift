@@ -3,8 +3,8 @@ import ArgumentParser
 import CLifecycleABI
 import PluginHost
 
-/// The host's use of plugin scanning (`check`, and `run --plugin-dir` for plugins loaded in the
-/// host's process): the registry consulted first, unknown files scanned in a process of their own,
+/// The host's use of plugin scanning (`check`, and `run` for every plugin file loaded in the host's
+/// process, named with `--plugin` or found with `--plugin-dir`): the registry consulted first, unknown files scanned in a process of their own,
 /// crashers refused (docs/host.md, "Scanning plugins").
 struct PluginScanner {
     private var registry: PluginScanRegistry
@@ -38,11 +38,12 @@ struct PluginScanner {
     mutating func refusal(for path: String) -> Refusal? {
         guard let key = PluginScanRegistry.key(path) else { return nil }  // the loader says why in its words
         let place = registry.file.map { "remembered in \($0)" } ?? "not remembered: no cache folder"
+        let again = "(\(place); --rescan to scan it again)"
         switch registry.entry(key) {
-        case .crashed(let why)?:
-            return refusal(path, "remembered as crashing when scanned: \(why) (\(place); --rescan to scan it again)")
-        case .exited(let why)?:
-            return refusal(path, "remembered as crashing when scanned: \(why) (\(place); --rescan to scan it again)", calledExit: true)
+        case .crashed(let why, let id)?:
+            return refusal(path, "remembered as crashing when scanned: \(named(why, id)) \(again)", id: id)
+        case .exited(let why, let id)?:
+            return refusal(path, "remembered as crashing when scanned: \(named(why, id)) \(again)", id: id, calledExit: true)
         case .clean?:
             return nil
         case nil:
@@ -50,25 +51,30 @@ struct PluginScanner {
             case .clean(let id):
                 record(key, .clean(id: id))
                 return nil
-            case .crashed(let why):
-                record(key, .crashed(why))
-                return refusal(path, "crashed when scanned: \(why) (\(place); --rescan to scan it again)")
-            case .exited(let why):
-                record(key, .exited(why))
-                return refusal(path, "crashed when scanned: \(why) (\(place); --rescan to scan it again)", calledExit: true)
+            case .crashed(let why, let id):
+                record(key, .crashed(why, id: id))
+                return refusal(path, "crashed when scanned: \(named(why, id)) \(again)", id: id)
+            case .exited(let why, let id):
+                record(key, .exited(why, id: id))
+                return refusal(path, "crashed when scanned: \(named(why, id)) \(again)", id: id, calledExit: true)
             case .refused(let refusal):
                 return Refusal(refusal: refusal, calledExit: false)
             }
         }
     }
 
+    /// The scan's words, led by the plugin's id when its descriptor was read (a failure in init).
+    private func named(_ why: String, _ id: String?) -> String { id.map { "plugin \($0): \(why)" } ?? why }
+
     private mutating func record(_ key: PluginScanRegistry.Key, _ entry: PluginScanRegistry.Entry) {
         registry.record(key, entry)
         changed = true
     }
 
-    private func refusal(_ path: String, _ reason: String, calledExit: Bool = false) -> Refusal {
-        Refusal(refusal: PluginRefusal(path: path, reason: reason, status: lc_status(LC_ERR_PLUGIN_REFUSED)), calledExit: calledExit)
+    private func refusal(_ path: String, _ reason: String, id: String?, calledExit: Bool = false) -> Refusal {
+        Refusal(refusal: PluginRefusal(path: path, reason: reason, status: lc_status(LC_ERR_PLUGIN_REFUSED), stage: id == nil ? .opening : .initialising,
+                                       id: id),
+                calledExit: calledExit)
     }
 
     /// Writes the registry if anything changed. - Returns: the error's words.

@@ -35,6 +35,7 @@ struct RunValues: Equatable {
     var rescan = false
     var scanBudget: String?
     var allowUnsafePlugins = false
+    var allowNoPlugins = false
     /// `--plugin-quota KIND=N`, as given, in order (a later one for the same kind wins).
     var pluginQuotas: [String] = []
     var engine = EngineValues()
@@ -71,6 +72,7 @@ struct RunValues: Equatable {
         options.rescan = rescan
         options.scanBudget = try lifecycle_host.scanBudget(scanBudget)
         options.pluginLoading = allowUnsafePlugins ? .allowUnsafePermissions : []
+        options.allowNoPlugins = allowNoPlugins
         for quota in pluginQuotas {
             do throws(QuotaSettingError) { try options.pluginQuotas.set(parsing: quota) } catch {
                 throw ValidationError("--plugin-quota: \(error.message)")
@@ -102,6 +104,7 @@ struct RunValues: Equatable {
             case "--no-clock": values.noClock = true
             case "--no-socket": values.noSocket = true
             case "--allow-unsafe-plugins": values.allowUnsafePlugins = true
+            case "--allow-no-plugins": values.allowNoPlugins = true
             case "--exits-on-suspend": values.engine.exitsOnSuspend = true
             case "--scenes":
                 // Bare (several scenes), or followed by its value (a word not starting with '-').

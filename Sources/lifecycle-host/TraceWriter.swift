@@ -29,12 +29,16 @@ final class TraceWriter: Sendable {
     private let format: Format
     private let fd: Int32
     private let colour: Bool
+    /// The text format for a reader (the demo): rows in narrow columns, none wider than this, a longer
+    /// one continued on indented lines (`TextWrap`). Nil: the aligned columns of `columns`, unwrapped.
+    private let width: Int?
     private let origin = MonotonicInstant.now
     private let sequence = Mutex<UInt64>(0)
 
-    init(format: Format, fd: Int32 = STDOUT_FILENO, colour: Bool? = nil) {
+    init(format: Format, fd: Int32 = STDOUT_FILENO, colour: Bool? = nil, width: Int? = nil) {
         self.format = format
         self.fd = fd
+        self.width = format == .text ? width : nil
         self.colour = colour ?? (format == .text && isatty(fd) == 1 && getenv("NO_COLOR") == nil)
     }
 
@@ -64,7 +68,17 @@ final class TraceWriter: Sendable {
     /// The header row of the text format (nothing for JSON).
     func writeHeader() {
         guard format == .text else { return }
+        if width != nil { return writeAll(Self.narrowColumns(time: "time", state: "state", kind: "kind", rest: "name, plugin, detail") + "\n") }
         writeAll(Self.columns(time: "time", state: "state", kind: "kind", name: "name", plugin: "plugin") + "\n")
+    }
+
+    /// A line of words for the reader of the text trace (the demo's steps and summary), wrapped at the
+    /// writer's width; nothing in the JSON trace, whose lines are records only. Not a trace line: no
+    /// `seq`. [thread-safe]
+    func note(_ text: String) {
+        guard format == .text else { return }
+        let lines = width.map { TextWrap.lines(text, width: $0, indent: 2) } ?? [text]
+        sequence.withLock { _ in writeAll(lines.joined(separator: "\n") + "\n") }
     }
 
     private func writeAll(_ text: String) {
@@ -83,14 +97,27 @@ final class TraceWriter: Sendable {
         return pad(time, 9) + pad(state, 12) + pad(kind, 16) + pad(name, 52) + plugin
     }
 
+    /// The narrow columns of a row for a reader (`width`): time, state and kind, then the rest.
+    static func narrowColumns(time: String, state: String, kind: String, rest: String) -> String {
+        func pad(_ s: String, _ width: Int) -> String { s.count >= width ? s + " " : s + String(repeating: " ", count: width - s.count) }
+        return pad(time, 7) + pad(state, 12) + pad(kind, 14) + rest
+    }
+
     /// One row of the text format: every field `printable` (a path or a plugin's words holding a line
     /// feed or an escape sequence stays on its row, uncoloured).
     private func text(_ line: TraceLine, time: Double) -> String {
-        var row = Self.columns(time: String(format3(time)), state: line.state.rawValue, kind: printable(line.kind), name: printable(line.name),
-                               plugin: printable(line.plugin ?? ""))
         var detail = printable(line.detail ?? "")
         if let scene = line.scene.map(printable) { detail = detail.isEmpty ? "{\(scene)}" : "{\(scene)} \(detail)" }
-        if !detail.isEmpty { row += (line.plugin?.isEmpty == false ? "  " : "") + detail }
+        var row: String
+        if let width {
+            let rest = [printable(line.name), printable(line.plugin ?? ""), detail].filter { !$0.isEmpty }.joined(separator: "  ")
+            let first = Self.narrowColumns(time: String(format3(time)), state: line.state.rawValue, kind: printable(line.kind), rest: rest)
+            row = TextWrap.lines(first, width: width, indent: 33).joined(separator: "\n")
+        } else {
+            row = Self.columns(time: String(format3(time)), state: line.state.rawValue, kind: printable(line.kind), name: printable(line.name),
+                               plugin: printable(line.plugin ?? ""))
+            if !detail.isEmpty { row += (line.plugin?.isEmpty == false ? "  " : "") + detail }
+        }
         while row.last == " " { row.removeLast() }
         guard colour else { return row }
         let code: String = switch line.kind {

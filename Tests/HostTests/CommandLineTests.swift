@@ -13,6 +13,7 @@ final class CommandLineTests: XCTestCase {
             ["run", "--trace", "json", "--budget", "launch=2", "--budget", "did-enter-background=0.5", "--watchdog", "report"],
             ["run", "--background-mode", "audio", "--background-mode", "fetch", "--exits-on-suspend", "--archive", "/tmp/a"],
             ["run", "--no-signals", "--no-pressure", "--no-clock", "--no-socket", "--timeline", "t.svg", "--allow-unsafe-plugins"],
+            ["run", "--plugin", "/missing.so", "--allow-no-plugins"],
             ["run", "--socket", "/tmp/s.sock", "--pressure-file", "/proc/pressure/cpu", "--pressure-warning", "some 1 2000000",
              "--pressure-critical", "full 2 2000000"],
             ["run", "--pressure-delay", "0", "--script", "s.scenario"],

@@ -1,4 +1,6 @@
 import Foundation
+import HostInput
+import AppLifecycle
 import TestSupport
 import XCTest
 
@@ -34,7 +36,7 @@ final class CommandLineUseTests: XCTestCase {
 
     // MARK: --version
 
-    /// `--version` prints the host's version, the C ABI and the library, read from the header the
+    /// `--version` prints the host's version, the C ABI and the library with its path, read from the header the
     /// installed library is versioned by (the Makefile's VERSION is MAJOR.MINOR.0 of the same two
     /// numbers), exits 0 and does nothing else, alone or after a command.
     func testVersionNamesTheHostTheABIAndTheLibrary() throws {
@@ -47,7 +49,7 @@ final class CommandLineUseTests: XCTestCase {
         let expected = """
             lifecycle-host \(major).\(minor).0
             C ABI \(major).\(minor) (include/lifecycle.h): loads plugins built for ABI \(major).0 to \(major).\(minor)
-            library: liblifecycle \(major).\(minor).0, built into this executable (also its plugin runner)
+            library: liblifecycle \(major).\(minor).0, built into \(URL(fileURLWithPath: host).resolvingSymlinksInPath().path) (also its plugin runner)
 
             """
         for words in [["--version"], ["run", "--version"], ["demo", "--version"]] {
@@ -57,6 +59,56 @@ final class CommandLineUseTests: XCTestCase {
         }
         let make = try CBuild.run("/bin/sh", ["-c", "make -s -C '\(CBuild.root)' print-version 2>/dev/null || echo no-make"])
         if make.output != "no-make\n" { XCTAssertEqual(make.output, "\(major).\(minor).0\n", "the Makefile's VERSION") }
+    }
+
+    // MARK: Shell completions
+
+    /// bash completes the values of options, not only their names: files for --plugin (.so and folders),
+    /// --script and validate's plugin, folders for --plugin-dir, the fixed words of --trace, --watchdog,
+    /// --background-mode and --restart, and send's actions — through the functions of the script
+    /// `--generate-completion-script bash` prints (what `make install` installs), as bash calls them.
+    func testBashCompletesOptionValuesAndSendsActions() throws {
+        let bash = try RequiredTool.path("bash", package: "bash", for: "to run the bash completion functions")
+        let folder = try CBuild.temporaryFolder("completion")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try FileManager.default.createDirectory(atPath: folder + "/sub", withIntermediateDirectories: false)
+        for file in ["a.so", "b.txt", "c.so"] { _ = FileManager.default.createFile(atPath: folder + "/" + file, contents: nil) }
+        let script = try CBuild.run(host, ["--generate-completion-script", "bash"])
+        XCTAssertEqual(script.status, 0)
+        try script.output.write(toFile: folder + "/sub/lifecycle-host.bash", atomically: true, encoding: .utf8)
+        let lines = [
+            "lifecycle-host run --trace ", "lifecycle-host run --plugin \(folder)/", "lifecycle-host run --plugin-dir \(folder)/",
+            "lifecycle-host run --watchdog r", "lifecycle-host run --background-mode ", "lifecycle-host run --restart ",
+            "lifecycle-host run --script \(folder)/", "lifecycle-host validate \(folder)/", "lifecycle-host check \(folder)/",
+            "lifecycle-host send ", "lifecycle-host send memory", "lifecycle-host demo --timeline \(folder)/",
+        ]
+        let driver = """
+            source "$1"; shift
+            for line in "$@"; do
+                COMP_LINE="$line"; read -ra COMP_WORDS <<< "$line"; [[ "$line" == *" " ]] && COMP_WORDS+=("")
+                COMP_CWORD=$((${#COMP_WORDS[@]} - 1)); COMP_POINT=${#COMP_LINE}; COMPREPLY=()
+                _lifecycle-host lifecycle-host "${COMP_WORDS[COMP_CWORD]}" "${COMP_WORDS[COMP_CWORD-1]}"
+                printf "%s\\n" "${COMPREPLY[@]}" | sort -u | tr "\\n" " "; echo
+            done
+            """
+        let result = try CBuild.run(bash, ["-c", driver, "bash", folder + "/sub/lifecycle-host.bash"] + lines)
+        XCTAssertEqual(result.status, 0, result.output)
+        let actions = ScenarioParser.commands.filter { $0 != "wait" }.sorted().joined(separator: " ")
+        XCTAssertEqual(result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init), [
+            "json text ",
+            "\(folder)/a.so \(folder)/c.so \(folder)/sub ",
+            "\(folder)/sub ",
+            "report ",
+            Configuration.BackgroundModes.allNames.sorted().joined(separator: " ") + " ",
+            "never on-failure on-failure: ",
+            "\(folder)/a.so \(folder)/b.txt \(folder)/c.so \(folder)/sub ",
+            "\(folder)/a.so \(folder)/c.so \(folder)/sub ",
+            "\(folder)/a.so \(folder)/c.so \(folder)/sub ",
+            actions + " ",
+            "memory-warning ",
+            "\(folder)/sub ",
+            "",
+        ])
     }
 
     // MARK: --help, always local
@@ -134,9 +186,9 @@ final class CommandLineUseTests: XCTestCase {
             (["run", "--budget", "launch=1e10"], "Error: --budget launch=1e10: out of range: at most 9223372036 s (about 292 years)\n"),
             (["run", "--trace-output", ""], "Error: --trace-output needs a file name, or '-' for standard output\n"),
             (["demo", "--trace", "xml"], "Error: --trace must be text or json, not 'xml'\nUsage: lifecycle-host demo "),
-            (["check"], "Error: Missing expected argument '<plugins> ...'\n"),
+            (["check"], "Error: Missing expected argument '<PLUGIN> ...'\n"),
             (["check", "--scan-budget", "0", "x.so"], "Error: --scan-budget 0: must be more than 0\nUsage: lifecycle-host check "),
-            (["send", "--socket"], "Error: Missing value for '--socket <socket>'\n"),
+            (["send", "--socket"], "Error: Missing value for '--socket <PATH>'\n"),
             (["send", "home", "--socket"], "Error: --socket needs a path\n"),
             (["status", "extra"], "Error: Unexpected argument 'extra'\n"),
         ]
@@ -269,7 +321,8 @@ final class CommandLineUseTests: XCTestCase {
         let script = try writeScenario("launch\nterminate\n", in: folder)
         for extra in [[], ["--isolate"]] {
             let run = try CBuild.run(host, ["run", "--no-socket", "--no-pressure", "--no-clock", "--script", script, "--plugin", plugin] + extra)
-            XCTAssertEqual(run.status, 3, "\(extra)")
+            // The only plugin asked for, refused: the run ends before the launch (status 9).
+            XCTAssertEqual(run.status, 9, "\(extra)")
             XCTAssertTrue(split(run.output).err.contains("lifecycle-host: plugin refused: \(plugin): \(reason)\n"), "\(extra): \(run.output)")
         }
     }

@@ -2,6 +2,8 @@ import Foundation
 import FoundationXML
 import TestSupport
 import XCTest
+@testable import lifecycle_host
+import HostInput
 
 /// The other commands and inputs of the built `lifecycle-host`: errors, exit codes, signals, the
 /// control socket, `check`, PSI, the timeline, the prompt, the demo.
@@ -315,6 +317,38 @@ final class HostCommandTests: XCTestCase {
             .split(separator: "\n", omittingEmptySubsequences: false)
             .map { $0.hasPrefix("        ") ? String($0.dropFirst(8)) : String($0) }.joined(separator: "\n")
         XCTAssertEqual(embedded, shipped, "DemoScenario.swift and docs/scenarios/demo.scenario must not drift")
+    }
+
+    /// The demo reads like a walkthrough: no line wider than 100 columns, each step's comment before
+    /// its events (in the scenario's order), and a closing summary naming the plugins, the counts and
+    /// the command that draws the timeline.
+    func testTheDemoIsAWalkthroughOfNarrowLinesWithItsStepsAndASummary() throws {
+        let result = try CBuild.run(host, ["demo", "--archive", try CBuild.temporaryFolder("demo-walk")])
+        XCTAssertEqual(result.status, 0, result.output)
+        let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        XCTAssertEqual(lines.filter { $0.count > 100 }, [], "every line at most 100 columns")
+        XCTAssertEqual(lines.first, "time   state       kind          name, plugin, detail")
+        // Each step: its action and the scenario's comment, in order, before the action's trace line.
+        let steps = lines.filter { $0.hasPrefix("▸ ") }
+        let shipped = try ScenarioParser.parse(text: DemoScenario.text, file: "demo.scenario").compactMap { line -> String? in
+            guard case .action(let action) = line.command else { return nil }
+            return "▸ " + action.description + (line.comment.map { " — \($0)" } ?? "")
+        }
+        XCTAssertEqual(steps, shipped)
+        XCTAssertEqual(steps.first, "▸ launch — willFinish, restoration, didFinish, didBecomeActive")
+        let launchStep = try XCTUnwrap(lines.firstIndex(of: steps[0]))
+        XCTAssertTrue(lines[launchStep + 1].hasSuffix("action        launch"), lines[launchStep + 1])
+        let summary = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("Summary: ") })
+        XCTAssertEqual(Array(lines[summary...]).joined(separator: "\n"), """
+            Summary: the demo scenario ran \(shipped.count) actions with 4 plugins (org.applifecycle.echo,
+              org.applifecycle.statekeeper, org.applifecycle.greeter, org.applifecycle.cachetrimmer).
+              Events: 40 delegate calls, 28 notifications, 32 state changes, 13 background-task events, 8
+                archive events, 0 errors; exit status 0.
+              Draw this run as a timeline: lifecycle-host demo --timeline demo.svg (then open demo.svg).
+              The same steps with your own plugin: lifecycle-host run --plugin ./libmine.so --script
+                docs/scenarios/demo.scenario
+
+            """)
     }
 }
 

@@ -305,10 +305,34 @@ final class HostEndsTests: XCTestCase {
 
     // MARK: exit() from a plugin
 
-    func testExitZeroInInitGivesStatus6AnExitEventAndNoSocketLeft() throws {
+    /// A plugin calling exit() in its init is refused by its scan (init ran in a process of its own):
+    /// the host's process never runs that init, the refusal names the plugin by id, and with no other
+    /// plugin the run ends before the launch (status 9).
+    func testExitZeroInInitIsRefusedByTheScanNamingThePlugin() throws {
         let exiting = try plugin("exit0", id: "com.example.exit", initBody: "exit(0);")
+        let cache = folder + "/cache"
+        let result = try CBuild.run(host, ["run", "--trace", "json", "--no-socket", "--no-pressure", "--no-clock", "--plugin", exiting],
+                                    environment: ["XDG_CACHE_HOME": cache])
+        XCTAssertEqual(result.status, 9, result.output)
+        let trace = result.output.components(separatedBy: "--stderr--\n")[0].split(separator: "\n").map(String.init)
+        XCTAssertEqual(kindAndName(trace), ["error plugin refused", "error no plugins"])
+        let refusal = json(trace[0])
+        XCTAssertEqual(refusal["plugin"] as? String, "com.example.exit")
+        XCTAssertEqual(refusal["detail"] as? String, "\(exiting): crashed when scanned: plugin com.example.exit: the plugin's process exited "
+                       + "with status 0 while running init (remembered in \(cache)/lifecycle-host/plugin-registry; --rescan to scan it again)")
+        XCTAssertEqual(json(trace[1])["detail"] as? String, "the plugin asked for could not be loaded (refused: see above); "
+                       + "the run ends before the launch (--allow-no-plugins runs the application without them)")
+    }
+
+    /// A plugin whose scan was clean but whose init calls exit() in the host's process (init may run
+    /// twice: here it exits the second time): intercepted, status 6, an exit event, no socket left.
+    func testExitZeroInInitAfterACleanScanGivesStatus6AnExitEventAndNoSocketLeft() throws {
+        let mark = folder + "/exit-mark"
+        let exiting = try plugin("exit0-late", id: "com.example.exit", extra: "#include <unistd.h>\n#include <fcntl.h>",
+                                 initBody: "if (access(\"\(mark)\", F_OK) == 0) { exit(0); }\n    close(open(\"\(mark)\", O_CREAT | O_WRONLY, 0600));\n    return LC_OK;")
         let socket = folder + "/exit.sock"
-        let result = try CBuild.run(host, ["run", "--trace", "json", "--socket", socket, "--no-pressure", "--no-clock", "--plugin", exiting])
+        let result = try CBuild.run(host, ["run", "--trace", "json", "--socket", socket, "--no-pressure", "--no-clock", "--plugin", exiting],
+                                    environment: ["XDG_CACHE_HOME": folder + "/cache-late"])
         XCTAssertEqual(result.status, 6, result.output)
         let parts = result.output.components(separatedBy: "--stderr--\n")
         let trace = parts[0].split(separator: "\n").map(String.init)
@@ -394,7 +418,7 @@ final class HostEndsTests: XCTestCase {
         let result = try CBuild.run(host, ["check", exiting], environment: ["XDG_CACHE_HOME": cache])
         XCTAssertEqual(result.status, 6, result.output)  // docs/host.md: `check` exits 6 when a plugin calls exit() in its init
         XCTAssertEqual(result.output,
-                       "\(exiting)\n  refused:     crashed when scanned: the plugin's process exited with status 0 while running init "
+                       "\(exiting)\n  refused:     crashed when scanned: plugin com.example.exit: the plugin's process exited with status 0 while running init "
                        + "(remembered in \(cache)/lifecycle-host/plugin-registry; --rescan to scan it again)\n")
     }
 }

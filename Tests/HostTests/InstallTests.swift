@@ -1,6 +1,7 @@
 import Foundation
 import TestSupport
 import XCTest
+@testable import lifecycle_host
 
 /// `make install` into a temporary prefix, used the way a C developer and a person at the terminal use
 /// an installed library; the checkout's pkg-config file; the man page kept in sync with the command.
@@ -21,7 +22,7 @@ final class InstallTests: XCTestCase {
 
     /// Every file `make install` puts under the prefix (symbolic links included), relative to it.
     private static var installedFiles: Set<String> {
-        [
+        Set<String>([
             "bin/lifecycle-host",
             "include/lifecycle.h",
             "lib/liblifecycle.so", "lib/liblifecycle.so.\(major)", "lib/liblifecycle.so.\(version)",
@@ -32,7 +33,17 @@ final class InstallTests: XCTestCase {
             "share/bash-completion/completions/lifecycle-host",
             "share/zsh/site-functions/_lifecycle-host",
             "share/fish/vendor_completions.d/lifecycle-host.fish",
-        ]
+        ]).union(documentation)
+    }
+
+    /// docs/ as `make install` puts it under share/doc/lifecycle: the pages and pictures, the scenarios.
+    private static var documentation: Set<String> {
+        let docs = CBuild.root + "/docs"
+        let pages = ((try? FileManager.default.contentsOfDirectory(atPath: docs)) ?? [])
+            .filter { $0.hasSuffix(".md") || $0.hasSuffix(".svg") }.map { "share/doc/lifecycle/\($0)" }
+        let scenarios = ((try? FileManager.default.contentsOfDirectory(atPath: docs + "/scenarios")) ?? [])
+            .filter { $0.hasSuffix(".scenario") }.map { "share/doc/lifecycle/scenarios/\($0)" }
+        return Set(pages + scenarios)
     }
 
     /// `make install` refuses a library built with AddressSanitizer, rightly: ASan puts a redzone after
@@ -224,8 +235,12 @@ final class InstallTests: XCTestCase {
         XCTAssertEqual(lines, ["loaded com.example.installed isolated", "plugin: didEnterBackground", "state suspended",
                                "plugin: didEnterBackground", "plugin: willTerminate", "state not-running", ""], isolated)
 
-        // The installed host: checks the plugin, and runs the demo with the installed example plugins.
+        // The installed host: names itself and the installed library, checks the plugin, and runs the
+        // demo with the installed example plugins.
         let host = prefix + "/bin/lifecycle-host"
+        let version = try sh("'\(host)' --version")
+        XCTAssertTrue(version.hasSuffix("built into \(host) (also its plugin runner)\ninstalled library: \(lib)/liblifecycle.so.\(Self.major)\n"),
+                      version)
         let check = try sh("'\(host)' check '\(folder)/plugin.so'")
         XCTAssertTrue(check.contains("com.example.installed"), check)
         let demo = try sh("'\(host)' demo --archive '\(folder)/archive' 2>&1")
@@ -236,6 +251,11 @@ final class InstallTests: XCTestCase {
         let page = try sh("MANPATH='\(prefix)/share/man' MANWIDTH=100 man -P cat lifecycle-host 2>&1")
         XCTAssertTrue(page.contains("lifecycle-host run"), page)
         XCTAssertTrue(page.contains("--timeline"), page)
+
+        // The documentation the man page's FILES and SEE ALSO name, where they name it.
+        XCTAssertEqual(try String(contentsOfFile: prefix + "/share/doc/lifecycle/host.md", encoding: .utf8),
+                       try String(contentsOfFile: root + "/docs/host.md", encoding: .utf8))
+        XCTAssertTrue(page.contains("PREFIX/share/doc/lifecycle/"), page)
 
         // The completions: bash completes a subcommand and an option; zsh and fish scripts are theirs.
         let completion = prefix + "/share/bash-completion/completions/lifecycle-host"
@@ -258,6 +278,7 @@ final class InstallTests: XCTestCase {
         XCTAssertEqual(uninstall.status, 0, uninstall.output)
         XCTAssertEqual(try files(under: prefix), [])
         XCTAssertFalse(FileManager.default.fileExists(atPath: lib + "/lifecycle"))
+        XCTAssertFalse(FileManager.default.fileExists(atPath: prefix + "/share/doc/lifecycle"))
     }
 
     func testDestdirStagesUnderItButNamesThePrefix() throws {
@@ -350,6 +371,22 @@ final class InstallTests: XCTestCase {
         let text = rendered.output
         for word in ["NAME", "SYNOPSIS", "COMMANDS", "run", "demo", "check", "send", "status", "--plugin-dir", "--script", "--socket"] {
             XCTAssertTrue(text.contains(word), "the page shows \(word)")
+        }
+        // The sections a man page reader looks for, in the usual order.
+        let sections = text.split(separator: "\n").filter { $0.first?.isUppercase == true && $0.uppercased() == $0 }.map(String.init)
+        XCTAssertEqual(sections, ["NAME", "SYNOPSIS", "DESCRIPTION", "COMMANDS", "EXIT STATUS", "ENVIRONMENT", "FILES", "EXAMPLES", "SEE ALSO"])
+        // Real placeholders: no option's value is named after the option itself (`--archive archive`).
+        for line in checkedIn.split(separator: "\n") where line.hasPrefix("\\fB\\-\\-") {
+            let words = line.replacingOccurrences(of: "\\-", with: "-").replacingOccurrences(of: "\\fB", with: "")
+                .replacingOccurrences(of: "\\fI", with: "").replacingOccurrences(of: "\\fR", with: "").split(separator: " ")
+            if words.count == 2 { XCTAssertNotEqual(words[1], words[0].dropFirst(2), "a placeholder that only repeats the option: \(line)") }
+        }
+        // EXIT STATUS lists every status `run` ends with, from the host's own constants.
+        let exit = String(text[text.range(of: "EXIT STATUS")!.lowerBound..<text.range(of: "ENVIRONMENT")!.lowerBound])
+        for status in [HostExit.ok, HostExit.failure, HostExit.scriptError, HostExit.pluginRefused, HostExit.watchdogKill,
+                       HostExit.terminationOverdue, HostExit.pluginExit, HostExit.isolatedPluginFailed, HostExit.scenarioLeftRunning,
+                       HostExit.noPlugins, HostExit.usage] {
+            XCTAssertTrue(exit.contains("\n       \(status) "), "EXIT STATUS names \(status): \(exit)")
         }
         // A bad input gets a clear error, not a page.
         let bad = try CBuild.run("/bin/sh", ["-c", "echo '{\"nope\": 1}' | '\(CBuild.products)/lifecycle-manual' --version 1"])

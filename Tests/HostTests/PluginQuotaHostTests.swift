@@ -205,8 +205,9 @@ final class PluginQuotaHostTests: XCTestCase {
         let plugin = try IsolationFixtures.build(QuotaFixtures.initTimers(id: id, count: 5_000_000), named: "flood-init")
         let result = try run(["--plugin", plugin, "--isolate"])
         assertStaysSmall(result)
-        XCTAssertEqual(result.status, 3, result.standardError)  // a plugin refused
+        XCTAssertEqual(result.status, 9, result.standardError)  // the one plugin asked for refused: the run ends before the launch
         let refusal = try XCTUnwrap(result.records.first { $0.kind == "error" && $0.name == "plugin refused" }, result.standardError)
+        XCTAssertEqual(refusal.plugin, id, "named by its id: its descriptor was read")
         XCTAssertEqual(refusal.detail, "\(plugin): isolated: the plugin's process went on calling past its quota of 10000 timers "
                        + "(1000 calls refused within 10.000 s): cut off (SIGKILL) while running init")
     }

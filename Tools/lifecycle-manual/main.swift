@@ -130,7 +130,7 @@ func manual(_ info: ToolInfo, version: String) -> String {
     }
     lines += [".PP", "\(bold(name)) \(bold("help")) [\(italic("subcommand"))]", ".PP", "\(bold(name)) \(bold("--help"))"]
     lines += [".SH DESCRIPTION", roff(root.abstract ?? "")]
-    if let discussion = root.discussion, !discussion.isEmpty { lines += [".PP", roff(discussion)] }
+    lines += [".PP", description]
     lines += [".PP", "Every subcommand takes \(bold("-h")), \(bold("--help")): show its help and exit."]
     lines.append(".SH COMMANDS")
     for command in subcommands {
@@ -138,15 +138,70 @@ func manual(_ info: ToolInfo, version: String) -> String {
         if let discussion = command.discussion, !discussion.isEmpty { lines += [".PP", roff(discussion)] }
         lines += argumentList(shown(command))
     }
-    lines += [
-        ".SH SEE ALSO",
-        "The command line, scenarios, the trace and the control socket are described in",
-        "\(italic("docs/host.md")), the life cycle in \(italic("docs/lifecycle.md")), and the C library this",
-        "host is built on (\(bold("liblifecycle")), \(italic("lifecycle.h")), \(bold("pkg-config --cflags --libs lifecycle")))",
-        "in \(italic("docs/c-api.md")), in the AppLifecycle sources.",
-    ]
+    lines += exitStatus(root.discussion ?? "")
+    lines += sections
     return lines.joined(separator: "\n") + "\n"
 }
+
+/// What the tool is for, beyond its one-line abstract.
+let description = """
+    A host process runs one application's life cycle as iOS does \\(em states, scenes, transitions, time
+    budgets, background tasks, notifications coalesced while suspended, state preservation, Handoff \\(em
+    and loads observer plugins (shared objects built against \\fIlifecycle.h\\fR) into it, in its own
+    process or each in a process of its own (\\fB\\-\\-isolate\\fR). Actions come from a scenario file, the
+    prompt, the control socket (\\fBlifecycle\\-host send\\fR) and the operating system (signals, memory
+    pressure, clock steps). Every event is written to a trace, as text or JSON lines.
+    """
+
+/// EXIT STATUS from the root command's discussion (`HostExit.summary`): a line that starts with a
+/// number is an entry (`.TP`), any other line a paragraph.
+func exitStatus(_ discussion: String) -> [String] {
+    var lines = [".SH \"EXIT STATUS\""]
+    for line in discussion.split(separator: "\n") {
+        let text = line.drop { $0 == " " }
+        if let space = text.firstIndex(of: " "), Int(text[..<space]) != nil {
+            lines += [".TP", bold(String(text[..<space])), roff(String(text[space...].drop { $0 == " " }))]
+        } else {
+            lines += [".PP", roff(String(text))]
+        }
+    }
+    return lines
+}
+
+/// ENVIRONMENT, FILES, EXAMPLES and SEE ALSO: the same for every version (docs/host.md has the detail).
+let sections: [String] = [
+    ".SH ENVIRONMENT",
+    ".TP", bold("XDG_RUNTIME_DIR"), "The control socket's folder: \\fI$XDG_RUNTIME_DIR/lifecycle\\-host.sock\\fR.",
+    ".TP", bold("TMPDIR"), "Without \\fBXDG_RUNTIME_DIR\\fR, the socket is \\fI${TMPDIR:\\-/tmp}/lifecycle\\-host\\-UID/lifecycle\\-host.sock\\fR (a folder of mode 0700 it makes); temporary files of \\fBdemo\\fR too.",
+    ".TP", bold("XDG_CACHE_HOME") + ", " + bold("HOME"),
+    "The plugin registry, which remembers what scanning each plugin file found: \\fI$XDG_CACHE_HOME/lifecycle\\-host/plugin\\-registry\\fR, else \\fI$HOME/.cache/lifecycle\\-host/plugin\\-registry\\fR; without either, nothing is remembered.",
+    ".TP", bold("NOTIFY_SOCKET") + ", " + bold("WATCHDOG_USEC") + ", " + bold("WATCHDOG_PID"),
+    "Set by systemd for a service of Type=notify: the host reports READY=1, STOPPING=1 and its keep\\-alive (taken out of the environment its plugins see).",
+    ".TP", bold("LC_PLUGIN_RUNNER"), "The plugin runner a program linking \\fBliblifecycle\\fR starts for an isolated plugin (the host is its own runner; an installed library records the installed host).",
+    ".TP", bold("NO_COLOR"), "Set: the text trace is never coloured.",
+    ".SH FILES",
+    ".TP", italic("PREFIX/lib/lifecycle/examples/"), "The example plugins the installed \\fBlifecycle\\-host demo\\fR runs.",
+    ".TP", italic("PREFIX/share/doc/lifecycle/"), "The documentation: \\fIhost.md\\fR (this command in full), \\fIlifecycle.md\\fR, \\fIwriting\\-a\\-plugin.md\\fR, \\fIc\\-api.md\\fR, and example scenarios in \\fIscenarios/\\fR.",
+    ".TP", italic("PREFIX/include/lifecycle.h") + ", " + italic("PREFIX/lib/liblifecycle.so"),
+    "The C ABI plugins and programs build against (\\fBpkg\\-config \\-\\-cflags \\-\\-libs lifecycle\\fR).",
+    ".TP", italic("$XDG_CACHE_HOME/lifecycle-host/plugin-registry"), "See ENVIRONMENT.",
+    ".SH EXAMPLES",
+    "Run the bundled example plugins through every sequence:",
+    ".PP", ".RS", ".nf", "lifecycle\\-host demo", ".fi", ".RE",
+    ".PP", "Run two plugins through a scenario, with the JSON trace, drawing the timeline:",
+    ".PP", ".RS", ".nf", "lifecycle\\-host run \\-\\-plugin ./libmine.so \\-\\-plugin\\-dir /opt/vendor/plugins \\\\",
+    "    \\-\\-script launch.scenario \\-\\-trace json \\-\\-timeline run.svg", ".fi", ".RE",
+    ".PP", "Validate a plugin before shipping it:",
+    ".PP", ".RS", ".nf", "lifecycle\\-host validate ./libmine.so", ".fi", ".RE",
+    ".PP", "Send a memory warning to a running host, then ask for its state:",
+    ".PP", ".RS", ".nf", "lifecycle\\-host send memory\\-warning critical", "lifecycle\\-host status", ".fi", ".RE",
+    ".SH \"SEE ALSO\"",
+    "\\fBpkg\\-config\\fR(1), \\fBsystemd.service\\fR(5).",
+    "The command line, scenarios, the trace and the control socket are described in",
+    "\\fIdocs/host.md\\fR, the life cycle in \\fIdocs/lifecycle.md\\fR, writing a plugin in",
+    "\\fIdocs/writing\\-a\\-plugin.md\\fR and the C library in \\fIdocs/c\\-api.md\\fR: installed under",
+    "\\fIPREFIX/share/doc/lifecycle/\\fR by \\fBmake install\\fR.",
+]
 
 func fail(_ message: String) -> Never {
     fputs("lifecycle-manual: \(message)\n", stderr)

@@ -125,7 +125,7 @@ extension IsolatedPlugin {
             process?.reap(within: .seconds(1))
             stopWatching()
             return PluginRefusal(path: plugin.path, reason: reason, status: lc_status(LC_ERR_PLUGIN_REFUSED), processFailure: failure?.cause,
-                                 stage: .initialising)
+                                 stage: .initialising, id: plugin.id)
         }
         guard answered, case .initDone(let initStatus, let reason, let bits, let sceneBits)? = loadAnswer else {
             if case .loadFailed(_, let reason)? = loadAnswer { return refuse(reason) }

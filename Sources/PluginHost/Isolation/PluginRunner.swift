@@ -94,12 +94,23 @@ package final class PluginRunner: @unchecked Sendable {
         }
     }
 
+    /// Points standard output and error at /dev/null (a scan: `PluginLoadOptions.silent`). What the
+    /// runner itself reports goes over its channel, never to those.
+    private static func silenceOutput() {
+        let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
+        guard null >= 0 else { return }  // nothing to point them at: the scan is merely not silent
+        _ = dup2(null, STDOUT_FILENO)
+        _ = dup2(null, STDERR_FILENO)
+        close(null)
+    }
+
     private func start() {
         let (version, options, path) = readHello()
         guard version == IsolationProtocol.version else {
             return loadFailed(lc_status(LC_ERR_VERSION),
                               "the plugin runner speaks isolation protocol \(IsolationProtocol.version), the host \(version) (use the same build)")
         }
+        if PluginLoadOptions(rawValue: options).contains(.silent) { Self.silenceOutput() }
         let opened: OpenedPlugin
         do { opened = try OpenedPlugin.open(path, options: PluginLoadOptions(rawValue: options)) } catch {
             return loadFailed(error.status, error.reason)

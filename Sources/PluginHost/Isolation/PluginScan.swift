@@ -1,4 +1,5 @@
 import AppLifecycle
+import Logging
 import CLifecycleABI
 import Glibc
 import LifecycleC
@@ -16,11 +17,12 @@ package enum PluginScan {
         /// It loaded and unloaded cleanly; its id.
         case clean(id: String)
         /// Its process failed while it was opened or initialised: the refusal's words (they name the
-        /// signal, status or budget and what it was doing).
-        case crashed(String)
+        /// signal, status or budget and what it was doing), and the plugin's id when its descriptor
+        /// was read (a failure in init).
+        case crashed(String, id: String?)
         /// Its process exited while it was opened or initialised — the plugin called `exit()` (or
-        /// `_exit()`): the refusal's words (they name the status and what it was doing).
-        case exited(String)
+        /// `_exit()`): the refusal's words (they name the status and what it was doing), and its id.
+        case exited(String, id: String?)
         /// It was refused in words (a loader check, a failing init): not remembered, refused as ever.
         case refused(PluginRefusal)
     }
@@ -33,8 +35,8 @@ package enum PluginScan {
         case .failure(let error):
             guard let cause = error.processFailure else { return .refused(error) }
             let why = error.reason.hasPrefix("isolated: ") ? String(error.reason.dropFirst(10)) : error.reason
-            if case .exited = cause { return .exited(why) }
-            return .crashed(why)
+            if case .exited = cause { return .exited(why, id: error.id) }
+            return .crashed(why, id: error.id)
         }
     }
 
@@ -44,7 +46,11 @@ package enum PluginScan {
     /// [loop-thread] of a throwaway application made here on the calling thread.
     package static func inspect(_ path: String, budget: Duration, options: PluginLoadOptions = []) -> Result<String, PluginRefusal> {
         let scratch: AppHandle
-        do { scratch = try AppHandle(configuration: Configuration()) } catch {
+        // Silent, as its process is (`PluginLoadOptions.silent`): what the plugin logs through the host
+        // in this init is seen once, from the load that follows.
+        var configuration = Configuration()
+        configuration.logger = Logger(label: "lifecycle.scan") { _ in SwiftLogNoOpLogHandler() }
+        do { scratch = try AppHandle(configuration: configuration) } catch {
             return .failure(PluginRefusal(path: path, reason: "cannot scan: \(error.message)", status: lc_status(LC_ERR_SYSTEM)))
         }
         defer { scratch.shutdown() }
@@ -52,7 +58,7 @@ package enum PluginScan {
         settings.initBudget = budget
         settings.callBudget = budget
         settings.scanOnly = true
-        settings.loadOptions = options
+        settings.loadOptions = options.union(.silent)
         do {
             let plugin = try scratch.loadIsolatedPlugin(path: path, settings: settings)
             scratch.unload(plugin)
@@ -70,9 +76,12 @@ package enum PluginScan {
 /// ```
 /// lifecycle-host plugin registry 1
 /// <path>\t<size>\t<mtime-ns>\tclean\t<id>
-/// <path>\t<size>\t<mtime-ns>\tcrashed\t<why>
-/// <path>\t<size>\t<mtime-ns>\texited\t<why>
+/// <path>\t<size>\t<mtime-ns>\tcrashed\t<why>[\t<id>]
+/// <path>\t<size>\t<mtime-ns>\texited\t<why>[\t<id>]
 /// ```
+///
+/// (The id of a plugin that failed in its init; absent when it failed before its descriptor was read,
+/// and in files written before it was recorded.)
 ///
 /// Tabs, newlines and backslashes in a field are written `\t`, `\n`, `\\`. Lines that do not parse are
 /// dropped (the file is the user's; it is never trusted to be well formed). A file larger than 4 MiB
@@ -86,9 +95,9 @@ package struct PluginScanRegistry {
 
     package enum Entry: Sendable, Equatable {
         case clean(id: String)
-        case crashed(String)
+        case crashed(String, id: String?)
         /// Its process exited while scanned: the plugin called `exit()`.
-        case exited(String)
+        case exited(String, id: String?)
     }
 
     package let file: String?
@@ -143,12 +152,14 @@ package struct PluginScanRegistry {
         if let problem = Self.makeFolders(folder) { return problem }
         var text = Self.header + "\n"
         for (key, entry) in entries.sorted(by: { $0.key.path < $1.key.path }) {
-            let (state, detail) = switch entry {
-            case .clean(let id): ("clean", id)
-            case .crashed(let why): ("crashed", why)
-            case .exited(let why): ("exited", why)
+            let (state, detail, id): (String, String, String?) = switch entry {
+            case .clean(let id): ("clean", id, nil)
+            case .crashed(let why, let id): ("crashed", why, id)
+            case .exited(let why, let id): ("exited", why, id)
             }
-            text += [Self.escape(key.path), String(key.size), String(key.modified), state, Self.escape(detail)].joined(separator: "\t") + "\n"
+            var fields = [Self.escape(key.path), String(key.size), String(key.modified), state, Self.escape(detail)]
+            if let id { fields.append(Self.escape(id)) }
+            text += fields.joined(separator: "\t") + "\n"
         }
         let temporary = file + ".\(getpid()).tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
@@ -195,13 +206,14 @@ package struct PluginScanRegistry {
         guard lines.first == Substring(header) else { return [:] }
         for line in lines.dropFirst() {
             let fields = line.split(separator: "\t", omittingEmptySubsequences: false)
-            guard fields.count == 5, let path = unescape(fields[0]), path.hasPrefix("/"), let size = Int64(fields[1]),
+            guard fields.count == 5 || fields.count == 6, let path = unescape(fields[0]), path.hasPrefix("/"), let size = Int64(fields[1]),
                   let modified = Int64(fields[2]), let detail = unescape(fields[4]) else { continue }
             let key = Key(path: path, size: size, modified: modified)
+            let id = fields.count == 6 ? unescape(fields[5]) : nil
             switch fields[3] {
             case "clean": entries[key] = .clean(id: detail)
-            case "crashed": entries[key] = .crashed(detail)
-            case "exited": entries[key] = .exited(detail)
+            case "crashed": entries[key] = .crashed(detail, id: id)
+            case "exited": entries[key] = .exited(detail, id: id)
             default: continue
             }
         }

@@ -9,14 +9,16 @@ struct Validate: ParsableCommand {
         discussion: "Exit status: 0 every check that ran passed, 1 at least one failed, 2 the validator could not start its processes, "
             + "64 a bad command line.")
 
-    @Argument(help: "The plugin .so.")
+    @Argument(help: ArgumentHelp("The plugin .so.", valueName: "PLUGIN"), completion: .file(extensions: ["so"]))
     var plugin: String
 
     @Flag(name: .customLong("json"), help: "Print the report as one JSON object instead of text.")
     var json = false
 
     @Option(name: .customLong("budget"), help: ArgumentHelp("A time budget the plugin is held to, as for 'run' (repeatable).",
-                                                         valueName: "NAME=SECONDS"))
+                                                         valueName: "NAME=SECONDS"),
+            completion: .list(["launch=", "did-enter-background=", "will-terminate=", "completion=", "background-task=", "expiration-warning=",
+                               "hang=", "terminate="]))
     var budgets: [String] = []
 
     @Option(name: .customLong("scan-budget"), help: ArgumentHelp("How long opening the plugin and its init may take in its scan (default 5s).",
