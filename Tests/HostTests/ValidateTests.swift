@@ -38,6 +38,11 @@ final class ValidateTests: XCTestCase {
         return report
     }
 
+    /// `text` without the checks' times (" (0.213 s)" at the end of a check's line).
+    static func untimed(_ text: String) -> String {
+        text.replacingOccurrences(of: #" \(\d+\.\d{3} s\)(?=\n|$)"#, with: "", options: .regularExpression)
+    }
+
     static let sequences = ["launch", "launch-background", "home-and-return", "lock-unlock", "interruption", "memory-warning", "time-change",
                             "terminate-background", "terminate-suspended", "purge", "open-url", "fetch", "remote-notification", "url-session", "handoff",
                             "restoration", "notifications", "scenes"]
@@ -76,7 +81,12 @@ final class ValidateTests: XCTestCase {
         XCTAssertEqual(lines[3], "delegates: (none)")
         let checks = lines.filter { $0.hasPrefix("PASS  ") || $0.hasPrefix("FAIL  ") || $0.hasPrefix("SKIP  ") }
         XCTAssertEqual(checks.map { String($0.dropFirst(6).prefix(32)).trimmingCharacters(in: .whitespaces) }, Self.checkIDs)
-        XCTAssertEqual(checks.first, "PASS  load                            opens as the host opens it: a regular file, not a link, safe permissions, "
+        // Each check that ran ends with its time: "(0.213 s)".
+        let timed = try NSRegularExpression(pattern: #" \(\d+\.\d{3} s\)$"#)
+        for line in checks where !line.hasPrefix("SKIP") {
+            XCTAssertEqual(timed.numberOfMatches(in: line, range: NSRange(line.startIndex..., in: line)), 1, line)
+        }
+        XCTAssertEqual(Self.untimed(checks.first ?? ""), "PASS  load                            opens as the host opens it: a regular file, not a link, safe permissions, "
                        + "a sound ELF shared object for this machine, a valid descriptor (in a process of its own)")
         XCTAssertEqual(checks.first { $0.contains("sequence:scenes") },
                        "SKIP  sequence:scenes                 not run: it implements no scene delegate method and observes no scene notification")
@@ -97,7 +107,7 @@ final class ValidateTests: XCTestCase {
 
         let text = try CBuild.run(Self.host, ["validate", plugin])
         XCTAssertEqual(text.status, 1)
-        XCTAssertTrue(text.output.contains("""
+        XCTAssertTrue(Self.untimed(text.output).contains("""
             FAIL  sequence:memory-warning         launch; memory-warning normal; memory-warning warning; memory-warning critical; terminate
                   - killed by SIGBUS while handling didReceiveMemoryWarning (in memory-warning)
             """), text.output)
@@ -223,5 +233,99 @@ final class ValidateTests: XCTestCase {
         let missing = try CBuild.run(Self.host, ["validate", "/nonexistent/libnothing.so"])
         XCTAssertEqual(missing.status, 1, missing.output)
         XCTAssertTrue(missing.output.contains("FAIL  load"), missing.output)
+    }
+
+    // MARK: Reporting as it goes, --only, --fail-fast, --check-timeout, --format
+
+    /// The text report arrives a check at a time, as each ends: the lines of the checks before a hanging
+    /// one are read while the validator still runs, and the hanging check fails at --check-timeout, so
+    /// the whole report arrives within that budget, not after minutes.
+    func testTheTextReportArrivesAsChecksEndAndAHangFailsAtTheCheckTimeout() throws {
+        let plugin = try IsolationFixtures.build(
+            IsolationFixtures.observer(id: "com.example.hangs", name: "didReceiveMemoryWarning", body: "for (;;) {}"), named: "hangs")
+        let started = Date()
+        let process = try RunningProcess(Self.host, ["validate", "--check-timeout", "2", plugin])
+        let early = process.waitForLine(timeout: 30) { $0.hasPrefix("PASS  sequence:lock-unlock") }
+        XCTAssertNotNil(early, process.output.joined(separator: "\n"))
+        XCTAssertNil(process.procState.flatMap { $0 == "Z" ? $0 : nil }, "still running when the earlier checks were printed")
+        let memory = process.waitForLine(timeout: 30) { $0.hasPrefix("FAIL  sequence:memory-warning") }
+        XCTAssertNotNil(memory, process.output.joined(separator: "\n"))
+        XCTAssertEqual(process.wait(timeout: 60), 1)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 30, "the hang cost its 2 s, not the budgets' sum")
+        let lines = process.output
+        let index = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("FAIL  sequence:memory-warning") })
+        XCTAssertEqual(lines[index + 1], "      - did not end within 2.000 s: killed by the validator while handling didReceiveMemoryWarning (in memory-warning)")
+        XCTAssertEqual(lines.last, "result: 26 checks: 23 passed, 1 failed, 2 skipped")
+    }
+
+    /// --fail-fast: after the first failed check the sequences not begun are skipped, naming it; the
+    /// checks that ran keep their results. --only: the report holds the checks asked for, in report
+    /// order, and runs only what they need.
+    func testFailFastSkipsTheRestAndOnlyReportsTheChecksAskedFor() throws {
+        let plugin = try IsolationFixtures.build(
+            IsolationFixtures.observer(id: "com.example.bus", name: "didReceiveMemoryWarning", body: "raise(SIGBUS);"), named: "bus")
+        let fast = try Self.validate(plugin, ["--fail-fast"])
+        XCTAssertEqual(fast.status, 1, fast.output)
+        XCTAssertEqual(fast.failed, ["sequence:memory-warning"])
+        let after = Self.sequences.drop { $0 != "memory-warning" }.dropFirst().map { "sequence:\($0)" }
+        XCTAssertEqual(fast.skipped, Array(after), fast.output)
+        let text = try CBuild.run(Self.host, ["validate", "--fail-fast", plugin])
+        XCTAssertTrue(text.output.contains("SKIP  sequence:time-change            not run: --fail-fast: sequence:memory-warning failed\n"), text.output)
+
+        let only = try Self.validate(CBuild.products + "/libEcho.so", ["--only", "sequence:fetch", "--only", "init"])
+        XCTAssertEqual(only.status, 0, only.output)
+        XCTAssertEqual(only.ids, ["init", "sequence:fetch"])
+        let onlyText = try CBuild.run(Self.host, ["validate", "--only", "sequence:fetch", CBuild.products + "/libEcho.so"])
+        XCTAssertTrue(onlyText.output.hasSuffix("\nresult: 1 checks: 1 passed, 0 failed, 0 skipped\n"), onlyText.output)
+
+        let bad = try CBuild.run(Self.host, ["validate", "--only", "sequence:fech", plugin])
+        XCTAssertEqual(bad.status, 64, bad.output)
+        XCTAssertTrue(bad.output.contains("Error: --only sequence:fech: not a check (did you mean 'sequence:fetch'?)"), bad.output)
+        let format = try CBuild.run(Self.host, ["validate", "--format", "xml", plugin])
+        XCTAssertEqual(format.status, 64, format.output)
+        XCTAssertTrue(format.output.contains("Error: --format must be text, json or junit, not 'xml'"), format.output)
+    }
+
+    /// --format junit: JUnit XML as CI systems read it, loaded by a real consumer (Debian's
+    /// python3-junitparser, the parser GitLab-style tooling uses) and by xmllint; a failing check is a
+    /// `failure` with its finding, a skipped one `skipped` with why; the suite named by the plugin's id.
+    func testTheJUnitReportIsReadByARealConsumer() throws {
+        let python = try RequiredTool.path("python3", package: "python3-junitparser", for: "to read the JUnit report with junitparser")
+        let xmllint = try RequiredTool.path("xmllint", package: "libxml2-utils", for: "to check the JUnit report is well-formed XML")
+        let probe = try CBuild.run("/usr/bin/python3", ["-c", "import junitparser"])
+        if probe.status != 0 {
+            let reason = "Debian's python3-junitparser is not installed (/usr/bin/python3 cannot import junitparser); it is needed to read the JUnit report"
+            if ProcessInfo.processInfo.environment[RequiredTool.requireVariable] == "1" { XCTFail(reason) }
+            throw XCTSkip(reason)
+        }
+        _ = python
+        let plugin = try IsolationFixtures.build(
+            IsolationFixtures.observer(id: "com.example.junit", name: "didReceiveMemoryWarning", body: "raise(SIGBUS);"), named: "junit")
+        let folder = try CBuild.temporaryFolder("junit")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let result = try CBuild.run(Self.host, ["validate", "--format", "junit", plugin])
+        XCTAssertEqual(result.status, 1, result.output)
+        let xml = result.output.components(separatedBy: "--stderr--\n")[0]
+        try xml.write(toFile: folder + "/report.xml", atomically: true, encoding: .utf8)
+        XCTAssertEqual(try CBuild.run(xmllint, ["--noout", folder + "/report.xml"]).status, 0)
+        let read = try CBuild.run("/usr/bin/python3", ["-c", """
+            import sys
+            from junitparser import JUnitXml, Failure, Skipped
+            xml = JUnitXml.fromfile(sys.argv[1])
+            for suite in xml:
+                print("suite", suite.name, suite.tests, suite.failures, suite.skipped, suite.errors)
+                for case in suite:
+                    kinds = [type(r).__name__ + ":" + (r.message or "") for r in case.result]
+                    print("case", case.name, case.classname, "|".join(kinds))
+            """, folder + "/report.xml"])
+        XCTAssertEqual(read.status, 0, read.output)
+        let lines = read.output.split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.first, "suite com.example.junit 26 1 2 0")
+        XCTAssertEqual(lines.filter { $0.hasPrefix("case ") }.map { $0.split(separator: " ")[1] }.map(String.init), Self.checkIDs)
+        XCTAssertTrue(lines.contains("case sequence:memory-warning validate.com.example.junit "
+                                     + "Failure:killed by SIGBUS while handling didReceiveMemoryWarning (in memory-warning)"), read.output)
+        XCTAssertTrue(lines.contains("case sequence:scenes validate.com.example.junit "
+                                     + "Skipped:it implements no scene delegate method and observes no scene notification"), read.output)
+        XCTAssertTrue(lines.contains("case load validate.com.example.junit "), read.output)
     }
 }

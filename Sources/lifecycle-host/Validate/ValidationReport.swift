@@ -71,6 +71,8 @@ struct ValidationReport {
         var findings: [Finding] = []
         /// Why it was skipped.
         var note: String?
+        /// How long it took, in seconds (the processes that ran it; nil: it did not run).
+        var seconds: Double?
     }
 
     let path: String
@@ -108,6 +110,19 @@ struct ValidationReport {
         }
     }
 
+    /// Adds `seconds` to the time `check` took.
+    mutating func time(_ check: ValidationCheck, _ seconds: Double) {
+        begin(check)
+        let index = checks.firstIndex { $0.check == check }!
+        checks[index].seconds = (checks[index].seconds ?? 0) + seconds
+    }
+
+    /// The check `check`, if the report has it.
+    func entry(_ check: ValidationCheck) -> Check? { checks.first { $0.check == check } }
+
+    /// Keeps only the checks whose id is in `ids` (`--only`).
+    mutating func keep(only ids: Set<String>) { checks.removeAll { !ids.contains($0.check.id) } }
+
     /// Skips `check` for `note` (a check already failed stays failed).
     mutating func skip(_ check: ValidationCheck, _ note: String) {
         begin(check)
@@ -133,5 +148,15 @@ struct ValidationReport {
             }
         }
         checks.sort { rank($0.check) < rank($1.check) }
+    }
+}
+
+extension ValidationCheck {
+    /// The checks every sequence adds to, decided when the last has run.
+    static let aggregates: [ValidationCheck] = [.budgets, .completions, .hostAPI, .output, .unload]
+
+    /// Every check id, in report order: what `--only` accepts.
+    static var allIDs: [String] {
+        ([ValidationCheck.load, .initialise, .delegates] + ValidationSequence.all.map { .sequence($0.id) } + aggregates).map(\.id)
     }
 }

@@ -16,22 +16,39 @@ struct Validator {
     let scanBudget: Duration
     /// The budgets the steps run with, for their deadline.
     let configuration: Configuration
+    /// `--only`, `--fail-fast`, `--check-timeout`.
+    var selection = ValidationSelection()
 
     /// Past this a step's process is killed: every budget it could spend in turn, and 10 s more
-    /// (its own watchdog ends it long before, unless its main thread is stuck outside any callback).
+    /// (its own watchdog ends it long before, unless its main thread is stuck outside any callback);
+    /// or the `--check-timeout`, when shorter.
     var stepDeadline: Duration {
         let b = configuration.budgets
-        return b.launch + b.didEnterBackground + b.willTerminate + b.completionHandler + b.backgroundTask + b.expirationWarning
+        let budgets = b.launch + b.didEnterBackground + b.willTerminate + b.completionHandler + b.backgroundTask + b.expirationWarning
             + b.hang * 3 + .seconds(10)
+        return selection.checkTimeout.map { min($0, budgets) } ?? budgets
     }
 
-    func run() -> ValidationReport {
+    /// Runs the checks; `progress` hears of each as it ends (in report order). - Returns: the report,
+    /// limited to the `--only` checks.
+    func run(progress: ValidationProgress? = nil) -> ValidationReport {
+        var tracker = ProgressTracker(progress: progress, only: selection.only)
+        var report = runChecks(&tracker)
+        tracker.finish(&report)
+        return report
+    }
+
+    private func runChecks(_ tracker: inout ProgressTracker) -> ValidationReport {
         // What a step's plugin starts comes back here, to be killed when the step ends (`StepProcess`).
         StepProcess.becomeReaper()
         var report = ValidationReport(path: path)
         report.begin(.load)
         report.begin(.initialise)
+        let scanStart = MonotonicInstant.now
         let scanned = Self.quietly({ PluginScan.inspect(path, budget: scanBudget, options: loading) })
+        let scanSeconds = MonotonicInstant.now.duration(since: scanStart).secondsDouble
+        report.time(.load, scanSeconds)
+        report.time(.initialise, scanSeconds)
         // The scan's runner server is the validator's, not the plugin's: ended before any step looks
         // for what a plugin left running.
         IsolationRunner.stopServers()
@@ -43,6 +60,7 @@ struct Validator {
             report.sort()
             return report
         }
+        let describeStart = MonotonicInstant.now
         guard let summary = step(.describe, &report) else {
             report.fail(.initialise, "it did not load in the host's process")
             skipTheRest(&report, "it did not load in the host's process")
@@ -51,18 +69,34 @@ struct Validator {
         }
         report.plugin = summary
         report.begin(.delegates)
+        report.time(.delegates, MonotonicInstant.now.duration(since: describeStart).secondsDouble)
         for warning in PluginNeed.warnings(for: summary.delegates.map(DelegateMethod.init(selector:))) {
             report.fail(.delegates, warning)
         }
+        tracker.ended([.load, .initialise, .delegates], report)
+        var stopped: String?
         for sequence in ValidationSequence.all {
-            if let why = Self.notApplicable(sequence, to: summary) {
-                report.skip(.sequence(sequence.id), why)
+            let check = ValidationCheck.sequence(sequence.id)
+            if let stopped {
+                report.skip(check, stopped)
+            } else if !selection.runs(sequence) {
+                report.skip(check, "not selected (--only)")
+            } else if let why = Self.notApplicable(sequence, to: summary) {
+                report.skip(check, why)
             } else {
-                report.begin(.sequence(sequence.id))
+                report.begin(check)
+                let start = MonotonicInstant.now
                 _ = step(sequence, &report)
+                let seconds = MonotonicInstant.now.duration(since: start).secondsDouble
+                report.time(check, seconds)
+                for aggregate in ValidationCheck.aggregates { report.time(aggregate, seconds) }
+            }
+            tracker.ended([check], report)
+            if stopped == nil, selection.failFast, let failed = report.checks.first(where: { $0.result == .fail }) {
+                stopped = "--fail-fast: \(failed.check.id) failed"
             }
         }
-        for check in [ValidationCheck.budgets, .completions, .hostAPI, .output, .unload] { report.begin(check) }
+        for check in ValidationCheck.aggregates { report.begin(check) }
         report.sort()
         return report
     }
@@ -84,7 +118,7 @@ struct Validator {
         if report.checks.allSatisfy({ $0.check != .initialise || $0.result != .fail }) { report.skip(.initialise, why) }
         report.skip(.delegates, why)
         for sequence in ValidationSequence.all { report.skip(.sequence(sequence.id), why) }
-        for check in [ValidationCheck.budgets, .completions, .hostAPI, .output, .unload] { report.skip(check, why) }
+        for check in ValidationCheck.aggregates { report.skip(check, why) }
     }
 
     /// Runs one step's process and adds what it found. - Returns: the plugin as it found it.
