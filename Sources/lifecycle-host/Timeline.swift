@@ -10,13 +10,6 @@ import AppLifecycle
 ///   appear, with the scene's state as bands in the colour of the matching application state
 ///   (foreground-inactive yellow, foreground-active green, background blue, suspended purple); no band
 ///   while it is unattached. Read from the typed scene-state changes.
-/// - **budgets**: the watchdog-budgeted phases (launch, didEnterBackground, willTerminate) as bars from
-///   the first to the last event of the phase; the part past the budget of a phase that overran it
-///   (a watchdog overrun reports that budget) is red. Phases, overruns and tasks are read from the
-///   events' typed payloads, never from their words.
-/// - **background tasks**: one bar per task from its `begin` to its `end` event (or to the end of the
-///   run or of the process), stacked when they overlap; an expiration warning is an orange mark, an
-///   end forced by the watchdog a red one.
 /// - **actions**: a mark at each action, with its name (`home`, `url-session`, …) beside it, in up
 ///   to three rows so that no two names overlap (a name that finds no room is left to the `<title>`).
 /// - **plugin failures** (when there are any): a red triangle at each failure of an isolated
@@ -24,6 +17,13 @@ import AppLifecycle
 ///   each refusal of a plugin's calls (a quota, another plugin's handle), labelled `PLUGIN: CAUSE`
 ///   (`com.example.segv: SIGSEGV`), with a dashed red line down the picture at that instant; their
 ///   ticks are red too. Read from the typed payloads (`TimelineAnalysis.failures`).
+/// - **budgets**: the watchdog-budgeted phases (launch, didEnterBackground, willTerminate) as bars from
+///   the first to the last event of the phase; the part past the budget of a phase that overran it
+///   (a watchdog overrun reports that budget) is red. Phases, overruns and tasks are read from the
+///   events' typed payloads, never from their words.
+/// - **background tasks**: one bar per task from its `begin` to its `end` event (or to the end of the
+///   run or of the process), stacked when they overlap; an expiration warning is an orange mark, an
+///   end forced by the watchdog a red one.
 /// - **events**: one tick per trace event, in a lane per kind, coloured by kind; hovering a tick shows
 ///   its sequence number, time, kind, name, observer, detail and the state after it (`<title>`).
 /// - a time axis fitted to the run (`TimelineDrawing.axis`), and a legend.

@@ -44,14 +44,15 @@ struct TimelineDrawing {
     }
 
     /// A round axis end a little past `last`, and a step giving 5–10 labels: the axis fits the run
-    /// (a run of 0.002 s gets an axis of 0.002 s, labelled every 0.00025 s), and is never shorter
-    /// than 10 µs (a run of one instant).
+    /// (a run of 0.002 s gets an axis of 0.0025 s, labelled every 0.0005 s), and is at least
+    /// 10 µs long (a run of one instant).
     static func axis(for last: Double) -> (end: Double, step: Double) {
         let span = max(last * 1.02, 0.000_01)
         let rough = span / 8
         let magnitude = pow(10, (log10(rough)).rounded(.down))
         let step = [1.0, 2.0, 2.5, 5.0, 10.0].map { $0 * magnitude }.first { $0 >= rough } ?? 10 * magnitude
-        return ((span / step).rounded(.up) * step, step)
+        // Less a hair: a span of exactly k steps (the 10 µs floor) is k steps, whatever the last bit says.
+        return ((span / step - 1e-9).rounded(.up) * step, step)
     }
 
     static func decimals(for step: Double) -> Int {

@@ -197,6 +197,12 @@ final class TimelineTests: XCTestCase {
         let (end, step) = TimelineDrawing.axis(for: 0.67)
         XCTAssertEqual(step, 0.1, accuracy: 1e-9)
         XCTAssertEqual(end, 0.7, accuracy: 1e-9)
+        // Short runs get short axes (they used to get at least 0.010 s).
+        for (last, wantEnd, wantStep) in [(0.002, 0.0025, 0.0005), (0.00035, 0.0004, 0.00005), (0.0000031, 0.00001, 0.000002)] {
+            let (end, step) = TimelineDrawing.axis(for: last)
+            XCTAssertEqual(end, wantEnd, accuracy: wantStep / 1000, "\(last)")
+            XCTAssertEqual(step, wantStep, accuracy: wantStep / 1000, "\(last)")
+        }
         let (end2, step2) = TimelineDrawing.axis(for: 0)
         XCTAssertGreaterThan(end2, 0)
         XCTAssertGreaterThan(step2, 0)
