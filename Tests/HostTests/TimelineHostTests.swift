@@ -129,4 +129,25 @@ final class TimelineHostTests: XCTestCase {
         assertTextsApart(document)
         try render(viewed.svg, name: "timeline-plugin-crash")
     }
+
+    /// An isolated plugin killed at the end of its budget (it looped in an observer) is a failure too,
+    /// in the picture and in the export, named by its cause.
+    func testAPluginKilledAtItsBudgetIsDrawnAndExportedAsAFailure() throws {
+        let looper = try IsolationFixtures.build(
+            IsolationFixtures.observer(id: "com.example.loop", name: "didBecomeActive", body: "for (;;) {}"), named: "views-loop")
+        let viewed = try ViewedRun.start(["--plugin", looper, "--isolate", "--isolate-budget", "0.5"], script: "launch\nhome\nterminate\n")
+        XCTAssertEqual(viewed.run.status, 7, viewed.run.output)
+        XCTAssertEqual(viewed.run.failures().map(\.name), ["overran isolated-call budget"])
+        let document = try SVGDocument(viewed.svg)
+        XCTAssertEqual(document.elements(class: "failure").map { $0.attributes["data-plugin"] }, ["com.example.loop"])
+        XCTAssertEqual(texts(document).filter { $0.element.attributes["class"] == "failure-label" }.map(\.text),
+                       ["com.example.loop: overran isolated-call budget"])
+        let crash = viewed.chromeEvents.filter { $0["cat"] as? String == "failure" }
+        XCTAssertEqual(crash.map { $0["name"] as? String }, ["overran isolated-call budget"])
+        let names = viewed.chromeEvents.filter { $0["name"] as? String == "thread_name" }.map { ($0["args"] as? [String: Any])?["name"] as? String }
+        XCTAssertEqual(names, ["application state", "plugin com.example.loop"])
+        XCTAssertEqual(crash.first?["tid"] as? Int, 2)
+        assertTextsApart(document)
+        try render(viewed.svg, name: "timeline-plugin-killed")
+    }
 }
