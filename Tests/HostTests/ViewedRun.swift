@@ -25,7 +25,8 @@ struct ViewedRun {
         let data = try Data(contentsOf: URL(fileURLWithPath: chromePath))
         let chrome = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any], "a JSON object", file: file, line: line)
         let events = try XCTUnwrap(chrome["traceEvents"] as? [[String: Any]], "traceEvents: an array of objects", file: file, line: line)
-        XCTAssertFalse(FileManager.default.fileExists(atPath: chromePath + ".tmp-\(getpid())"))
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: folder).sorted(), ["run.json", "run.svg"],
+                       "the export's temporary file renamed, nothing else left", file: file, line: line)
         return ViewedRun(run: run, svg: svg, chrome: chrome, chromeEvents: events)
     }
 
