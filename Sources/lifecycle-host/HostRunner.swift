@@ -25,6 +25,8 @@ struct RunOptions {
     var socketPath: String?
     var socket = true
     var timeline: String?
+    /// `--trace-export FORMAT=FILE`.
+    var traceExport: TraceExport?
     /// Plugins run in processes of their own (`--isolate`, `--restart`, `--isolate-budget`).
     var isolation = HostIsolation()
     /// Every plugin file loaded here is scanned first (`--rescan`, `--scan-budget`).
@@ -81,7 +83,7 @@ final class HostRunner: @unchecked Sendable {
     init(options: RunOptions) {
         self.options = options
         writer = TraceWriter(format: options.trace, width: options.narrate ? Self.narratedWidth : nil)
-        timeline = options.timeline == nil ? nil : TimelineRecorder()
+        timeline = options.timeline == nil && options.traceExport == nil ? nil : TimelineRecorder()
     }
 
     /// Runs to the end and returns the exit status.
@@ -237,6 +239,7 @@ final class HostRunner: @unchecked Sendable {
                 fputs("lifecycle-host: cannot write \(printable(path)): \(String(cString: strerror(errno)))\n", stderr)
             }
         }
+        if let export = options.traceExport, let timeline { export.write(timeline.events, plugins: handle?.plugins.map(\.id) ?? []) }
         if let handle { handle.app.runMarked("plugin unload", owner: "") { handle.shutdown() } }
     }
 

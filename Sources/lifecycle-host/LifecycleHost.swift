@@ -55,6 +55,11 @@ struct EngineOptions: ParsableArguments {
             completion: .file(extensions: ["svg"]))
     var timeline: String?
 
+    @Option(name: .customLong("trace-export"), help: ArgumentHelp(
+        "After the run, write its trace in FORMAT to FILE: chrome (trace-event JSON for Perfetto and chrome://tracing).",
+        valueName: "FORMAT=FILE"))
+    var traceExport: String?
+
     @Option(name: .customLong("scenes"), help: ArgumentHelp(
         "A scene-based application (UIApplicationSceneManifest): a launch connects the scene 'main'. '--scenes' alone: several scenes "
             + "at a time; '--scenes single': one (UIApplicationSupportsMultipleScenes = NO).", valueName: "single"),
@@ -68,7 +73,8 @@ struct EngineOptions: ParsableArguments {
 
     var values: EngineValues {
         EngineValues(trace: trace, traceOutput: traceOutput, budgets: budgets, archive: archive, watchdog: watchdog, backgroundModes: backgroundModes,
-                     exitsOnSuspend: exitsOnSuspend, timeline: timeline, scenes: scenes, memoryWarningLimit: memoryWarningLimit)
+                     exitsOnSuspend: exitsOnSuspend, timeline: timeline, traceExport: traceExport, scenes: scenes,
+                     memoryWarningLimit: memoryWarningLimit)
     }
 
     func apply(to options: inout RunOptions) throws { try values.apply(to: &options) }
@@ -86,6 +92,8 @@ struct EngineValues: Equatable {
     var backgroundModes: [String] = []
     var exitsOnSuspend = false
     var timeline: String?
+    /// `--trace-export FORMAT=FILE`, as given (checked by `apply`: `TraceExport.parse`).
+    var traceExport: String?
     /// `--scenes`: nil (not scene-based), "multiple" (`--scenes` alone) or "single".
     var scenes: String?
     /// `--memory-warning-limit`, as given (checked by `apply`).
@@ -154,6 +162,7 @@ struct EngineValues: Equatable {
         }
         options.configuration = configuration
         options.timeline = timeline
+        options.traceExport = try traceExport.map(TraceExport.parse)
     }
 }
 

@@ -139,6 +139,7 @@ struct RunValues: Equatable {
                 case "--socket": values.socket = value
                 case "--archive": values.engine.archive = value
                 case "--timeline": values.engine.timeline = value
+                case "--trace-export": values.engine.traceExport = value
                 case "--pressure-warning": values.pressureWarning = value
                 case "--pressure-critical": values.pressureCritical = value
                 case "--pressure-delay": values.pressureDelay = value

@@ -10,6 +10,13 @@ import AppLifecycle
 ///   appear, with the scene's state as bands in the colour of the matching application state
 ///   (foreground-inactive yellow, foreground-active green, background blue, suspended purple); no band
 ///   while it is unattached. Read from the typed scene-state changes.
+/// - **actions**: a mark at each action, with its name (`home`, `url-session`, …) beside it, in up
+///   to three rows so that no two names overlap (a name that finds no room is left to the `<title>`).
+/// - **plugin failures** (when there are any): a red triangle at each failure of an isolated
+///   plugin's process (crash, exit, kill at a budget's end, protocol violation, quotas ignored) and
+///   each refusal of a plugin's calls (a quota, another plugin's handle), labelled `PLUGIN: CAUSE`
+///   (`com.example.segv: SIGSEGV`), with a dashed red line down the picture at that instant; their
+///   ticks are red too. Read from the typed payloads (`TimelineAnalysis.failures`).
 /// - **budgets**: the watchdog-budgeted phases (launch, didEnterBackground, willTerminate) as bars from
 ///   the first to the last event of the phase; the part past the budget of a phase that overran it
 ///   (a watchdog overrun reports that budget) is red. Phases, overruns and tasks are read from the
@@ -19,7 +26,7 @@ import AppLifecycle
 ///   end forced by the watchdog a red one.
 /// - **events**: one tick per trace event, in a lane per kind, coloured by kind; hovering a tick shows
 ///   its sequence number, time, kind, name, observer, detail and the state after it (`<title>`).
-/// - a time axis, and a legend.
+/// - a time axis fitted to the run (`TimelineDrawing.axis`), and a legend.
 ///
 /// Not thread-safe: record from one thread (the trace handler runs on the loop thread).
 final class TimelineRecorder {
@@ -93,6 +100,8 @@ enum TimelineStyle {
         (.action, "#212121"), (.state, "#6d4c41"), (.sceneState, "#8d6e63"), (.delegate, "#1565c0"), (.notification, "#00897b"),
         (.queued, "#7b1fa2"), (.discarded, "#9e9e9e"), (.skipped, "#bdbdbd"), (.backgroundTask, "#3949ab"),
         (.completion, "#2e7d32"), (.archive, "#ef6c00"), (.watchdog, "#e53935"), (.error, "#b71c1c"),
+        (.pluginFailed, failureColour), (.quota, failureColour), (.handleRefused, failureColour),
+        (.pluginRestarted, "#558b2f"), (.pluginBacklog, "#f9a825"), (.sceneRequest, "#5d4037"),
     ]
     static let otherKind = "#757575"
 
@@ -105,4 +114,6 @@ enum TimelineStyle {
     static let taskColour = "#90caf9"
     static let taskStroke = "#1565c0"
     static let expiringColour = "#fb8c00"
+    /// A plugin failure or refusal: its mark, its name, its line down the picture and its ticks.
+    static let failureColour = "#d50000"
 }

@@ -1,4 +1,5 @@
-// Builds the timeline's state bands, budgeted phases and task lanes from typed trace events.
+// Builds the timeline's state bands, budgeted phases and task lanes from typed trace events (and,
+// in TimelineMarks.swift, its actions, plugin failures and delegate calls).
 import AppLifecycle
 
 /// Reads intervals, phases and tasks out of a trace.
@@ -51,6 +52,10 @@ struct TimelineAnalysis {
     var sceneLanes: [SceneLane] = []
     var phases: [BudgetPhase] = []
     var tasks: [TaskBar] = []
+    /// The actions, the plugin failures and the delegate calls (`TimelineMarks.swift`).
+    var actions: [ActionMark] = []
+    var failures: [FailureMark] = []
+    var callbacks: [CallbackSpan] = []
     /// The last event's time.
     var lastTime: Double = 0
 
@@ -68,6 +73,9 @@ struct TimelineAnalysis {
     init(_ events: [TraceEvent], finish: Double) {
         guard let first = events.first else { return }
         lastTime = events.map { $0.time.secondsDouble }.max() ?? 0
+        actions = Self.actions(in: events)
+        failures = Self.failures(in: events)
+        callbacks = Self.callbacks(in: events)
 
         // States.
         var current = StateInterval(state: first.state, start: first.time.secondsDouble, end: 0)

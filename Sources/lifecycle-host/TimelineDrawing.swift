@@ -18,6 +18,9 @@ struct TimelineDrawing {
     private let sceneHeight = 16.0
     /// Budget rows at most: where more phases meet at one spot, the extra ones lose their names.
     private let maxPhaseRows = 4
+    private let markHeight = 14.0
+    /// Rows of action names, and of plugin failures, at most (`TimelineMarkRows`).
+    private let maxMarkRows = 3
 
     /// The axis: from 0 to `end` seconds, labelled every `step`.
     private let end: Double
@@ -40,13 +43,16 @@ struct TimelineDrawing {
         lanes = kinds
     }
 
-    /// A round axis end a little past `last`, and a step giving 5–10 labels.
+    /// A round axis end a little past `last`, and a step giving 5–10 labels: the axis fits the run
+    /// (a run of 0.002 s gets an axis of 0.0025 s, labelled every 0.0005 s), and is at least
+    /// 10 µs long (a run of one instant).
     static func axis(for last: Double) -> (end: Double, step: Double) {
-        let span = max(last * 1.02, 0.01)
+        let span = max(last * 1.02, 0.000_01)
         let rough = span / 8
         let magnitude = pow(10, (log10(rough)).rounded(.down))
         let step = [1.0, 2.0, 2.5, 5.0, 10.0].map { $0 * magnitude }.first { $0 >= rough } ?? 10 * magnitude
-        return ((span / step).rounded(.up) * step, step)
+        // Less a hair: a span of exactly k steps (the 10 µs floor) is k steps, whatever the last bit says.
+        return ((span / step - 1e-9).rounded(.up) * step, step)
     }
 
     static func decimals(for step: Double) -> Int {
@@ -63,7 +69,8 @@ struct TimelineDrawing {
         left + min(max(seconds, 0), end) / end * plotWidth
     }
 
-    private func seconds(_ value: Double) -> String { number(value, decimals: 3) + " s" }
+    /// A time in the picture's words: three decimals, or as many as the axis labels have.
+    private func seconds(_ value: Double) -> String { number(value, decimals: max(decimals, 3)) + " s" }
 
     func render() -> String { draw().svg }
 
@@ -80,6 +87,8 @@ struct TimelineDrawing {
                 + "\(TimelineRecorder.xmlEscape(label.text))</text>\n"
         }
         let phaseLayout = layOutPhases()
+        let actionLayout = layOutMarks(analysis.actions.map { (x($0.time), $0.name) }, halfWidth: 1)
+        let failureLayout = layOutMarks(analysis.failures.map { (x($0.time), "\($0.plugin): \($0.cause)") }, halfWidth: 5)
         var y = top
 
         // Rows.
@@ -87,6 +96,10 @@ struct TimelineDrawing {
         y += stateHeight + rowGap
         let scenesTop = y
         if !analysis.sceneLanes.isEmpty { y += Double(analysis.sceneLanes.count) * (sceneHeight + 4) - 4 + rowGap }
+        let actionsTop = y
+        if actionLayout.rows > 0 { y += Double(actionLayout.rows) * (markHeight + 4) - 4 + rowGap }
+        let failuresTop = y
+        if failureLayout.rows > 0 { y += Double(failureLayout.rows) * (markHeight + 4) - 4 + rowGap }
         let phaseTop = y
         y += Double(max(phaseLayout.rows, 1)) * (phaseHeight + 4) - 4 + rowGap
         let taskLanes = (analysis.tasks.map(\.lane).max() ?? -1) + 1
@@ -132,6 +145,8 @@ struct TimelineDrawing {
         for (index, lane) in analysis.sceneLanes.enumerated() {
             body += rowLabel("scene \(lane.scene)", scenesTop + Double(index) * (sceneHeight + 4) + sceneHeight / 2)
         }
+        if actionLayout.rows > 0 { body += rowLabel("actions", actionsTop + markHeight / 2) }
+        if failureLayout.rows > 0 { body += rowLabel("plugin failures", failuresTop + markHeight / 2, colour: TimelineStyle.failureColour) }
         body += rowLabel("budgets", phaseTop + phaseHeight / 2)
         body += rowLabel("background tasks", taskTop + taskHeight / 2)
         for (lane, kind) in lanes.enumerated() {
@@ -180,6 +195,40 @@ struct TimelineDrawing {
             body += "</g>\n"
         }
 
+        // Actions: a mark at each, its name beside it.
+        if actionLayout.rows > 0 {
+            body += "<g id=\"actions\">\n"
+            for (action, place) in zip(analysis.actions, actionLayout.places) {
+                let rowY = actionsTop + Double(place.row) * (markHeight + 4)
+                var title = "#\(action.seq) \(seconds(action.time)) action \(action.name)"
+                if let scene = action.scene { title += " {\(scene)}" }
+                body += "<line class=\"action\" data-seq=\"\(action.seq)\" data-action=\"\(TimelineRecorder.xmlEscape(action.name))\" x1=\"\(f(place.x))\" y1=\"\(f(rowY))\" x2=\"\(f(place.x))\" y2=\"\(f(rowY + markHeight))\" stroke=\"\(TimelineStyle.colour(of: TraceEvent.Kind.action))\" stroke-width=\"2\"><title>\(TimelineRecorder.xmlEscape(title))</title></line>\n"
+                if let label = place.label {
+                    body += text(label.at(baseline: rowY + markHeight / 2 + 4), " class=\"action-label\" fill=\"#212121\"")
+                }
+            }
+            body += "</g>\n"
+        }
+
+        // Plugin failures: a red triangle at each, the plugin and the cause beside it, and a red line
+        // down the picture.
+        if failureLayout.rows > 0 {
+            body += "<g id=\"failures\">\n"
+            for (failure, place) in zip(analysis.failures, failureLayout.places) {
+                let rowY = failuresTop + Double(place.row) * (markHeight + 4)
+                var title = "#\(failure.seq) \(seconds(failure.time)) \(failure.kind.rawValue) [\(failure.plugin)] \(failure.cause)"
+                if let detail = failure.detail, !detail.isEmpty { title += " (\(detail))" }
+                let escaped = TimelineRecorder.xmlEscape(title)
+                body += "<line class=\"failure-line\" data-seq=\"\(failure.seq)\" x1=\"\(f(place.x))\" y1=\"\(f(stateTop))\" x2=\"\(f(place.x))\" y2=\"\(f(axisY))\" stroke=\"\(TimelineStyle.failureColour)\" stroke-width=\"1\" stroke-dasharray=\"3 2\" stroke-opacity=\"0.7\"/>\n"
+                let points = "\(f(place.x - 5)),\(f(rowY + 2)) \(f(place.x + 5)),\(f(rowY + 2)) \(f(place.x)),\(f(rowY + markHeight - 1))"
+                body += "<polygon class=\"failure\" data-seq=\"\(failure.seq)\" data-kind=\"\(failure.kind.rawValue)\" data-plugin=\"\(TimelineRecorder.xmlEscape(failure.plugin))\" points=\"\(points)\" fill=\"\(TimelineStyle.failureColour)\"><title>\(escaped)</title></polygon>\n"
+                if let label = place.label {
+                    body += text(label.at(baseline: rowY + markHeight / 2 + 4), " class=\"failure-label\" fill=\"\(TimelineStyle.failureColour)\"")
+                }
+            }
+            body += "</g>\n"
+        }
+
         // Budgeted phases.
         body += "<g id=\"budgets\">\n"
         for (phase, place) in zip(analysis.phases, phaseLayout.places) {
@@ -193,7 +242,7 @@ struct TimelineDrawing {
                 body += "<rect class=\"overrun\" data-phase=\"\(TimelineRecorder.xmlEscape(phase.name))\" x=\"\(f(r0))\" y=\"\(f(phaseTop))\" width=\"\(f(max(x1 - r0, 2)))\" height=\"\(f(phaseHeight))\" fill=\"\(TimelineStyle.overrunColour)\" rx=\"2\"><title>\(TimelineRecorder.xmlEscape(title))</title></rect>\n"
             }
             if let label = place.label {
-                body += text(label.at(baseline: phaseTop + phaseHeight / 2 + 4), " fill=\"#455a64\" pointer-events=\"none\"")
+                body += text(label.at(baseline: phaseTop + phaseHeight / 2 + 4), " class=\"phase-label\" fill=\"#455a64\" pointer-events=\"none\"")
             }
         }
         body += "</g>\n"
@@ -267,10 +316,11 @@ struct TimelineDrawing {
 
     /// The legend, wrapped to the width; returns its markup and height. `text` makes each `<text>`.
     private func legend(top: Double, text: (TimelineLabel, String) -> String) -> (String, Double) {
-        enum Swatch { case box, bar, tick }
+        enum Swatch { case box, bar, tick, triangle }
         var items: [(String, String, Swatch)] = ApplicationState.allCases.map { ($0.rawValue, TimelineStyle.colour(of: $0), .box) }
         items += [("budgeted phase", TimelineStyle.phaseColour, .bar), ("over budget", TimelineStyle.overrunColour, .bar),
                   ("background task", TimelineStyle.taskColour, .bar), ("expiration warning", TimelineStyle.expiringColour, .tick)]
+        if !analysis.failures.isEmpty { items.append(("plugin failure", TimelineStyle.failureColour, .triangle)) }
         items += lanes.map { ($0.rawValue, TimelineStyle.colour(of: $0), .tick) }
         var out = "<g id=\"legend\" fill=\"#212121\">\n"
         out += text(TimelineLabel("legend", x: 12, baseline: top + 12, size: 11, bold: true), "")
@@ -290,12 +340,20 @@ struct TimelineDrawing {
                 out += "<rect x=\"\(f(x))\" y=\"\(f(y + 4))\" width=\"16\" height=\"8\" fill=\"\(colour)\"\(stroke) rx=\"2\"/>\n"
             case .tick:
                 out += "<line x1=\"\(f(x + 8))\" y1=\"\(f(y + 1))\" x2=\"\(f(x + 8))\" y2=\"\(f(y + 15))\" stroke=\"\(colour)\" stroke-width=\"2.5\"/>\n"
+            case .triangle:
+                out += "<polygon points=\"\(f(x + 3)),\(f(y + 2)) \(f(x + 13)),\(f(y + 2)) \(f(x + 8)),\(f(y + 14))\" fill=\"\(colour)\"/>\n"
             }
             out += text(TimelineLabel(name, x: x + 22, baseline: y + 12, size: 11), "")
             x += itemWidth
         }
         out += "</g>\n"
         return (out, y - top + 18)
+    }
+
+    /// Where each mark (an action, a failure) and its name go: `TimelineMarkRows` over the plot.
+    private func layOutMarks(_ marks: [(x: Double, name: String)], halfWidth: Double) -> TimelineMarkRows {
+        TimelineMarkRows(marks, halfWidth: halfWidth, size: 10, maxRows: maxMarkRows, rightEdge: Double(width) - 4,
+                         maxLabelWidth: min(240, plotWidth / 2 - 10))
     }
 
     /// Where each budget bar goes: its row, its ends, and its name after it (or before it, near the

@@ -21,6 +21,8 @@ final class CommandLineTests: XCTestCase {
             ["run", "--pressure-delay", "soon"],
             ["run", "--pressure-delay", "1e300"],
             ["run", "--trace-output", "t.json", "--trace", "json"],
+            ["run", "--trace-export", "chrome=t.json", "--timeline", "t.svg"], ["run", "--trace-export", "chrom=t.json"],
+            ["run", "--trace-export", "chrome="], ["run", "--trace-export", "t.json"],
             ["run", "--scenes", "--script", "s.scenario"], ["run", "--scenes"], ["run", "--no-clock", "--scenes", "single"],
             ["run", "--scenes", "singel", "--no-socket"],
             ["run", "--memory-warning-limit", "3"], ["run", "--memory-warning-limit", "0"], ["run", "--memory-warning-limit", "1001"],

@@ -197,6 +197,12 @@ final class TimelineTests: XCTestCase {
         let (end, step) = TimelineDrawing.axis(for: 0.67)
         XCTAssertEqual(step, 0.1, accuracy: 1e-9)
         XCTAssertEqual(end, 0.7, accuracy: 1e-9)
+        // Short runs get short axes (they used to get at least 0.010 s).
+        for (last, wantEnd, wantStep) in [(0.002, 0.0025, 0.0005), (0.00035, 0.0004, 0.00005), (0.0000031, 0.00001, 0.000002)] {
+            let (end, step) = TimelineDrawing.axis(for: last)
+            XCTAssertEqual(end, wantEnd, accuracy: wantStep / 1000, "\(last)")
+            XCTAssertEqual(step, wantStep, accuracy: wantStep / 1000, "\(last)")
+        }
         let (end2, step2) = TimelineDrawing.axis(for: 0)
         XCTAssertGreaterThan(end2, 0)
         XCTAssertGreaterThan(step2, 0)
@@ -266,8 +272,8 @@ final class TimelineTests: XCTestCase {
             XCTAssertEqual(phases[1].number("y") - phases[0].number("y"), 22, "the second phase is one row (18 + 4 px) lower")
             XCTAssertEqual(phases[2].number("y"), phases[0].number("y"), "a later phase goes back to the first row")
             XCTAssertEqual(phases[3].number("y"), phases[1].number("y"))
-            let names = labels.filter { Self.phaseNames.contains($0.text) }
-            XCTAssertEqual(names.map(\.text), ["launch", "didEnterBackground", "didEnterBackground", "willTerminate"])
+            XCTAssertEqual(phaseLabels(document), ["launch", "didEnterBackground", "didEnterBackground", "willTerminate"])
+            XCTAssertEqual(labels.filter { Self.phaseNames.contains($0.text) }.count, 5, "the phases' four and the action launch")
         }
         // The same check on the realistic run (tasks, every state) and on its overrun.
         try assertLabelsApart(try realisticRun(), width: 1200)
@@ -291,15 +297,19 @@ final class TimelineTests: XCTestCase {
         // Eleven phases within a millisecond (launch and ten Home), on an axis of a third of a second:
         // four rows of names at most; the phases past them keep their bars (and <title>) without a name.
         let events = try simultaneousPhases(cycles: 9)
-        let (document, labels) = try assertLabelsApart(events, width: 1200)
+        let (document, _) = try assertLabelsApart(events, width: 1200)
         let phases = document.elements(class: "phase")
         XCTAssertEqual(phases.count, 13, "launch, ten Home, and terminate's didEnterBackground and willTerminate")
         XCTAssertEqual(Set(phases.map { $0.number("y") }).count, 4, "four budget rows")
-        let names = labels.filter { Self.phaseNames.contains($0.text) }
-        XCTAssertEqual(names.map(\.text), ["launch", "didEnterBackground", "didEnterBackground", "didEnterBackground",
+        XCTAssertEqual(phaseLabels(document), ["launch", "didEnterBackground", "didEnterBackground", "didEnterBackground",
                                             "didEnterBackground", "willTerminate"],
                        "four names at the crowded spot, and terminate's two later")
         XCTAssertTrue(phases.allSatisfy { $0.title?.contains("budget") == true })
+    }
+
+    /// The budget bars' names (class `phase-label`), in order.
+    private func phaseLabels(_ document: SVGDocument) -> [String] {
+        zip(document.elements.filter { $0.name == "text" }, document.texts).filter { $0.0.attributes["class"] == "phase-label" }.map(\.1)
     }
 
     func testTextWidthsAndClipping() {
