@@ -28,6 +28,10 @@ import CoreMetrics
 /// - **Gauges** (queue figures, open background tasks, state): read when the embedder asks
 ///   (`Application.updateMetricGauges()`), before an export.
 ///
+/// Per-plugin series are labelled with the plugin's id; a plugin's loading
+/// (`Application.runLoading`) is timed under its id once the loader read it, else under
+/// `LifecycleMetric.unidentifiedPlugin`.
+///
 /// [loop-thread] except the watchdog counters ([thread-safe]).
 final class EngineMetrics: @unchecked Sendable {
     // @unchecked: the dictionaries and arrays are loop-thread state; the watchdog counters are
@@ -60,6 +64,9 @@ final class EngineMetrics: @unchecked Sendable {
     /// dispatch in the general loop ends (`sampleTaken`).
     var sampleArmed = false
     private var sampleTimer: LoopSource?
+    /// A plugin's loading under way (`Application.runLoading`): the owner index of its path in the
+    /// center, and its id once the loader read the descriptor (`loadingIdentified`).
+    private var loading: (owner: UInt32, id: String?)?
 
     /// The metrics for an application of `configuration`, or nil when there is no backend.
     static func make(_ configuration: Configuration, center: AppNotificationCenter, loop: MainRunLoop) -> EngineMetrics? {
@@ -119,6 +126,19 @@ final class EngineMetrics: @unchecked Sendable {
         }
     }
 
+    /// A plugin's loading begins, marked as a callback of the owner at `owner` (its path); returns the
+    /// loading it is nested in, if any, for `loadingEnded`. [loop-thread]
+    func loadingBegan(owner: UInt32) -> (owner: UInt32, id: String?)? {
+        defer { loading = (owner, nil) }
+        return loading
+    }
+
+    /// The plugin being loaded has id `id` (its descriptor was read; the id is not another's). [loop-thread]
+    func loadingIdentified(_ id: String) { loading?.id = id }
+
+    /// The loading ended (loaded or refused): the one it was nested in, if any, goes on. [loop-thread]
+    func loadingEnded(restoring outer: (owner: UInt32, id: String?)??) { loading = outer ?? nil }
+
     /// A watchdog overrun report; `killed`: the policy kills the application. [thread-safe]
     func watchdog(_ report: WatchdogReport, killed: Bool) {
         reports[report.budgetKind]?.increment()
@@ -129,8 +149,14 @@ final class EngineMetrics: @unchecked Sendable {
     /// `start` (`lcs_monotonic_ns`) until now. [loop-thread]
     func callbackEnded(_ bits: UInt64, owner: UInt32, since start: UInt64) {
         let elapsed = lcs_monotonic_ns() &- start
-        let kind = Int((bits >> 60) & 3)
-        timer(kind: min(kind, 2), owner: owner).recordNanoseconds(Int64(clamping: elapsed))
+        let kind = min(Int((bits >> 60) & 3), 2)
+        if let loading, loading.owner == owner {
+            // A plugin's loading: its path is the probe's owner, its id (if read by now) the label.
+            let plugin = loading.id ?? LifecycleMetric.unidentifiedPlugin
+            return CoreMetrics.Timer(label: LifecycleMetric.callbackDuration, dimensions: [("plugin", plugin), ("kind", Self.kindNames[kind])],
+                                     factory: factory).recordNanoseconds(Int64(clamping: elapsed))
+        }
+        timer(kind: kind, owner: owner).recordNanoseconds(Int64(clamping: elapsed))
     }
 
     /// Sets the gauges from what they measure now. [loop-thread]
@@ -181,11 +207,14 @@ final class EngineMetrics: @unchecked Sendable {
         if index < timers[kind].count, let timer = timers[kind][index] { return timer }
         if index >= timers[kind].count { timers[kind] += Array(repeating: nil, count: index + 1 - timers[kind].count) }
         let name = center.ownerName(owner)
-        let kindName = ["observer", "delegate", "other"][kind]
-        let timer = CoreMetrics.Timer(label: LifecycleMetric.callbackDuration, dimensions: [("plugin", name), ("kind", kindName)], factory: factory)
+        let timer = CoreMetrics.Timer(label: LifecycleMetric.callbackDuration, dimensions: [("plugin", name), ("kind", Self.kindNames[kind])],
+                                      factory: factory)
         timers[kind][index] = timer
         return timer
     }
+
+    /// The `kind` dimension of a callback's duration, by probe kind.
+    static let kindNames = ["observer", "delegate", "other"]
 
     /// The `cause` dimension of a failure: one word a kind, never the words of the failure.
     static func causeLabel(_ cause: PluginFailure.Cause) -> String {

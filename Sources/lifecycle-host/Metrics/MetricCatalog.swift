@@ -17,7 +17,7 @@ enum MetricCatalog {
         LifecycleMetric.events: "Trace lines by kind: the engine's events and the host's own lines (plugin, input, post, socket, error, warning, metrics).",
         LifecycleMetric.watchdogReports: "Watchdog overrun reports by budget (launch, didEnterBackground, willTerminate, completionHandler, backgroundTask, hang, terminate).",
         LifecycleMetric.watchdogKills: "Applications killed by the watchdog under policy terminate, by budget; the process exits right after (see --metrics-file).",
-        LifecycleMetric.callbackDuration: "Duration of one callback into a plugin, by plugin and kind (observer, delegate, other); observers of posted notifications are sampled.",
+        LifecycleMetric.callbackDuration: "Duration of one callback into a plugin, by plugin id (unknown: a file refused before its id was read) and kind (observer, delegate, other: loading and init among them); observers of posted notifications are sampled.",
         LifecycleMetric.pluginFailures: "Isolated plugins' processes that failed, by plugin and cause (signal, exit, overran, protocol-violation, start-failed, quota).",
         LifecycleMetric.pluginRestarts: "Isolated plugins started again after a failure, by plugin.",
         LifecycleMetric.pluginQuotaRefusals: "Plugins' calls refused at a quota (LC_ERR_QUOTA), by plugin and kind (observers, timers, background-tasks, custom-names).",
