@@ -1,5 +1,6 @@
-/// What the engine's metrics learn of plugins from their loader: which plugin a loading is (see
-/// `EngineMetrics`). Without a metrics backend each is the marking alone (`runLoading`) or nothing.
+/// What the engine's metrics learn of plugins from their loader: which plugin a loading is, and
+/// which plugins are loaded (see `EngineMetrics`). Without a metrics backend each is the marking
+/// alone (`runLoading`) or nothing.
 extension Application {
     /// Runs a plugin's loading — opening the file at `path`, reading its descriptor, its `init` —
     /// marked as the callback `init` of `path`, as `runMarked("init", owner: path, body)` does: the
@@ -20,5 +21,11 @@ extension Application {
     /// its own (not one already loaded). Outside `runLoading`, or without metrics, nothing. [loop-thread]
     public func identifyLoading(_ id: String) {
         metrics?.loadingIdentified(id)
+    }
+
+    /// The plugin `id` is loaded (`isolated`: in a process of its own): its counters are exported at 0
+    /// from now on (`EngineMetrics.pluginLoaded`). Without metrics, nothing. [loop-thread]
+    public func pluginLoaded(_ id: String, isolated: Bool) {
+        metrics?.pluginLoaded(id, isolated: isolated)
     }
 }

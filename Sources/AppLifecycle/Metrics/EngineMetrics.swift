@@ -28,7 +28,11 @@ import CoreMetrics
 /// - **Gauges** (queue figures, open background tasks, state): read when the embedder asks
 ///   (`Application.updateMetricGauges()`), before an export.
 ///
-/// Per-plugin series are labelled with the plugin's id; a plugin's loading
+/// Series at 0 from the start, so that a dashboard tells "none yet" from "not exported": events of
+/// every engine kind (`TraceEvent.Kind.engineKinds`) and watchdog reports and kills of every budget
+/// when the application is made; a plugin's quota refusals of every kind — and, isolated, its
+/// failures of every cause, its restarts and its coalesced deliveries — when it is loaded
+/// (`pluginLoaded`). Per-plugin series are labelled with the plugin's id; a plugin's loading
 /// (`Application.runLoading`) is timed under its id once the loader read it, else under
 /// `LifecycleMetric.unidentifiedPlugin`.
 ///
@@ -92,6 +96,7 @@ final class EngineMetrics: @unchecked Sendable {
         queueRefused = Counter(label: LifecycleMetric.queueRefused, factory: factory)
         backgroundTasks = Gauge(label: LifecycleMetric.backgroundTasks, factory: factory)
         states = ApplicationState.allCases.map { ($0, Gauge(label: LifecycleMetric.state, dimensions: [("state", $0.rawValue)], factory: factory)) }
+        for kind in TraceEvent.Kind.engineKinds { _ = counter(&events, kind.rawValue, LifecycleMetric.events, [("kind", kind.rawValue)]) }
         scheduleSample()
     }
 
@@ -124,6 +129,21 @@ final class EngineMetrics: @unchecked Sendable {
         default:
             break
         }
+    }
+
+    /// The plugin `id` was loaded (`isolated`: in a process of its own): its counters are exported at
+    /// 0 from now on — quota refusals of every kind; isolated, failures of every cause, restarts and
+    /// coalesced deliveries (only an isolated plugin has those). Idempotent. [loop-thread]
+    func pluginLoaded(_ id: String, isolated: Bool) {
+        for kind in QuotaKind.allCases {
+            _ = counter(&quotaRefusals, id + "\u{0}" + kind.rawValue, LifecycleMetric.pluginQuotaRefusals, [("plugin", id), ("kind", kind.rawValue)])
+        }
+        guard isolated else { return }
+        for cause in Self.causeLabels {
+            _ = counter(&failures, id + "\u{0}" + cause, LifecycleMetric.pluginFailures, [("plugin", id), ("cause", cause)])
+        }
+        _ = counter(&restarts, id, LifecycleMetric.pluginRestarts, [("plugin", id)])
+        _ = counter(&coalesced, id, LifecycleMetric.pluginCoalesced, [("plugin", id)])
     }
 
     /// A plugin's loading begins, marked as a callback of the owner at `owner` (its path); returns the
@@ -215,6 +235,9 @@ final class EngineMetrics: @unchecked Sendable {
 
     /// The `kind` dimension of a callback's duration, by probe kind.
     static let kindNames = ["observer", "delegate", "other"]
+
+    /// Every `cause` dimension `causeLabel` gives, in the order of `PluginFailure.Cause`.
+    static let causeLabels = ["signal", "exit", "overran", "protocol-violation", "start-failed", "quota"]
 
     /// The `cause` dimension of a failure: one word a kind, never the words of the failure.
     static func causeLabel(_ cause: PluginFailure.Cause) -> String {

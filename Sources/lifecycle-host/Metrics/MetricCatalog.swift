@@ -13,6 +13,11 @@ enum MetricCatalog {
     /// Gauge: seconds since the host started.
     static let uptime = "lifecycle_uptime_seconds"
 
+    /// The `code`s of `httpResponses`, each exported from the start (at 0) when the port is open.
+    static let httpCodes = ["200", "400", "404", "405", "408", "431", "503"]
+    /// The kinds of the host's own trace lines (`LifecycleMetric.events`), each exported from the start.
+    static let hostLineKinds = ["plugin", "input", "post", "socket", "error", "warning", "metrics"]
+
     static let help: [String: String] = [
         LifecycleMetric.events: "Trace lines by kind: the engine's events and the host's own lines (plugin, input, post, socket, error, warning, metrics).",
         LifecycleMetric.watchdogReports: "Watchdog overrun reports by budget (launch, didEnterBackground, willTerminate, completionHandler, backgroundTask, hang, terminate).",
