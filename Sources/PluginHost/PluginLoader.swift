@@ -76,6 +76,8 @@ extension AppHandle {
         }
         let opened = try OpenedPlugin.open(path, options: options)
         try checkUnique(opened.id, path: path)
+        // Its loading (`Application.runLoading`, when the host marks it so) is timed under its id.
+        app.identifyLoading(opened.id)
         let plugin = try initialise(opened, hostTable: nil)
         let (handlers, rows) = plugin.bindDelegates()
         plugin.implementedRows = rows

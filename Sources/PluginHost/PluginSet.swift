@@ -44,7 +44,10 @@ final class PluginSet: AppHandleAttachment {
         plugin.loadNumber = loads
         loaded.append(plugin)
         byID.insert(plugin, at: sortedIndex(of: plugin.id).index)
-        if let handle = plugin.owner { registerSceneDelegate(plugin, in: handle) }
+        if let handle = plugin.owner {
+            registerSceneDelegate(plugin, in: handle)
+            handle.app.pluginLoaded(plugin.id, isolated: plugin.isIsolated)
+        }
     }
 
     /// Takes `plugin` out of the loaded ones; false when it is not loaded.

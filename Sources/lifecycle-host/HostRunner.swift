@@ -312,8 +312,9 @@ final class HostRunner: @unchecked Sendable {
                 if let refusal = scanner.check(path) { throw refusal }
                 // Loading runs the plugin's init here: marked as a callback (named by the path until the
                 // plugin has an id), so that the hang budget watches it and an exit() in it is traced as
-                // the plugin's. An isolated plugin's init is policed in its process (--isolate-budget).
-                plugin = try handle.app.runMarked("init", owner: path) { () throws(PluginRefusal) in
+                // the plugin's; its metrics are labelled with the id once read. An isolated plugin's init
+                // is policed in its process (--isolate-budget).
+                plugin = try handle.app.runLoading(path: path) { () throws(PluginRefusal) in
                     try handle.loadPlugin(path: path, options: options.pluginLoading)
                 }
             }

@@ -325,7 +325,7 @@ struct Check: ParsableCommand {
                     if scanned.calledExit { exited += 1 }
                     throw scanned.refusal
                 }
-                let plugin = try handle.app.runMarked("init", owner: path) { () throws(PluginRefusal) in
+                let plugin = try handle.app.runLoading(path: path) { () throws(PluginRefusal) in
                     try handle.loadPlugin(path: path, options: loading)
                 }
                 say("\(plugin.path)")

@@ -83,6 +83,53 @@ final class EngineMetricsTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(timer.values[0], 10_000_000)
     }
 
+    /// A plugin's loading is marked under its path (the watchdog names it) and timed under the id the
+    /// loader tells, or `unknown` when it told none; a loading nested in another leaves the outer one's.
+    func testALoadingIsTimedUnderTheIdTheLoaderTold() throws {
+        let metrics = TestMetrics()
+        let h = try harness(metrics)
+        h.app.runLoading(path: "/p/liba.so") {
+            XCTAssertEqual(h.app.runningCallbacks?.innermost.owner, "/p/liba.so")
+            h.app.runLoading(path: "/p/libb.so") {}
+            h.app.identifyLoading("com.example.a")
+        }
+        h.app.runLoading(path: "/p/libc.so") {}
+        XCTAssertEqual(try metrics.expectTimer("lifecycle_callback_duration_seconds", [("plugin", "com.example.a"), ("kind", "other")]).values.count, 1)
+        XCTAssertEqual(try metrics.expectTimer("lifecycle_callback_duration_seconds", [("plugin", "unknown"), ("kind", "other")]).values.count, 2,
+                       "libb (nested, never identified) and libc")
+        XCTAssertThrowsError(try metrics.expectTimer("lifecycle_callback_duration_seconds", [("plugin", "/p/liba.so"), ("kind", "other")]))
+        h.app.identifyLoading("com.example.late")  // outside a loading: nothing
+        XCTAssertThrowsError(try metrics.expectTimer("lifecycle_callback_duration_seconds", [("plugin", "com.example.late"), ("kind", "other")]))
+    }
+
+    /// Counters are there at 0 before anything is counted: events of every engine kind at once, a
+    /// plugin's quota refusals when it is loaded, and an isolated one's failures, restarts and
+    /// coalesced deliveries.
+    func testCountersAreThereAtZeroFromTheStart() throws {
+        let metrics = TestMetrics()
+        let h = try harness(metrics)
+        for kind in TraceEvent.Kind.engineKinds {
+            XCTAssertEqual(try metrics.expectCounter("lifecycle_events_total", [("kind", kind.rawValue)]).totalValue, 0, kind.rawValue)
+        }
+        h.app.pluginLoaded("com.example.here", isolated: false)
+        h.app.pluginLoaded("com.example.away", isolated: true)
+        for kind in QuotaKind.allCases {
+            for plugin in ["com.example.here", "com.example.away"] {
+                XCTAssertEqual(try metrics.expectCounter("lifecycle_plugin_quota_refusals_total", [("plugin", plugin), ("kind", kind.rawValue)]).totalValue, 0)
+            }
+        }
+        for cause in EngineMetrics.causeLabels {
+            XCTAssertEqual(try metrics.expectCounter("lifecycle_plugin_failures_total", [("plugin", "com.example.away"), ("cause", cause)]).totalValue, 0)
+            XCTAssertThrowsError(try metrics.expectCounter("lifecycle_plugin_failures_total", [("plugin", "com.example.here"), ("cause", cause)]))
+        }
+        XCTAssertEqual(try metrics.expectCounter("lifecycle_plugin_restarts_total", [("plugin", "com.example.away")]).totalValue, 0)
+        XCTAssertEqual(try metrics.expectCounter("lifecycle_plugin_coalesced_total", [("plugin", "com.example.away")]).totalValue, 0)
+        // Every cause the label function gives is one of them.
+        let causes: [PluginFailure.Cause] = [.signal(11), .exited(1), .overran(budgetName: "hang", budget: .seconds(1)), .protocolViolation("x"),
+                                             .startFailed("x"), .quotaExceeded(.timers, limit: 1, refusals: 1, window: .seconds(1))]
+        XCTAssertEqual(causes.map(EngineMetrics.causeLabel), EngineMetrics.causeLabels)
+    }
+
     func testPostedNotificationsAreSampledAtMostOnceAnInterval() throws {
         let metrics = TestMetrics()
         let h = try harness(metrics)

@@ -24,7 +24,27 @@ public enum RequiredTool {
         for folder in folders where !folder.isEmpty && FileManager.default.isExecutableFile(atPath: "\(folder)/\(name)") {
             return "\(folder)/\(name)"
         }
-        let reason = "\(name) is not installed (Debian package \(package)); it is needed \(purpose)"
+        try missing("\(name) is not installed (Debian package \(package)); it is needed \(purpose)", file: file, line: line)
+    }
+
+    /// A `python3` that imports `module`: the first in the folders' order that does (a python of
+    /// pyenv or a virtualenv early in $PATH may lack a module Debian installed for /usr/bin/python3).
+    /// When none does, skips the test (or fails it under LC_TEST_REQUIRE_TOOLS=1) as for a missing
+    /// tool, naming the Debian package that has the module.
+    public static func python(importing module: String, package: String, for purpose: String,
+                              file: StaticString = #filePath, line: UInt = #line) throws -> String
+    {
+        var seen: Set<String> = []
+        for folder in folders where !folder.isEmpty {
+            let candidate = "\(folder)/python3"
+            guard FileManager.default.isExecutableFile(atPath: candidate), seen.insert(candidate).inserted else { continue }
+            if let run = try? BoundedRun.run(candidate, ["-c", "import \(module)"], timeout: 30), run.status == 0 { return candidate }
+        }
+        try missing("no python3 here imports \(module) (Debian package \(package)); it is needed \(purpose)", file: file, line: line)
+    }
+
+    /// Skips with `reason`, or fails under LC_TEST_REQUIRE_TOOLS=1.
+    private static func missing(_ reason: String, file: StaticString, line: UInt) throws -> Never {
         if ProcessInfo.processInfo.environment[requireVariable] == "1" {
             XCTFail("\(reason) [\(requireVariable)=1]", file: file, line: line)
         }

@@ -28,6 +28,14 @@ import CoreMetrics
 /// - **Gauges** (queue figures, open background tasks, state): read when the embedder asks
 ///   (`Application.updateMetricGauges()`), before an export.
 ///
+/// Series at 0 from the start, so that a dashboard tells "none yet" from "not exported": events of
+/// every engine kind (`TraceEvent.Kind.engineKinds`) and watchdog reports and kills of every budget
+/// when the application is made; a plugin's quota refusals of every kind — and, isolated, its
+/// failures of every cause, its restarts and its coalesced deliveries — when it is loaded
+/// (`pluginLoaded`). Per-plugin series are labelled with the plugin's id; a plugin's loading
+/// (`Application.runLoading`) is timed under its id once the loader read it, else under
+/// `LifecycleMetric.unidentifiedPlugin`.
+///
 /// [loop-thread] except the watchdog counters ([thread-safe]).
 final class EngineMetrics: @unchecked Sendable {
     // @unchecked: the dictionaries and arrays are loop-thread state; the watchdog counters are
@@ -60,6 +68,9 @@ final class EngineMetrics: @unchecked Sendable {
     /// dispatch in the general loop ends (`sampleTaken`).
     var sampleArmed = false
     private var sampleTimer: LoopSource?
+    /// A plugin's loading under way (`Application.runLoading`): the owner index of its path in the
+    /// center, and its id once the loader read the descriptor (`loadingIdentified`).
+    private var loading: (owner: UInt32, id: String?)?
 
     /// The metrics for an application of `configuration`, or nil when there is no backend.
     static func make(_ configuration: Configuration, center: AppNotificationCenter, loop: MainRunLoop) -> EngineMetrics? {
@@ -85,6 +96,7 @@ final class EngineMetrics: @unchecked Sendable {
         queueRefused = Counter(label: LifecycleMetric.queueRefused, factory: factory)
         backgroundTasks = Gauge(label: LifecycleMetric.backgroundTasks, factory: factory)
         states = ApplicationState.allCases.map { ($0, Gauge(label: LifecycleMetric.state, dimensions: [("state", $0.rawValue)], factory: factory)) }
+        for kind in TraceEvent.Kind.engineKinds { _ = counter(&events, kind.rawValue, LifecycleMetric.events, [("kind", kind.rawValue)]) }
         scheduleSample()
     }
 
@@ -119,6 +131,34 @@ final class EngineMetrics: @unchecked Sendable {
         }
     }
 
+    /// The plugin `id` was loaded (`isolated`: in a process of its own): its counters are exported at
+    /// 0 from now on — quota refusals of every kind; isolated, failures of every cause, restarts and
+    /// coalesced deliveries (only an isolated plugin has those). Idempotent. [loop-thread]
+    func pluginLoaded(_ id: String, isolated: Bool) {
+        for kind in QuotaKind.allCases {
+            _ = counter(&quotaRefusals, id + "\u{0}" + kind.rawValue, LifecycleMetric.pluginQuotaRefusals, [("plugin", id), ("kind", kind.rawValue)])
+        }
+        guard isolated else { return }
+        for cause in Self.causeLabels {
+            _ = counter(&failures, id + "\u{0}" + cause, LifecycleMetric.pluginFailures, [("plugin", id), ("cause", cause)])
+        }
+        _ = counter(&restarts, id, LifecycleMetric.pluginRestarts, [("plugin", id)])
+        _ = counter(&coalesced, id, LifecycleMetric.pluginCoalesced, [("plugin", id)])
+    }
+
+    /// A plugin's loading begins, marked as a callback of the owner at `owner` (its path); returns the
+    /// loading it is nested in, if any, for `loadingEnded`. [loop-thread]
+    func loadingBegan(owner: UInt32) -> (owner: UInt32, id: String?)? {
+        defer { loading = (owner, nil) }
+        return loading
+    }
+
+    /// The plugin being loaded has id `id` (its descriptor was read; the id is not another's). [loop-thread]
+    func loadingIdentified(_ id: String) { loading?.id = id }
+
+    /// The loading ended (loaded or refused): the one it was nested in, if any, goes on. [loop-thread]
+    func loadingEnded(restoring outer: (owner: UInt32, id: String?)??) { loading = outer ?? nil }
+
     /// A watchdog overrun report; `killed`: the policy kills the application. [thread-safe]
     func watchdog(_ report: WatchdogReport, killed: Bool) {
         reports[report.budgetKind]?.increment()
@@ -129,8 +169,14 @@ final class EngineMetrics: @unchecked Sendable {
     /// `start` (`lcs_monotonic_ns`) until now. [loop-thread]
     func callbackEnded(_ bits: UInt64, owner: UInt32, since start: UInt64) {
         let elapsed = lcs_monotonic_ns() &- start
-        let kind = Int((bits >> 60) & 3)
-        timer(kind: min(kind, 2), owner: owner).recordNanoseconds(Int64(clamping: elapsed))
+        let kind = min(Int((bits >> 60) & 3), 2)
+        if let loading, loading.owner == owner {
+            // A plugin's loading: its path is the probe's owner, its id (if read by now) the label.
+            let plugin = loading.id ?? LifecycleMetric.unidentifiedPlugin
+            return CoreMetrics.Timer(label: LifecycleMetric.callbackDuration, dimensions: [("plugin", plugin), ("kind", Self.kindNames[kind])],
+                                     factory: factory).recordNanoseconds(Int64(clamping: elapsed))
+        }
+        timer(kind: kind, owner: owner).recordNanoseconds(Int64(clamping: elapsed))
     }
 
     /// Sets the gauges from what they measure now. [loop-thread]
@@ -181,11 +227,17 @@ final class EngineMetrics: @unchecked Sendable {
         if index < timers[kind].count, let timer = timers[kind][index] { return timer }
         if index >= timers[kind].count { timers[kind] += Array(repeating: nil, count: index + 1 - timers[kind].count) }
         let name = center.ownerName(owner)
-        let kindName = ["observer", "delegate", "other"][kind]
-        let timer = CoreMetrics.Timer(label: LifecycleMetric.callbackDuration, dimensions: [("plugin", name), ("kind", kindName)], factory: factory)
+        let timer = CoreMetrics.Timer(label: LifecycleMetric.callbackDuration, dimensions: [("plugin", name), ("kind", Self.kindNames[kind])],
+                                      factory: factory)
         timers[kind][index] = timer
         return timer
     }
+
+    /// The `kind` dimension of a callback's duration, by probe kind.
+    static let kindNames = ["observer", "delegate", "other"]
+
+    /// Every `cause` dimension `causeLabel` gives, in the order of `PluginFailure.Cause`.
+    static let causeLabels = ["signal", "exit", "overran", "protocol-violation", "start-failed", "quota"]
 
     /// The `cause` dimension of a failure: one word a kind, never the words of the failure.
     static func causeLabel(_ cause: PluginFailure.Cause) -> String {

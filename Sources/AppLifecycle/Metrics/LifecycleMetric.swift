@@ -11,9 +11,10 @@ public enum LifecycleMetric {
     public static let watchdogReports = "lifecycle_watchdog_reports_total"
     /// Counter: applications killed by the watchdog (policy terminate) by `budget`.
     public static let watchdogKills = "lifecycle_watchdog_kills_total"
-    /// Timer: how long one callback into a plugin took, by `plugin` (the owner: a plugin id, a
-    /// plugin's path during its `init`, empty for the host's own) and `kind` (`observer`, `delegate`,
-    /// `other`: init, timers, posted work, expiration handlers).
+    /// Timer: how long one callback into a plugin took, by `plugin` (the owner's plugin id — its
+    /// loading and `init` too (`Application.runLoading`) —, `unidentifiedPlugin` for a file refused
+    /// before its id was read, empty for the host's own) and `kind` (`observer`, `delegate`, `other`:
+    /// loading and init, timers, posted work, expiration handlers).
     public static let callbackDuration = "lifecycle_callback_duration_seconds"
     /// Counter: isolated plugins' processes that failed, by `plugin` and `cause` (`signal`, `exit`,
     /// `overran`, `protocol-violation`, `start-failed`, `quota`).
@@ -36,4 +37,9 @@ public enum LifecycleMetric {
     public static let backgroundTasks = "lifecycle_background_tasks_open"
     /// Gauge: 1 for the application's state now, 0 for the others, by `state`.
     public static let state = "lifecycle_application_state"
+
+    /// The `plugin` label of the loading of a file whose plugin id was never read: refused before its
+    /// descriptor was (not a plugin, unsafe permissions, a failing `dlopen`, a bad descriptor), or
+    /// whose id is another plugin's. No valid plugin id is a single word, so it names none.
+    public static let unidentifiedPlugin = "unknown"
 }

@@ -53,6 +53,12 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         /// An isolated plugin's process fell behind (name `behind`) or caught up (`caught up`);
         /// observer: the plugin.
         public static let pluginBacklog = Kind(rawValue: "plugin-backlog")
+        /// Every kind above, in their order: the kinds the engine traces (metrics count each from 0,
+        /// `LifecycleMetric.events`). A kind added above is added here.
+        public static let engineKinds: [Kind] = [
+            .action, .state, .sceneState, .delegate, .notification, .queued, .skipped, .discarded, .backgroundTask, .completion,
+            .archive, .watchdog, .error, .pluginFailed, .pluginRestarted, .quota, .handleRefused, .sceneRequest, .pluginBacklog,
+        ]
         public var description: String { rawValue }
     }
 

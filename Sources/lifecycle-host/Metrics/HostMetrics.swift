@@ -21,7 +21,9 @@ struct MetricsSettings: Equatable {
 
 /// The host's metrics: the Prometheus backend the engine records into (handed to it as
 /// `Configuration.metricsFactory`, and bootstrapped as swift-metrics' `MetricsSystem` for the
-/// process), the host's own counters, and the exports — the HTTP port and the file.
+/// process), the host's own counters, the process metrics (`ProcessMetrics`), and the exports — the
+/// HTTP port and the file. Every counter of the host's is exported from the start, at 0: trace lines
+/// of each host kind, refused plugins, and — once the port is open — responses of each code.
 ///
 /// **The file** is written whole to a temporary file beside it and renamed over it (a reader never
 /// sees half a file): every `interval` while the run lasts, when the run ends, and — best effort,
@@ -45,12 +47,17 @@ final class HostMetrics {
     private let loaded: Gauge
     private let uptime: Gauge
     private let started = MonotonicInstant.now
+    private let process: ProcessMetrics
 
     init(settings: MetricsSettings) {
         self.settings = settings
         refused = Counter(label: MetricCatalog.pluginsRefused, factory: registry)
         loaded = Gauge(label: MetricCatalog.pluginsLoaded, factory: registry)
         uptime = Gauge(label: MetricCatalog.uptime, factory: registry)
+        process = ProcessMetrics(registry: registry)
+        for kind in MetricCatalog.hostLineKinds {
+            lines[kind] = Counter(label: LifecycleMetric.events, dimensions: [("kind", kind)], factory: registry)
+        }
         let registry = self.registry
         let first = Self.bootstrapped.withLock { done in
             defer { done = true }
@@ -69,6 +76,9 @@ final class HostMetrics {
                 let server = try MetricsServer(address: address, loop: loop, render: { [unowned self] in exposition() },
                                                answered: { [unowned self] code in responded(code) })
                 self.server = server
+                for code in MetricCatalog.httpCodes {
+                    responses[code] = Counter(label: MetricCatalog.httpResponses, dimensions: [("code", code)], factory: registry)
+                }
                 log("metrics", "http://\(server.address)/metrics", "Prometheus text exposition (GET /metrics)")
             } catch {
                 log("error", "metrics", error.message)
@@ -95,9 +105,10 @@ final class HostMetrics {
         return writeFile()
     }
 
-    /// The exposition now, the gauges read first. [loop-thread]
+    /// The exposition now, the gauges and the process metrics read first. [loop-thread]
     func exposition() -> String {
         updateGauges()
+        process.update()
         uptime.record(MonotonicInstant.now.duration(since: started).secondsDouble)
         return registry.render()
     }

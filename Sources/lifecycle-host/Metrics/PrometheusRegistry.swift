@@ -69,6 +69,14 @@ final class PrometheusRegistry: MetricsFactory, @unchecked Sendable {
             ?? Histogram(bounds: Buckets.seconds, scale: 1e-9)
     }
 
+    /// A series without labels whose value its owner sets from what it reads elsewhere: a gauge, or
+    /// a counter another keeps (the CPU seconds the kernel counts: `ProcessMetrics`), exported as
+    /// `kind`. A name that already has another kind gets a value that is not exported (the first
+    /// kind holds, as for every handler). [thread-safe]
+    func value(_ label: String, kind: Kind) -> GaugeValue {
+        series(label, [], kind) { GaugeValue() } ?? GaugeValue()
+    }
+
     func destroyCounter(_ handler: CounterHandler) { remove(handler) }
     func destroyFloatingPointCounter(_ handler: FloatingPointCounterHandler) { remove(handler) }
     func destroyMeter(_ handler: MeterHandler) { remove(handler) }

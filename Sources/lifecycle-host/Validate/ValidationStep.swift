@@ -91,7 +91,7 @@ final class ValidationStep: @unchecked Sendable {
 
         records.write(.phase(.load))
         do throws(PluginRefusal) {
-            plugin = try handle.app.runMarked("init", owner: path) { () throws(PluginRefusal) in
+            plugin = try handle.app.runLoading(path: path) { () throws(PluginRefusal) in
                 try handle.loadPlugin(path: path, options: loading)
             }
         } catch {
