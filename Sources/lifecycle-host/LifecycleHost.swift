@@ -57,7 +57,7 @@ struct EngineOptions: ParsableArguments {
 
     @Option(name: .customLong("trace-export"), help: ArgumentHelp(
         "After the run, write its trace in FORMAT to FILE: chrome (trace-event JSON for Perfetto and chrome://tracing).",
-        valueName: "FORMAT=FILE"))
+        valueName: "FORMAT=FILE"), completion: .list(["chrome="]))
     var traceExport: String?
 
     @Option(name: .customLong("scenes"), help: ArgumentHelp(

@@ -188,4 +188,18 @@ final class PluginScanTests: XCTestCase {
         XCTAssertEqual(allowed.records.filter { $0["kind"] as? String == "state" }.map { $0["name"] as? String }.last, "not-running",
                        "launched and terminated without plugins")
     }
+
+    /// The registry forgets files that are gone when it is next written: plugins named once from a
+    /// temporary folder do not make it grow for good.
+    func testTheRegistryForgetsFilesThatAreGone() throws {
+        let folder = try CBuild.temporaryFolder("scan-gone")
+        let gone = try CBuild.sharedObject(IsolationFixtures.initialiser(id: "com.example.gone", body: "return LC_OK;"), named: "gone", in: folder)
+        let kept = try CBuild.sharedObject(IsolationFixtures.initialiser(id: "com.example.kept", body: "return LC_OK;"), named: "kept", in: folder)
+        XCTAssertEqual(try host(["check", gone]).status, 0)
+        XCTAssertTrue(try String(contentsOfFile: registry, encoding: .utf8).contains(gone + "\t"))
+        try FileManager.default.removeItem(atPath: gone)
+        XCTAssertEqual(try host(["check", kept]).status, 0)
+        let lines = try String(contentsOfFile: registry, encoding: .utf8).split(separator: "\n").map(String.init)
+        XCTAssertEqual(lines.dropFirst().map { $0.split(separator: "\t")[0] }, [Substring(kept)], "only the file that exists")
+    }
 }

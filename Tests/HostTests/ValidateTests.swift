@@ -290,15 +290,8 @@ final class ValidateTests: XCTestCase {
     /// python3-junitparser, the parser GitLab-style tooling uses) and by xmllint; a failing check is a
     /// `failure` with its finding, a skipped one `skipped` with why; the suite named by the plugin's id.
     func testTheJUnitReportIsReadByARealConsumer() throws {
-        let python = try RequiredTool.path("python3", package: "python3-junitparser", for: "to read the JUnit report with junitparser")
+        let python = try RequiredTool.python(importing: "junitparser", package: "python3-junitparser", for: "to read the JUnit report")
         let xmllint = try RequiredTool.path("xmllint", package: "libxml2-utils", for: "to check the JUnit report is well-formed XML")
-        let probe = try CBuild.run("/usr/bin/python3", ["-c", "import junitparser"])
-        if probe.status != 0 {
-            let reason = "Debian's python3-junitparser is not installed (/usr/bin/python3 cannot import junitparser); it is needed to read the JUnit report"
-            if ProcessInfo.processInfo.environment[RequiredTool.requireVariable] == "1" { XCTFail(reason) }
-            throw XCTSkip(reason)
-        }
-        _ = python
         let plugin = try IsolationFixtures.build(
             IsolationFixtures.observer(id: "com.example.junit", name: "didReceiveMemoryWarning", body: "raise(SIGBUS);"), named: "junit")
         let folder = try CBuild.temporaryFolder("junit")
@@ -308,7 +301,7 @@ final class ValidateTests: XCTestCase {
         let xml = result.output.components(separatedBy: "--stderr--\n")[0]
         try xml.write(toFile: folder + "/report.xml", atomically: true, encoding: .utf8)
         XCTAssertEqual(try CBuild.run(xmllint, ["--noout", folder + "/report.xml"]).status, 0)
-        let read = try CBuild.run("/usr/bin/python3", ["-c", """
+        let read = try CBuild.run(python, ["-c", """
             import sys
             from junitparser import JUnitXml, Failure, Skipped
             xml = JUnitXml.fromfile(sys.argv[1])

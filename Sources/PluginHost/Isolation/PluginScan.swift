@@ -1,5 +1,6 @@
 import AppLifecycle
 import Logging
+import CoreMetrics
 import CLifecycleABI
 import Glibc
 import LifecycleC
@@ -50,6 +51,9 @@ package enum PluginScan {
         // in this init is seen once, from the load that follows.
         var configuration = Configuration()
         configuration.logger = Logger(label: "lifecycle.scan") { _ in SwiftLogNoOpLogHandler() }
+        // Nor in the metrics: the scan is the host's probe, not the application's plugin (its series
+        // would otherwise appear under the plugin's id, a failure series for one loaded in-process).
+        configuration.metricsFactory = NOOPMetricsHandler.instance
         do { scratch = try AppHandle(configuration: configuration) } catch {
             return .failure(PluginRefusal(path: path, reason: "cannot scan: \(error.message)", status: lc_status(LC_ERR_SYSTEM)))
         }
@@ -85,7 +89,8 @@ package enum PluginScan {
 ///
 /// Tabs, newlines and backslashes in a field are written `\t`, `\n`, `\\`. Lines that do not parse are
 /// dropped (the file is the user's; it is never trusted to be well formed). A file larger than 4 MiB
-/// is ignored whole. Written atomically (a temporary file renamed over it), folder mode 0700.
+/// is ignored whole. Written atomically (a temporary file renamed over it), folder mode 0700; an entry
+/// whose file no longer exists is dropped when it is written.
 package struct PluginScanRegistry {
     package struct Key: Hashable, Sendable {
         package let path: String
@@ -151,7 +156,9 @@ package struct PluginScanRegistry {
         let folder = String(file[..<slash])
         if let problem = Self.makeFolders(folder) { return problem }
         var text = Self.header + "\n"
-        for (key, entry) in entries.sorted(by: { $0.key.path < $1.key.path }) {
+        // Files that are gone are forgotten (each named once, with `--plugin` in a temporary folder,
+        // would otherwise stay for good): the registry holds at most the plugin files that exist.
+        for (key, entry) in entries.sorted(by: { $0.key.path < $1.key.path }) where access(key.path, F_OK) == 0 {
             let (state, detail, id): (String, String, String?) = switch entry {
             case .clean(let id): ("clean", id, nil)
             case .crashed(let why, let id): ("crashed", why, id)

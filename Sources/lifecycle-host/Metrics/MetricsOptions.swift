@@ -9,7 +9,8 @@ struct MetricsOptions: ParsableArguments {
     var address: String?
 
     @Option(name: .customLong("metrics-file"), help: ArgumentHelp(
-        "Write the metrics (Prometheus text) to FILE at the end of the run and every --metrics-interval.", valueName: "FILE"))
+        "Write the metrics (Prometheus text) to FILE at the end of the run and every --metrics-interval.", valueName: "FILE"),
+            completion: .file())
     var file: String?
 
     @Option(name: .customLong("metrics-interval"), help: ArgumentHelp(
