@@ -300,7 +300,12 @@ final class ValidateTests: XCTestCase {
         XCTAssertEqual(result.status, 1, result.output)
         let xml = result.output.components(separatedBy: "--stderr--\n")[0]
         try xml.write(toFile: folder + "/report.xml", atomically: true, encoding: .utf8)
-        XCTAssertEqual(try CBuild.run(xmllint, ["--noout", folder + "/report.xml"]).status, 0)
+        // Well-formed, and valid against the JUnit report format as those readers document it
+        // (`junitSchema`: testsuites → testsuite with name and tests → testcase with name and
+        // classname, at most one of failure, error or skipped).
+        try Self.junitSchema.write(toFile: folder + "/junit.xsd", atomically: true, encoding: .utf8)
+        let valid = try CBuild.run(xmllint, ["--noout", "--schema", folder + "/junit.xsd", folder + "/report.xml"])
+        XCTAssertEqual(valid.status, 0, valid.output)
         let read = try CBuild.run(python, ["-c", """
             import sys
             from junitparser import JUnitXml, Failure, Skipped
@@ -321,4 +326,70 @@ final class ValidateTests: XCTestCase {
                                      + "Skipped:it implements no scene delegate method and observes no scene notification"), read.output)
         XCTAssertTrue(lines.contains("case load validate.com.example.junit "), read.output)
     }
+
+    /// The JUnit XML report format as its readers document it (GitLab's "Unit test reports", Jenkins'
+    /// junit step, GitHub actions reading JUnit): written here from that description, not copied from
+    /// any project's schema file. What they require: a `testsuite` with `name` and `tests`, a
+    /// `testcase` with `name` and `classname`, in it at most one of `failure`, `error`, `skipped`.
+    static let junitSchema = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <xs:schema xmlns:xs="http://www.w3.org/2001/XMLSchema" elementFormDefault="qualified">
+          <xs:complexType name="outcome">
+            <xs:simpleContent>
+              <xs:extension base="xs:string">
+                <xs:attribute name="message" type="xs:string"/>
+                <xs:attribute name="type" type="xs:string"/>
+              </xs:extension>
+            </xs:simpleContent>
+          </xs:complexType>
+          <xs:attributeGroup name="counts">
+            <xs:attribute name="tests" type="xs:nonNegativeInteger" use="required"/>
+            <xs:attribute name="failures" type="xs:nonNegativeInteger"/>
+            <xs:attribute name="errors" type="xs:nonNegativeInteger"/>
+            <xs:attribute name="skipped" type="xs:nonNegativeInteger"/>
+            <xs:attribute name="time" type="xs:decimal"/>
+          </xs:attributeGroup>
+          <xs:element name="testsuites">
+            <xs:complexType>
+              <xs:sequence>
+                <xs:element ref="testsuite" minOccurs="0" maxOccurs="unbounded"/>
+              </xs:sequence>
+              <xs:attribute name="name" type="xs:string"/>
+              <xs:attributeGroup ref="counts"/>
+            </xs:complexType>
+          </xs:element>
+          <xs:element name="testsuite">
+            <xs:complexType>
+              <xs:sequence>
+                <xs:element name="properties" minOccurs="0">
+                  <xs:complexType>
+                    <xs:sequence>
+                      <xs:element name="property" minOccurs="0" maxOccurs="unbounded">
+                        <xs:complexType>
+                          <xs:attribute name="name" type="xs:string" use="required"/>
+                          <xs:attribute name="value" type="xs:string" use="required"/>
+                        </xs:complexType>
+                      </xs:element>
+                    </xs:sequence>
+                  </xs:complexType>
+                </xs:element>
+                <xs:element name="testcase" minOccurs="0" maxOccurs="unbounded">
+                  <xs:complexType>
+                    <xs:choice minOccurs="0">
+                      <xs:element name="failure" type="outcome"/>
+                      <xs:element name="error" type="outcome"/>
+                      <xs:element name="skipped" type="outcome"/>
+                    </xs:choice>
+                    <xs:attribute name="name" type="xs:string" use="required"/>
+                    <xs:attribute name="classname" type="xs:string" use="required"/>
+                    <xs:attribute name="time" type="xs:decimal"/>
+                  </xs:complexType>
+                </xs:element>
+              </xs:sequence>
+              <xs:attribute name="name" type="xs:string" use="required"/>
+              <xs:attributeGroup ref="counts"/>
+            </xs:complexType>
+          </xs:element>
+        </xs:schema>
+        """
 }
