@@ -32,8 +32,7 @@ struct EngineOptions: ParsableArguments {
                                                              + "hang (one callback outside those phases, default 5), terminate (SIGTERM to exit, default "
                                                              + "did-enter-background + will-terminate + hang).",
                                                          valueName: "NAME=SECONDS"),
-            completion: .list(["launch=", "did-enter-background=", "will-terminate=", "completion=", "background-task=", "expiration-warning=",
-                               "hang=", "terminate="]))
+            completion: .list(EngineValues.budgetNames.map { $0 + "=" }))
     var budgets: [String] = []
 
     @Option(name: .customLong("archive"), help: ArgumentHelp("Folder for state-preservation archives.", valueName: "DIR"), completion: .directory)
@@ -368,9 +367,6 @@ enum UnsafePlugins {
 
 /// The folder holding this executable (where SwiftPM also puts the example plugins).
 func executableFolder() -> String {
-    var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-    let n = readlink("/proc/self/exe", &buffer, Int(PATH_MAX))
-    guard n > 0 else { return "." }
-    let path = String(decoding: buffer[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    guard let path = HostVersion.executablePath() else { return "." }
     return path.split(separator: "/", omittingEmptySubsequences: false).dropLast().joined(separator: "/")
 }

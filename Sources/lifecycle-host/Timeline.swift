@@ -48,7 +48,9 @@ final class TimelineRecorder {
 
     /// Escapes text for XML character data and attribute values, and replaces the characters XML 1.0
     /// cannot hold (most C0 controls, U+FFFE, U+FFFF) with U+FFFD.
-    static func xmlEscape(_ text: String) -> String {
+    /// `inAttribute`: tab, line feed and carriage return become character references too, which an
+    /// attribute value keeps (a parser normalises literal ones to spaces).
+    static func xmlEscape(_ text: String, inAttribute: Bool = false) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
         for scalar in text.unicodeScalars {
@@ -58,7 +60,8 @@ final class TimelineRecorder {
             case ">": out += "&gt;"
             case "\"": out += "&quot;"
             case "'": out += "&apos;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
+            case "\t", "\n", "\r":
+                if inAttribute { out += "&#\(scalar.value);" } else { out.unicodeScalars.append(scalar) }
             default:
                 if scalar.value < 0x20 || scalar.value == 0xFFFE || scalar.value == 0xFFFF {
                     out += "\u{FFFD}"

@@ -11,6 +11,10 @@ public struct DelegateMethod: Hashable, Sendable, CustomStringConvertible {
     }
     public var description: String { selector }
 
+    /// Whether the method's completion handler carries a result (`FetchResult`): false for a URL
+    /// session's (Apple's `() -> Void`), whose completion the trace and reports name without one.
+    public var completionCarriesResult: Bool { self != .handleEventsForBackgroundURLSession }
+
     public static let willFinishLaunching = DelegateMethod(selector: "application:willFinishLaunchingWithOptions:")
     public static let didFinishLaunching = DelegateMethod(selector: "application:didFinishLaunchingWithOptions:")
     public static let didBecomeActive = DelegateMethod(selector: "applicationDidBecomeActive:")

@@ -278,10 +278,10 @@ extension TraceEvent.Payload {
             }
         case .completion(let method, let delegate, let result, let late):
             // A URL session's handler carries no result (Apple's `() -> Void`): "called".
-            let what = method == .handleEventsForBackgroundURLSession ? "called" : result.rawValue
+            let what = method.completionCarriesResult ? result.rawValue : "called"
             return (.completion, method.selector, delegate, late ? "\(what), late: the watchdog had already ended the request" : what)
         case .completionCalledAgain(let method, let delegate, let result):
-            let call = method == .handleEventsForBackgroundURLSession ? "the second call" : "the second call (\(result))"
+            let call = method.completionCarriesResult ? "the second call (\(result))" : "the second call"
             return (.error, "completion handler called again", delegate, "\(method.selector): \(call) is ignored")
         case .archive(let operation, let delegate, let keys):
             return (.archive, operation == .saved ? "saved" : "read", delegate, "\(keys) keys")

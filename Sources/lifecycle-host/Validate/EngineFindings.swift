@@ -13,7 +13,7 @@ enum EngineFindings {
     private static func finding(_ payload: TraceEvent.Payload) -> (check: ValidationCheck, text: String)? {
         switch payload {
         case .completionCalledAgain(let method, _, let result):
-            let result = method == .handleEventsForBackgroundURLSession ? "" : " (\(result))"  // Apple's `() -> Void`: no result
+            let result = method.completionCarriesResult ? " (\(result))" : ""
             return (.completions, "the completion handler of \(method.selector) was called again\(result); the second call is ignored")
         case .watchdogOverrun(let report):
             return overrun(report)

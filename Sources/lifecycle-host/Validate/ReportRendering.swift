@@ -72,7 +72,8 @@ extension ValidationReport {
     /// junit step): one `testsuites` with one `testsuite` named after the plugin (its id, else the
     /// path), a `testcase` a check (`name` its id, `classname` `validate.` and the plugin, `time`),
     /// a `failure` (its `message` the first finding, its text every finding) or a `skipped` (why).
-    /// Attribute and text content escaped; characters XML 1.0 forbids replaced by U+FFFD.
+    /// Attribute and text content escaped, characters XML 1.0 forbids replaced by U+FFFD
+    /// (`TimelineRecorder.xmlEscape`).
     var junit: String {
         let suite = plugin?.id ?? path
         // The run's time: the scan (`load`; `init` is the same process), the describing step
@@ -104,43 +105,13 @@ extension ValidationReport {
             case .fail:
                 let reasons = check.findings.map { $0.reason + ($0.sequences.isEmpty ? "" : " (in \($0.sequences.joined(separator: ", ")))") }
                 out += opening + ">\n      <failure message=\(Self.xmlAttribute(reasons.first ?? "failed")) type=\"finding\">"
-                    + Self.xmlText(reasons.joined(separator: "\n")) + "</failure>\n    </testcase>\n"
+                    + TimelineRecorder.xmlEscape(reasons.joined(separator: "\n")) + "</failure>\n    </testcase>\n"
             }
         }
         out += "  </testsuite>\n</testsuites>\n"
         return out
     }
 
-    /// `text` as a double-quoted XML attribute value.
-    static func xmlAttribute(_ text: String) -> String {
-        var out = "\""
-        for character in xmlText(text) {
-            switch character {
-            case "\"": out += "&quot;"
-            case "\n": out += "&#10;"
-            case "\r": out += "&#13;"
-            case "\t": out += "&#9;"
-            default: out.append(character)
-            }
-        }
-        return out + "\""
-    }
-
-    /// `text` as XML character data: `&`, `<`, `>` escaped; characters XML 1.0 forbids (controls other
-    /// than tab, line feed and carriage return; U+FFFE, U+FFFF) replaced by U+FFFD.
-    static func xmlText(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\t", "\n", "\r": out.unicodeScalars.append(scalar)
-            default:
-                let allowed = scalar.value >= 0x20 && scalar.value != 0xFFFE && scalar.value != 0xFFFF
-                out.unicodeScalars.append(allowed ? scalar : "\u{FFFD}")
-            }
-        }
-        return out
-    }
+    /// `text` as a double-quoted XML attribute value (`TimelineRecorder.xmlEscape`, the host's one XML escaping).
+    static func xmlAttribute(_ text: String) -> String { "\"" + TimelineRecorder.xmlEscape(text, inAttribute: true) + "\"" }
 }

@@ -19,7 +19,7 @@ struct Validate: ParsableCommand {
     @Option(name: .customLong("format"), help: ArgumentHelp(
         "The report: text (printed a check at a time, as each ends), json (one object at the end) or junit (JUnit XML at the end, "
             + "as CI systems read test reports).", valueName: "FORMAT"),
-            completion: .list(["text", "json", "junit"]))
+            completion: .list(Format.allCases.map(\.rawValue)))
     var format: String?
 
     @Option(name: .customLong("only"), help: ArgumentHelp(
@@ -38,8 +38,7 @@ struct Validate: ParsableCommand {
 
     @Option(name: .customLong("budget"), help: ArgumentHelp("A time budget the plugin is held to, as for 'run' (repeatable).",
                                                          valueName: "NAME=SECONDS"),
-            completion: .list(["launch=", "did-enter-background=", "will-terminate=", "completion=", "background-task=", "expiration-warning=",
-                               "hang=", "terminate="]))
+            completion: .list(EngineValues.budgetNames.map { $0 + "=" }))
     var budgets: [String] = []
 
     @Option(name: .customLong("scan-budget"), help: ArgumentHelp("How long opening the plugin and its init may take in its scan (default 5s).",
@@ -50,7 +49,7 @@ struct Validate: ParsableCommand {
     var allowUnsafePlugins = false
 
     /// The report's form.
-    enum Format: String { case text, json, junit }
+    enum Format: String, CaseIterable { case text, json, junit }
 
     func validate() throws { _ = try settings() }
 
@@ -58,7 +57,7 @@ struct Validate: ParsableCommand {
         var chosen = json ? Format.json : .text
         if let format {
             guard let parsed = Format(rawValue: format) else {
-                throw ValidationError("--format must be text, json or junit, not '\(format)'\(didYouMean(format, among: ["text", "json", "junit"]))")
+                throw ValidationError("--format must be text, json or junit, not '\(format)'\(didYouMean(format, among: Format.allCases.map(\.rawValue)))")
             }
             if json, parsed != .json { throw ValidationError("--json and --format \(format) ask for two forms; give one") }
             chosen = parsed
