@@ -209,6 +209,17 @@ extension FFIDelegates {
             }
         }
 
+        /// A method with no arguments of its own and no result (`applicationDidBecomeActive`, …), the
+        /// most called kind: its frame built in place, without `call`'s general one.
+        @inline(__always)
+        func notify(_ function: BoundFunction) {
+            switch kind {
+            case .exported: function.invoke(first)
+            case .pluginTable: _ = function.invoke(Frame(first, stateCell?.value.map(UnsafeRawPointer.init)))
+            case .delegateStruct: _ = function.invoke(Frame(first, ctx))
+            }
+        }
+
         @inline(__always)
         func void(_ function: BoundFunction, _ method: DelegateMethod, _ a: UnsafeRawPointer? = nil,
                   _ b: UnsafeRawPointer? = nil, _ c: UnsafeRawPointer? = nil, core: Int,
@@ -232,7 +243,7 @@ extension FFIDelegates {
         let method = function.method
         switch function.shape {
         case .notify(let set):
-            set(&handlers) { _ in receiver.void(f, method, core: 0) }
+            set(&handlers) { _ in receiver.notify(f) }
         case .askWithDict(let set):
             set(&handlers) { _, options in
                 withDict(options) { receiver.bool(f, method, $0, core: 1) }

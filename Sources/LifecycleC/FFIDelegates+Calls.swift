@@ -78,6 +78,16 @@ struct Frame {
         (nil, nil, nil, nil, nil, nil)
     var count = 0
 
+    init() {}
+
+    /// A frame of two arguments.
+    @inline(__always)
+    init(_ a: UnsafeRawPointer?, _ b: UnsafeRawPointer?) {
+        slots.0 = a
+        slots.1 = b
+        count = 2
+    }
+
     @inline(__always)
     mutating func append(_ value: UnsafeRawPointer?) {
         switch count {
@@ -138,6 +148,18 @@ struct BoundFunction {
             }
         }
         return result
+    }
+
+    /// Calls a libffi-bound function whose one argument is `argument` (a 1.0 exported function taking
+    /// the application alone): no frame, one argument slot.
+    @inline(__always)
+    func invoke(_ argument: UnsafeRawPointer?) {
+        var argument = argument
+        var result: ffi_arg = 0
+        withUnsafeMutablePointer(to: &argument) { slot in
+            var values: UnsafeMutableRawPointer? = UnsafeMutableRawPointer(slot)
+            ffi_call(cif, entry, &result, &values)
+        }
     }
 
     typealias P = UnsafeRawPointer?

@@ -12,23 +12,28 @@ extension Application {
     }
 
     /// Calls a void method on every delegate implementing it, in registration order. A delegate
-    /// removed by an earlier one is not called.
-    func callDelegates(_ method: DelegateMethod, _ handler: (DelegateHandlers) -> ((Application) -> Void)?) throws(Killed) {
-        for slot in slots {
-            guard let body = handler(slot.handlers), isRegistered(slot) else { continue }
-            try callVoid(method, slot, body)
-        }
-    }
-
-    /// `call` for a void method taking the application alone: the handler gets the application as an
-    /// argument of the marked call, so that no closure captures `self` — a capture retained the
-    /// application at every call, and its reference count lives in a side table (it is weakly
-    /// referenced): ~130 instructions a delegate.
+    /// removed by an earlier one is not called. `implements` tells whether a delegate has the method;
+    /// `invoke` calls it in place (the handler is read where it is stored, never copied out: a copy
+    /// retained and released its context at every delegate).
+    ///
+    /// The slots are read unretained from a snapshot of `slots` that this call keeps alive until it
+    /// returns (a delegate that adds or removes delegates replaces `slots`, not the snapshot): a
+    /// retain and a release a delegate fewer, ~40 instructions (the unsafe ledger).
     @inline(__always)
-    private func callVoid(_ method: DelegateMethod, _ slot: DelegateSlot, _ body: (Application) -> Void) throws(Killed) {
-        announce(method, slot)
-        marked(method, owner: slot.owner, passing: self, body)
-        try checkKilled()
+    func callDelegates(_ method: DelegateMethod, _ implements: (DelegateHandlers) -> Bool,
+                       _ invoke: (DelegateHandlers, Application) -> Void) throws(Killed)
+    {
+        let snapshot = slots
+        defer { withExtendedLifetime(snapshot) {} }
+        for index in snapshot.indices {
+            let called = Unmanaged.passUnretained(snapshot[index])._withUnsafeGuaranteedRef { slot -> Bool in
+                guard implements(slot.handlers), isRegistered(slot) else { return false }
+                announce(method, slot)
+                marked(method, owner: slot.owner, passing: self) { invoke(slot.handlers, $0) }
+                return true
+            }
+            if called { try checkKilled() }
+        }
     }
 
     /// Before a delegate call: traced, and named to the watchdog inside a budget.

@@ -127,7 +127,7 @@ extension Application {
 
     func resignActive() throws(Killed) {
         if isSceneBased { return try scenesResignActive() }
-        try callDelegates(.willResignActive, { $0.willResignActive })
+        try callDelegates(.willResignActive, { $0.willResignActive != nil }, { $0.willResignActive?($1) })
         try postLifecycle(.willResignActive)
         setState(.inactive)
     }
@@ -135,7 +135,7 @@ extension Application {
     func becomeActive() throws(Killed) {
         if isSceneBased { return try scenesBecomeActive() }
         setState(.active)
-        try callDelegates(.didBecomeActive, { $0.didBecomeActive })
+        try callDelegates(.didBecomeActive, { $0.didBecomeActive != nil }, { $0.didBecomeActive?($1) })
         try postLifecycle(.didBecomeActive)
     }
 
@@ -162,7 +162,7 @@ extension Application {
     func didEnterBackground() throws(Killed) {
         if isSceneBased { return try scenesApplicationDidEnterBackground() }
         try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
-            try callDelegates(.didEnterBackground, { $0.didEnterBackground })
+            try callDelegates(.didEnterBackground, { $0.didEnterBackground != nil }, { $0.didEnterBackground?($1) })
             try postLifecycle(.didEnterBackground)
         }
         try preserveState()
@@ -178,7 +178,7 @@ extension Application {
         backgroundSince = nil
         for index in tasks.indices { tasks[index].expirationCalled = false }
         try postLifecycle(.willEnterForeground)  // posted before the delegate method (Apple, `UIApplicationDelegate`)
-        try callDelegates(.willEnterForeground, { $0.willEnterForeground })
+        try callDelegates(.willEnterForeground, { $0.willEnterForeground != nil }, { $0.willEnterForeground?($1) })
         setState(.inactive)
         try deliver?()
         try becomeActive()
@@ -268,7 +268,7 @@ extension Application {
     /// application entered the background, and an application that exits on suspend never does.
     func terminateSequence(_ reason: TraceEvent.StateChangeReason = .terminated) throws(Killed) {
         try withBudget(.willTerminate, configuration.budgets.willTerminate) { () throws(Killed) in
-            try callDelegates(.willTerminate, { $0.willTerminate })
+            try callDelegates(.willTerminate, { $0.willTerminate != nil }, { $0.willTerminate?($1) })
             try postLifecycle(.willTerminate)
         }
         goNotRunning(reason)
@@ -276,11 +276,11 @@ extension Application {
 
     func deliverTimeChange(queuedCount: Int?) throws(Killed) {
         try postLifecycle(.significantTimeChange, queuedCount: queuedCount)  // posted before the delegate method (Apple, `UIApplicationDelegate`)
-        try callDelegates(.significantTimeChange, { $0.significantTimeChange })
+        try callDelegates(.significantTimeChange, { $0.significantTimeChange != nil }, { $0.significantTimeChange?($1) })
     }
 
     func deliverProtectedDataWillBecomeUnavailable(queuedCount: Int?) throws(Killed) {
-        try callDelegates(.protectedDataWillBecomeUnavailable, { $0.protectedDataWillBecomeUnavailable })
+        try callDelegates(.protectedDataWillBecomeUnavailable, { $0.protectedDataWillBecomeUnavailable != nil }, { $0.protectedDataWillBecomeUnavailable?($1) })
         try postLifecycle(.protectedDataWillBecomeUnavailable, queuedCount: queuedCount)
         isProtectedDataAvailable = false
     }
@@ -289,7 +289,7 @@ extension Application {
         isProtectedDataAvailable = true
         // The scenes' restoration archives their connection deferred are read now (decision 48).
         for scene in connectedScenes where scene.restoration.deferred { readDeferredRestoration(scene) }
-        try callDelegates(.protectedDataDidBecomeAvailable, { $0.protectedDataDidBecomeAvailable })
+        try callDelegates(.protectedDataDidBecomeAvailable, { $0.protectedDataDidBecomeAvailable != nil }, { $0.protectedDataDidBecomeAvailable?($1) })
         try postLifecycle(.protectedDataDidBecomeAvailable, queuedCount: queuedCount)
     }
 }

@@ -468,7 +468,7 @@ public final class Application: @unchecked Sendable {
             } else {
                 unrelievedMemoryWarnings += 1
             }
-            try callDelegates(.didReceiveMemoryWarning, { $0.didReceiveMemoryWarning })
+            try callDelegates(.didReceiveMemoryWarning, { $0.didReceiveMemoryWarning != nil }, { $0.didReceiveMemoryWarning?($1) })
             try postLifecycle(.didReceiveMemoryWarning, userInfo: ["level": .string(level.rawValue)])
         case .significantTimeChange:
             if state == .suspended {
