@@ -7,6 +7,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 int lcs_epoll_create(void) { return epoll_create1(EPOLL_CLOEXEC); }
@@ -41,6 +42,12 @@ int lcs_epoll_wait(int epfd, uint64_t *datas, uint32_t *masks, int max, int time
 }
 
 int lcs_eventfd(void) { return eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK); }
+
+int lcs_random_bytes(void *buffer, size_t size) {
+    if (size > 256) { errno = EINVAL; return -1; }
+    ssize_t r = LCS_RETRY(getrandom(buffer, size, 0));
+    return r == (ssize_t)size ? 0 : -1;
+}
 
 int lcs_eventfd_signal(int fd) {
     uint64_t one = 1;

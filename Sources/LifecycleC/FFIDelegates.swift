@@ -216,6 +216,30 @@ package enum FFIDelegates {
         package var description: String { "\(returnType)(\(argumentTypes.map { "\($0)" }.joined(separator: ", ")))" }
     }
 
+    /// A row's exported symbol as a C string and its length: what a load reads of every row.
+    package struct SymbolName: Sendable {
+        /// The C string's address (an integer: `Sendable` with no unchecked field).
+        private let address: UInt
+        package let length: Int
+        package var cString: UnsafePointer<CChar> { UnsafePointer(bitPattern: address)! }
+
+        init(_ function: Function) {
+            address = UInt(bitPattern: function.cSymbol)
+            length = function.symbolLength
+        }
+    }
+
+    /// The rows' symbols, one per row of `functions`, in a buffer of plain values of their own: a load
+    /// looks up every row's symbol, and reading a row of `functions` copies it whole (its method, its
+    /// symbol's string and its shape's closure: a retain and a release of each), ~13,000 instructions a
+    /// load for the 44 rows. Allocated once, never freed, as `functions`.
+    // nonisolated(unsafe): built once by the lazy static init from `functions`, never written or freed afterwards.
+    nonisolated(unsafe) package static let symbolNames: UnsafeBufferPointer<SymbolName> = {
+        let names = UnsafeMutablePointer<SymbolName>.allocate(capacity: functions.count)
+        for index in functions.indices { (names + index).initialize(to: SymbolName(functions[index])) }
+        return UnsafeBufferPointer(start: names, count: functions.count)
+    }()
+
     /// The delegate functions, in header order.
     ///
     /// In a buffer allocated once and never freed, not an `Array`: making `[Function]`'s type at run

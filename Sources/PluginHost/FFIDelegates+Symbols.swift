@@ -26,9 +26,9 @@ extension FFIDelegates {
         // withUnsafeTemporaryAllocation: every symbol first (in table order), on the stack.
         withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: functions.count) { addresses in
             // The application delegate's rows only: the scene rows are looked up by bindScenes(symbols:…).
-            let scene = sceneRows
+            let scene = sceneRows, names = symbolNames
             for index in functions.indices {
-                addresses[index] = scene.contains(index) ? nil : lookup(functions[index].cSymbol, functions[index].symbolLength)
+                addresses[index] = scene.contains(index) ? nil : lookup(names[index].cString, names[index].length)
             }
             return bind(addresses: UnsafeBufferPointer(addresses),
                         convention: .exported(app: app.map(UnsafeRawPointer.init), closures: closures, owner: owner, id: id))
@@ -44,9 +44,9 @@ extension FFIDelegates {
     {
         withUnsafeTemporaryAllocation(of: UnsafeMutableRawPointer?.self, capacity: functions.count) { addresses in
             var found = false
-            let scene = sceneRows
+            let scene = sceneRows, names = symbolNames
             for index in functions.indices {
-                addresses[index] = scene.contains(index) ? lookup(functions[index].cSymbol, functions[index].symbolLength) : nil
+                addresses[index] = scene.contains(index) ? lookup(names[index].cString, names[index].length) : nil
                 found = found || addresses[index] != nil
             }
             guard found else { return nil }

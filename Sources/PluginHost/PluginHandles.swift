@@ -1,10 +1,12 @@
+import CLifecycleSystem
 import Glibc
 import Synchronization
 
 /// The `lc_plugin *` values plugins and C programs hold: not the plugin object's address, which any
 /// code in the process could find by scanning the heap and use in another plugin's name, but a token
 /// that only this table turns back into the plugin — a slot index (low 32 bits, from 1) and a random
-/// 32-bit generation drawn when the handle is issued (high 32 bits). A forged, damaged or retired
+/// 32-bit generation from the kernel's generator, one per handle issued (high 32 bits; drawn 64 at a
+/// time, so that issuing a handle makes no system call). A forged, damaged or retired
 /// handle is refused, never dereferenced; on x86-64 and arm64 the token is not a usable address (a
 /// plugin treating it as a pointer faults at once instead of reading host memory).
 ///
@@ -43,6 +45,28 @@ package enum PluginHandles {
     private struct Issuer {
         var next = 0
         var free: [Int] = []
+        /// Random generations drawn ahead, 64 at a time: one `getrandom` per 64 handles instead of
+        /// one a handle (a system call a plugin load). Taken from the end; refilled when empty.
+        var generations: [UInt32] = []
+
+        /// A random nonzero generation (the kernel's generator, as `UInt32.random`).
+        mutating func generation() -> UInt64 {
+            while true {
+                if generations.isEmpty {
+                    generations = Array(unsafeUninitializedCapacity: 64) { buffer, count in
+                        let bytes = UnsafeMutableRawBufferPointer(buffer)
+                        if lcs_random_bytes(bytes.baseAddress, bytes.count) == 0 {
+                            count = buffer.count
+                        } else {  // refused (a seccomp filter, say): one at a time, as before
+                            buffer.initializeElement(at: 0, to: UInt32.random(in: .min ... .max))
+                            count = 1
+                        }
+                    }
+                }
+                let drawn = generations.removeLast()
+                if drawn != 0 { return UInt64(drawn) }
+            }
+        }
     }
 
     private static let issuer = Mutex(Issuer())
@@ -56,10 +80,9 @@ package enum PluginHandles {
 
     /// A new handle for `plugin`. [thread-safe]
     static func issue(for plugin: LoadedPlugin) -> OpaquePointer {
-        var generation: UInt64 = 0
-        while generation == 0 { generation = UInt64(UInt32.random(in: .min ... .max)) }
-        let index = issuer.withLock { issuer -> Int in
-            if let reused = issuer.free.popLast() { return reused }
+        let (index, generation) = issuer.withLock { issuer -> (Int, UInt64) in
+            let generation = issuer.generation()
+            if let reused = issuer.free.popLast() { return (reused, generation) }
             let index = issuer.next
             precondition(index < maximumChunks * chunkSize, "more than \(maximumChunks * chunkSize) plugin handles alive in one process")
             issuer.next += 1
@@ -68,7 +91,7 @@ package enum PluginHandles {
                 for offset in 0..<chunkSize { (chunk + offset).initialize(to: Slot(generation: Atomic(0), object: Atomic(0))) }
                 chunks[index >> chunkBits].store(UInt(bitPattern: chunk), ordering: .releasing)
             }
-            return index
+            return (index, generation)
         }
         let slot = slot(index)!
         slot.pointee.object.store(UInt(bitPattern: Unmanaged.passUnretained(plugin).toOpaque()), ordering: .relaxed)

@@ -62,6 +62,10 @@ int lcs_epoll_del(int epfd, int fd);
 /// Waits for up to `max` events; writes fd-data pairs to `datas` and event masks to `masks`.
 int lcs_epoll_wait(int epfd, uint64_t *datas, uint32_t *masks, int max, int timeout_ms);
 
+/// Fills `size` bytes (at most 256) from the kernel's random generator (getrandom(2), retried on
+/// EINTR); returns 0, or -1 with errno when it could not fill them all.
+int lcs_random_bytes(void *buffer, size_t size);
+
 int lcs_eventfd(void);
 int lcs_eventfd_signal(int fd);
 /// Drains the counter; returns 0 or -1 (EAGAIN when nothing was pending).
