@@ -226,6 +226,16 @@ package enum IsolationRunner {
         RunnerServer.prepare(runner: runner)
     }
 
+    /// `prepare` before this process has settled what its runners inherit: for an executable that
+    /// starts the server first thing, so that its process start overlaps the caller's own. The runners
+    /// still get the caller's standard descriptors and working folder as they are at each start
+    /// (`lcs_runner_server_send`); their environment is the server's, this process's now without
+    /// `withoutVariables` — the variables the caller will take out of its own before any runner starts.
+    /// [thread-safe]
+    package static func prepareEarly(withoutVariables: [String]) {
+        guard let runner = try? resolve() else { return }
+        RunnerServer.prepare(runner: runner, withoutVariables: withoutVariables)
+    }
 
     /// Ends the runner servers this process started (`RunnerServer.stopAll`): for a process that will
     /// look for what it left running. [thread-safe]

@@ -51,11 +51,12 @@ package enum RunnerServer {
     static let answerLimitMilliseconds: Int32 = 2_000
 
     /// Starts the calling thread's server for `runner` now, if it has none, so that its start overlaps
-    /// the caller's other work. A failure is left for `start` to report.
-    static func prepare(runner: String) {
+    /// the caller's other work; its environment is this process's without `withoutVariables`. A
+    /// failure is left for `start` to report.
+    static func prepare(runner: String, withoutVariables: [String] = []) {
         servers.withLock { table in
             reapGone(in: &table)
-            _ = try? server(for: runner, in: &table)
+            _ = try? server(for: runner, in: &table, withoutVariables: withoutVariables)
         }
     }
 
@@ -170,7 +171,8 @@ package enum RunnerServer {
     }
 
     /// The calling thread's server for `runner`, started when there is none (or one for another runner).
-    private static func server(for runner: String, in table: inout [pid_t: Server]) throws(IsolationStartError) -> Server {
+    private static func server(for runner: String, in table: inout [pid_t: Server],
+                               withoutVariables: [String] = []) throws(IsolationStartError) -> Server {
         let thread = lcs_gettid()
         if let server = table[thread] {
             if server.runner == runner { return server }
@@ -183,7 +185,7 @@ package enum RunnerServer {
         defer { close(pair[1]) }
         let pid: pid_t
         do {
-            pid = try ChildProcess.spawn([runner, serverCommand, "--fd", "3"], descriptors: [(3, pair[1])])
+            pid = try ChildProcess.spawn([runner, serverCommand, "--fd", "3"], descriptors: [(3, pair[1])], withoutVariables: withoutVariables)
         } catch {
             close(pair[0])
             throw IsolationStartError("cannot start the plugin runner \(runner): \(error.reason)")
