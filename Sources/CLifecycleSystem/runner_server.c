@@ -63,28 +63,72 @@ int lcs_built_with_sanitizer(void) {
 #endif
 }
 
-/// The new process's set-up: descriptors 3 and 4, its own process group, no mask, default actions.
-static void prepare_child(int socket, int progress) {
-    // Out of the way first: either may already be 3 or 4, and the server's own socket is 3.
+/// What a request carries besides the descriptors: the asking thread's CPU affinity, and which
+/// descriptors follow the runner's three (`LCS_REQUEST_STDIN` … `LCS_REQUEST_CGROUP`). Hostile in the
+/// server: checked (`request_descriptors`) before use.
+struct lcs_runner_request {
+    cpu_set_t affinity;
+    uint32_t attached;
+    uint32_t reserved;
+};
+
+enum {
+    LCS_REQUEST_STDIN = 1u << 0,
+    LCS_REQUEST_STDOUT = 1u << 1,
+    LCS_REQUEST_STDERR = 1u << 2,
+    LCS_REQUEST_CGROUP = 1u << 3,
+    LCS_REQUEST_KNOWN = 0xFu,
+};
+
+/// How many descriptors a request with `attached` carries: the socket, the progress page and the
+/// working folder, then the standard descriptors attached, then the cgroup; -1 for unknown bits.
+static int request_descriptors(uint32_t attached) {
+    if (attached & ~(uint32_t)LCS_REQUEST_KNOWN) return -1;
+    int count = 3;
+    for (uint32_t bit = LCS_REQUEST_STDIN; bit <= LCS_REQUEST_CGROUP; bit <<= 1)
+        if (attached & bit) count++;
+    return count;
+}
+
+/// The new process's set-up: descriptors 3 and 4 (the runner's socket and progress page), 0 to 2 the
+/// asking process's (closed where it had none), its own process group, no mask, default actions.
+/// `standard[n]` is the received copy of the asker's descriptor n, or -1.
+static void prepare_child(int socket, int progress, const int standard[3]) {
+    // Out of the way first: any may already be 0 to 4, and the server's own socket is 3.
     int high_socket = fcntl(socket, F_DUPFD, 10);
     int high_progress = fcntl(progress, F_DUPFD, 10);
     if (high_socket < 0 || high_progress < 0) _exit(127);
+    int high_standard[3] = {-1, -1, -1};
+    for (int n = 0; n < 3; n++) {
+        if (standard[n] < 0) continue;
+        high_standard[n] = fcntl(standard[n], F_DUPFD, 10);
+        if (high_standard[n] < 0) _exit(127);
+    }
+    // The originals (close-on-exec copies, wherever they landed) go before their slots are filled.
+    close(socket);
+    close(progress);
+    for (int n = 0; n < 3; n++) if (standard[n] >= 0) close(standard[n]);
     if (dup2(high_socket, 3) < 0 || dup2(high_progress, 4) < 0) _exit(127);
+    for (int n = 0; n < 3; n++) {
+        if (high_standard[n] < 0) {
+            close(n);
+        } else if (dup2(high_standard[n], n) < 0) {
+            _exit(127);
+        }
+    }
     close(high_socket);
     close(high_progress);
-    // The originals, wherever they landed (0 to 2 too, when the server's were closed), unless 3 or 4.
-    if (socket != 3 && socket != 4) close(socket);
-    if (progress != 3 && progress != 4 && progress != socket) close(progress);
+    for (int n = 0; n < 3; n++) if (high_standard[n] >= 0) close(high_standard[n]);
     setpgid(0, 0);
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    struct sigaction standard;
-    memset(&standard, 0, sizeof standard);
-    standard.sa_handler = SIG_DFL;
+    struct sigaction standard_action;
+    memset(&standard_action, 0, sizeof standard_action);
+    standard_action.sa_handler = SIG_DFL;
     for (int signo = 1; signo < NSIG; signo++) {
         if (signo == SIGKILL || signo == SIGSTOP) continue;
-        sigaction(signo, &standard, NULL);
+        sigaction(signo, &standard_action, NULL);
     }
 }
 
@@ -95,8 +139,8 @@ static void answer(int fd, int32_t value) {
 int lcs_runner_server(int fd, const char *exec_path) {
     enum { MOST = 8 };
     for (;;) {
-        cpu_set_t affinity;
-        struct iovec part = {.iov_base = &affinity, .iov_len = sizeof affinity};
+        struct lcs_runner_request request;
+        struct iovec part = {.iov_base = &request, .iov_len = sizeof request};
         union {
             struct cmsghdr header;
             char space[CMSG_SPACE(MOST * sizeof(int))];
@@ -113,19 +157,25 @@ int lcs_runner_server(int fd, const char *exec_path) {
             for (size_t offset = 0; offset + sizeof(int) <= bytes && count < MOST; offset += sizeof(int))
                 memcpy(&received[count++], CMSG_DATA(header) + offset, sizeof(int));
         }
-        if (length != (ssize_t)sizeof affinity || count < 3 || count > 4 || (message.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
+        if (length != (ssize_t)sizeof request || request.reserved != 0 || request_descriptors(request.attached) != count
+            || (message.msg_flags & (MSG_CTRUNC | MSG_TRUNC))) {
             for (int index = 0; index < count; index++) close(received[index]);
             answer(fd, -EINVAL);
             continue;
         }
-        long pid = clone_beside(count == 4 ? received[3] : -1);
+        // socket, progress, folder, then the standard descriptors attached, then the cgroup.
+        int standard[3] = {-1, -1, -1};
+        int next = 3;
+        for (int n = 0; n < 3; n++) if (request.attached & (LCS_REQUEST_STDIN << n)) standard[n] = received[next++];
+        int cgroup = (request.attached & LCS_REQUEST_CGROUP) ? received[next] : -1;
+        long pid = clone_beside(cgroup);
         if (pid == 0) {
             // What the asking thread had: its working folder, its CPUs (the runner's thread inherits them).
             if (fchdir(received[2]) != 0) _exit(127);
             close(received[2]);
-            if (count == 4) close(received[3]);
-            (void)sched_setaffinity(0, sizeof affinity, &affinity);
-            prepare_child(received[0], received[1]);
+            if (cgroup >= 0) close(cgroup);
+            (void)sched_setaffinity(0, sizeof request.affinity, &request.affinity);
+            prepare_child(received[0], received[1], standard);
             if (!exec_path) return 0;
             char *arguments[] = {(char *)exec_path, "plugin-runner", "--fd", "3", "--progress-fd", "4", NULL};
             execve(exec_path, arguments, environ);
@@ -156,18 +206,30 @@ int lcs_run_on_new_thread(int (*body)(void)) {
 }
 
 int lcs_runner_server_send(int fd, int socket, int progress, int cgroup) {
-    cpu_set_t affinity;
-    if (sched_getaffinity(0, sizeof affinity, &affinity) != 0) return -errno;
+    struct lcs_runner_request request;
+    memset(&request, 0, sizeof request);
+    if (sched_getaffinity(0, sizeof request.affinity, &request.affinity) != 0) return -errno;
     int folder = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
     if (folder < 0) return -errno;
-    struct iovec part = {.iov_base = &affinity, .iov_len = sizeof affinity};
+    int descriptors[7] = {socket, progress, folder};
+    size_t count = 3;
+    // The standard descriptors as they are now (the server's may be older: it may have started before
+    // this process pointed them elsewhere); one this process has closed is closed in the runner too.
+    for (int n = 0; n < 3; n++) {
+        if (fcntl(n, F_GETFD) < 0) continue;
+        request.attached |= LCS_REQUEST_STDIN << n;
+        descriptors[count++] = n;
+    }
+    if (cgroup >= 0) {
+        request.attached |= LCS_REQUEST_CGROUP;
+        descriptors[count++] = cgroup;
+    }
+    struct iovec part = {.iov_base = &request, .iov_len = sizeof request};
     union {
         struct cmsghdr header;
-        char space[CMSG_SPACE(4 * sizeof(int))];
+        char space[CMSG_SPACE(7 * sizeof(int))];
     } control;
     memset(&control, 0, sizeof control);
-    int descriptors[4] = {socket, progress, folder, cgroup};
-    size_t count = cgroup >= 0 ? 4 : 3;
     struct msghdr message = {.msg_iov = &part, .msg_iovlen = 1, .msg_control = control.space,
                              .msg_controllen = CMSG_SPACE(count * sizeof(int))};
     struct cmsghdr *header = CMSG_FIRSTHDR(&message);
@@ -178,7 +240,7 @@ int lcs_runner_server_send(int fd, int socket, int progress, int cgroup) {
     ssize_t sent = LCS_RETRY(sendmsg(fd, &message, MSG_NOSIGNAL));
     int failure = errno;
     close(folder);
-    if (sent != (ssize_t)sizeof affinity) return sent < 0 ? -failure : -EPROTO;
+    if (sent != (ssize_t)sizeof request) return sent < 0 ? -failure : -EPROTO;
     return 0;
 }
 

@@ -120,8 +120,10 @@ final class HostRunner: @unchecked Sendable {
         var problems: [String] = []
         let operators = OperatorHooks(settings: options.metrics, configuration: &configuration) { problems.append($0) }
         self.operators = operators
-        // The runners' server starts now, beside the rest of the host's start: after standard output
-        // is settled and systemd's variables are taken out of the environment (the runners get both).
+        // The runners' server starts now, beside the rest of the host's start, unless `main` started
+        // it already (a command line that plainly isolates: `RunValues.plainlyIsolates`): after
+        // standard output is settled and systemd's variables are taken out of the environment (the
+        // runners get both: their standard descriptors come with each start).
         if options.isolation.selection != .none || options.plugins.map(absolute).contains(where: options.isolation.isolatesFile) {
             IsolationRunner.prepare()
         }

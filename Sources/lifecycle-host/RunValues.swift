@@ -82,6 +82,20 @@ struct RunValues: Equatable {
         return options
     }
 
+    /// Whether `arguments` plainly ask `run` to isolate plugins: `run` first, an `--isolate` word (bare,
+    /// with ids, or `--isolate=…`), and no help or version asked for. A look, not a parse: a command
+    /// line that says so and then fails to parse merely started the runners' server for nothing (it
+    /// ends with this process).
+    static func plainlyIsolates(_ arguments: [String]) -> Bool {
+        guard arguments.first == "run" else { return false }
+        var isolates = false
+        for argument in arguments.dropFirst() {
+            if argument == "--help" || argument == "-h" || argument == "--version" { return false }
+            if argument == "--isolate" || argument.hasPrefix("--isolate=") { isolates = true }
+        }
+        return isolates
+    }
+
     /// The values of `run` followed by `--NAME VALUE` options and `--FLAG` flags, each at most once
     /// (repeatable options any number of times); nil for anything else: `--NAME=VALUE`, a value that
     /// starts with '-' or is empty, an unknown word, a repeated flag or single option, help, other
@@ -177,6 +191,11 @@ extension LifecycleHost {
         if arguments.first == ValidationStep.name { end(ValidationStep.run(arguments)) }
         // Isolated plugins run in this executable, in its plugin-runner role.
         IsolationRunner.executable = "/proc/self/exe"
+        // Their server's process start (an exec of this executable: the dynamic loader, the Swift
+        // runtime) is the longest step of an isolated cold start: begun first, it overlaps the host's
+        // own start. It learns what `run` settles later as it makes each runner (the standard
+        // descriptors); the environment `run` settles is the same without systemd's variables.
+        if RunValues.plainlyIsolates(arguments) { IsolationRunner.prepareEarly(withoutVariables: SystemdNotifier.variables) }
         if let values = RunValues.parse(arguments), let options = try? values.options() {
             end(HostRunner(options: options).run())
         }

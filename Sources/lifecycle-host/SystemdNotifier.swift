@@ -27,6 +27,9 @@ final class SystemdNotifier {
     private var readySent = false
     private var stoppingSent = false
 
+    /// The variables `fromEnvironment` reads and takes out of the environment.
+    static let variables = ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"]
+
     /// The notifier `NOTIFY_SOCKET` asks for, nil when it is unset; the variables are removed from the
     /// environment either way. A value that does not hold is a problem in words (`problem`), and no
     /// notifier. Call at the start of `run`, before any other thread reads the environment.
@@ -34,7 +37,7 @@ final class SystemdNotifier {
         let socketPath = getenv("NOTIFY_SOCKET").map { String(cString: $0) }
         let usec = getenv("WATCHDOG_USEC").map { String(cString: $0) }
         let pid = getenv("WATCHDOG_PID").map { String(cString: $0) }
-        for name in ["NOTIFY_SOCKET", "WATCHDOG_USEC", "WATCHDOG_PID"] { unsetenv(name) }
+        for name in variables { unsetenv(name) }
         guard let socketPath else { return nil }
         var keepAlive: Duration?
         if let usec, pid == nil || pid == String(getpid()) {

@@ -46,6 +46,19 @@ final class CommandLineTests: XCTestCase {
         return nil
     }
 
+    /// `main` starts the runners' server first thing only for a command line that plainly asks `run` to
+    /// isolate (a look at the words, before any parse).
+    func testTheRunnersServerStartsFirstOnlyForAPlainIsolatedRun() {
+        for line in [["run", "--isolate"], ["run", "--plugin", "a.so", "--isolate", "com.a,b"], ["run", "--isolate=*"],
+                     ["run", "--trace", "json", "--isolate", "--plugin", "a.so"]] {
+            XCTAssertTrue(RunValues.plainlyIsolates(line), "\(line)")
+        }
+        for line in [["run"], ["run", "--plugin", "a.so"], ["demo", "--isolate"], ["check", "--isolate"], ["run", "--isolate", "--help"],
+                     ["run", "-h", "--isolate"], ["run", "--version", "--isolate"], ["run", "--isolated"], [], ["--isolate", "run"]] {
+            XCTAssertFalse(RunValues.plainlyIsolates(line), "\(line)")
+        }
+    }
+
     func testTheFastPathLeavesEverythingElseToArgumentParser() {
         for line: [String] in [
             ["run", "--trace=json"], ["run", "--help"], ["run", "--interactive", "--interactive"], ["run", "--script", "a", "--script", "b"],

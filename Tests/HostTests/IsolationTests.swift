@@ -158,6 +158,34 @@ extension IsolationTests {
         XCTAssertEqual(Self.runnerPIDs().subtracting(before), [], "every runner the host started has ended")
     }
 
+    /// `run --isolate` starts the runners' server first thing, before it has settled what the runners
+    /// inherit: they still get what they got before — standard output pointed at standard error under
+    /// the JSON trace (the trace alone on standard output), and an environment without systemd's
+    /// variables (they must not talk to the service manager as the service).
+    func testRunnersOfAServerStartedFirstGetTheSettledOutputAndEnvironment() throws {
+        let folder = try CBuild.temporaryFolder("isolation-early-server")
+        let report = folder + "/environment.txt"
+        let plugin = try IsolationFixtures.build(IsolationFixtures.observer(
+            id: "com.example.earlyserver", name: "didReceiveMemoryWarning", body: "",
+            extraInit: """
+                FILE *out = fopen("\(report)", "w");
+                fprintf(out, "%s %s %s %s\\n", getenv("NOTIFY_SOCKET") ? "set" : "unset", getenv("WATCHDOG_USEC") ? "set" : "unset",
+                        getenv("WATCHDOG_PID") ? "set" : "unset", getenv("LC_EARLY_SERVER_KEPT") ? "kept" : "lost");
+                fclose(out);
+                printf("earlyserver: on the plugin's standard output\\n");
+                fflush(stdout);
+                """), named: "earlyserver")
+        let run = try run(["--isolate", "--plugin", plugin], script: "launch\nterminate\n",
+                          environment: ["NOTIFY_SOCKET": "@lifecycle-test-no-listener-\(getpid())", "WATCHDOG_USEC": "60000000",
+                                        "LC_EARLY_SERVER_KEPT": "1"])
+        XCTAssertEqual(try String(contentsOfFile: report, encoding: .utf8), "unset unset unset kept\n", run.output)
+        XCTAssertEqual(run.records.filter { $0.kind == "plugin" }.map(\.plugin), ["com.example.earlyserver"], run.output)
+        let parts = run.output.components(separatedBy: "--stderr--")
+        XCTAssertEqual(parts.count, 2, run.output)
+        XCTAssertFalse(parts[0].contains("earlyserver:"), "standard output holds the trace alone\n\(run.output)")
+        XCTAssertTrue(parts.last?.contains("earlyserver: on the plugin's standard output") == true, "the plugin's line, on standard error\n\(run.output)")
+    }
+
     /// More plugins than runners started ahead (32): the first 32 start at once, the rest as their loads
     /// come; all 40 load, in the folder's order, and none of their runners is left after the run.
     func testAFolderOfMorePluginsThanTheRunnersStartedAheadLoadsThemAllInOrder() throws {

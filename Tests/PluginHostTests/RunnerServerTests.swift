@@ -156,4 +156,74 @@ final class RunnerServerTests: XCTestCase {
         XCTAssertEqual(moved.cpus, "0", "the loading thread's CPUs")
         XCTAssertNotEqual(try seen("warm").folder, moved.folder)
     }
+
+    /// A runner's standard output is the loading process's as it is at the load, not the server's (which
+    /// may have started before the loading process pointed its standard output elsewhere: `lifecycle-host`
+    /// starts its server first thing, then moves standard output to standard error under a JSON trace).
+    func testARunnerHasTheLoadingProcesssStandardOutputAsItIsAtTheLoad() throws {
+        let handle = try AppHandle(configuration: Configuration())
+        defer { handle.shutdown() }
+        _ = try handle.loadIsolatedPlugin(path: try describer("early"), settings: IsolationSettings())  // a server exists
+        let talker = try IsolationFixtures.build(IsolationFixtures.observer(
+            id: "com.example.server.talker", name: "didReceiveMemoryWarning", body: "",
+            extraInit: "printf(\"the runner's own line\\n\"); fflush(stdout);"), named: "servertalker")
+        let output = folder + "/output.txt"
+        let file = open(output, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        XCTAssertGreaterThanOrEqual(file, 0)
+        fflush(nil)
+        let saved = dup(STDOUT_FILENO)
+        XCTAssertEqual(dup2(file, STDOUT_FILENO), STDOUT_FILENO)
+        let loaded = Result { try handle.loadIsolatedPlugin(path: talker, settings: IsolationSettings()) }
+        fflush(nil)
+        XCTAssertEqual(dup2(saved, STDOUT_FILENO), STDOUT_FILENO)
+        close(saved)
+        close(file)
+        _ = try loaded.get()
+        XCTAssertEqual(try String(contentsOfFile: output, encoding: .utf8), "the runner's own line\n")
+    }
+
+    /// Runners started together (`prestartIsolated`, asked of the server back to back) whose server does
+    /// not answer (stopped) are started again by their loads, by a new server; the stuck one is ended.
+    func testRunnersStartedTogetherWhoseServerDoesNotAnswerAreStartedByTheirLoads() throws {
+        let handle = try AppHandle(configuration: Configuration())
+        defer { handle.shutdown() }
+        _ = try handle.loadIsolatedPlugin(path: try describer("first"), settings: IsolationSettings())
+        let stuck = children(named: RunnerServer.serverCommand)
+        XCTAssertFalse(stuck.isEmpty)
+        for server in stuck { XCTAssertEqual(kill(server, SIGSTOP), 0) }
+        let paths = [try describer("second"), try describer("third")]
+        handle.prestartIsolated(paths: paths, settings: IsolationSettings())  // waits RunnerServer.answerLimitMilliseconds
+        for path in paths { _ = try handle.loadIsolatedPlugin(path: path, settings: IsolationSettings()) }
+        handle.discardPrestarted()
+        for name in ["second", "third"] {
+            let runner = try seen(name)
+            XCTAssertEqual(runner.parent, getpid(), "\(name) loaded, a child of this process")
+            XCTAssertEqual(runner.name, "plugin-runner")
+        }
+        for server in stuck {
+            XCTAssertFalse(FileManager.default.fileExists(atPath: "/proc/\(server)"), "the stuck server is ended and reaped")
+        }
+    }
+
+    /// Runners started together (`prestartIsolated`) are each what a runner started alone is, and their
+    /// loads take them in the caller's order.
+    func testRunnersStartedTogetherAreEachAChildInAGroupOfItsOwn() throws {
+        let handle = try AppHandle(configuration: Configuration())
+        defer { handle.shutdown() }
+        let names = (1...10).map { "together\($0)" }
+        let paths = try names.map(describer)
+        handle.prestartIsolated(paths: paths, settings: IsolationSettings())
+        let ids = try paths.map { try handle.loadIsolatedPlugin(path: $0, settings: IsolationSettings()).id }
+        handle.discardPrestarted()
+        XCTAssertEqual(ids, names.map { "com.example.server.\($0)" })
+        var pids: Set<Int32> = []
+        for name in names {
+            let runner = try seen(name)
+            XCTAssertEqual(runner.parent, getpid())
+            XCTAssertEqual(runner.group, runner.pid)
+            XCTAssertEqual(runner.name, "plugin-runner")
+            pids.insert(runner.pid)
+        }
+        XCTAssertEqual(pids.count, names.count, "a process each")
+    }
 }

@@ -9,8 +9,10 @@ import LifecycleRunLoop
 package enum ChildProcess {
     /// Starts `arguments[0]` with `arguments`; each `descriptors` pair gives the child descriptor
     /// `target` a copy of this process's `source` (every other descriptor of this process should be
-    /// close-on-exec). - Returns: the pid. - Throws: the reason in words.
-    package static func spawn(_ arguments: [String], descriptors: [(target: Int32, source: Int32)]) throws(ChildProcessError) -> pid_t {
+    /// close-on-exec). Its environment is this process's without `withoutVariables` (and with the
+    /// backtracer off). - Returns: the pid. - Throws: the reason in words.
+    package static func spawn(_ arguments: [String], descriptors: [(target: Int32, source: Int32)],
+                              withoutVariables: [String] = []) throws(ChildProcessError) -> pid_t {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -33,7 +35,9 @@ package enum ChildProcess {
         var environment: [UnsafeMutablePointer<CChar>?] = [strdup("SWIFT_BACKTRACE=enable=no")]
         var entry = environ
         while let variable = entry.pointee {
-            if strncmp(variable, "SWIFT_BACKTRACE=", 16) != 0 { environment.append(strdup(variable)) }
+            if strncmp(variable, "SWIFT_BACKTRACE=", 16) != 0 && !withoutVariables.contains(where: { Self.names(variable, $0) }) {
+                environment.append(strdup(variable))
+            }
             entry += 1
         }
         environment.append(nil)
@@ -42,6 +46,14 @@ package enum ChildProcess {
         let status = posix_spawn(&pid, arguments[0], &actions, &attributes, &argv, &environment)
         guard status == 0 else { throw ChildProcessError(program: arguments[0], reason: String(cString: strerror(status))) }
         return pid
+    }
+
+    /// Whether the environment entry `entry` ("NAME=value") sets `name`.
+    private static func names(_ entry: UnsafeMutablePointer<CChar>, _ name: String) -> Bool {
+        name.withCString { name in
+            let length = strlen(name)
+            return strncmp(entry, name, length) == 0 && entry[length] == CChar(UInt8(ascii: "="))
+        }
     }
 
     /// Waits for `pid` to end, up to `limit`; after that it is killed (SIGKILL) and waited for.

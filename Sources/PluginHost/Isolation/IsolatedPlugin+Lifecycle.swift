@@ -76,12 +76,17 @@ extension AppHandle {
     package func prestartIsolated(paths: [String], settings: IsolationSettings) {
         guard loop.isOnLoopThread, let runner = try? IsolationRunner.resolve() else { return }
         let set = pluginSet
-        for path in paths where path.utf8.first == UInt8(ascii: "/") && set.prestarted[path] == nil {
-            guard set.prestarted.count < Self.prestartLimit else { break }
-            guard let process = try? RunnerProcess.start(runner: runner, cgroups: settings.cgroups) else { continue }
-            IsolatedPlugin.sendHello(to: process, path: path, settings: settings)
-            _ = process.channel.writeSome()
-            set.prestarted[path] = process
+        var wanted: [String] = []
+        for path in paths where path.utf8.first == UInt8(ascii: "/") && set.prestarted[path] == nil && !wanted.contains(path) {
+            guard set.prestarted.count + wanted.count < Self.prestartLimit else { break }
+            wanted.append(path)
+        }
+        // Asked of the runners' server back to back, each hello queued on its socket before.
+        let processes = RunnerProcess.startSeveral(runner: runner, count: wanted.count, cgroups: settings.cgroups) { index, channel in
+            IsolatedPlugin.queueHello(on: channel, path: wanted[index], settings: settings)
+        }
+        for (path, process) in zip(wanted, processes) {
+            if let process { set.prestarted[path] = process }
         }
     }
 

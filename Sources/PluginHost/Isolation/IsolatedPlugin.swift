@@ -175,13 +175,18 @@ final class IsolatedPlugin: @unchecked Sendable {
 
     /// Queues the first frame: the protocol version, the load options and the plugin's path.
     static func sendHello(to process: RunnerProcess, path: String, settings: IsolationSettings) {
+        queueHello(on: process.channel, path: path, settings: settings)
+    }
+
+    /// `sendHello` on a runner's channel, before its process exists.
+    static func queueHello(on channel: FrameChannel, path: String, settings: IsolationSettings) {
         var hello = FrameWriter()
         hello.begin(.hello)
         hello.u32(IsolationProtocol.version)
         hello.u32(settings.loadOptions.rawValue)
         hello.string(path)
         hello.end()
-        process.channel.out = hello
+        channel.out = hello
     }
 
     /// What went wrong reading the process's first frame.

@@ -82,9 +82,35 @@ final class RunnerProcess: @unchecked Sendable {
         }
     }
 
+    /// Runners for `count` plugins at once, in cgroups of their own as `start` makes them, asked of the
+    /// runners' server back to back (`RunnerServer.startSeveral`); `first(index, channel)` queues each
+    /// one's first frames before its process is asked for, so that it finds them as it starts. nil for
+    /// one that did not start: `start` starts it again, and says why.
+    static func startSeveral(runner: String, count: Int, cgroups: Bool, first: (Int, FrameChannel) -> Void) -> [RunnerProcess?] {
+        let pieces = (0..<count).map { _ in try? Pieces(cgroups: cgroups) }
+        for (index, piece) in pieces.enumerated() {
+            guard let piece else { continue }
+            first(index, piece.channel)
+            _ = piece.channel.writeSome()
+        }
+        let made = pieces.compactMap { $0 }
+        let pids = RunnerServer.startSeveral(runner: runner, requests: made.map { ($0.runnerEnd, $0.memory, $0.cgroup) })
+        var next = 0
+        return pieces.map { piece in
+            guard let piece else { return nil }
+            defer { next += 1 }
+            guard let pid = pids[next] else {
+                piece.discard()
+                return nil
+            }
+            return piece.finish(pid: pid)
+        }
+    }
+
     /// What a runner gets before its process exists: the socket pair, the progress page, its cgroup.
     private final class Pieces {
-        let hostEnd: Int32
+        /// The host's end of the socket pair (closed with it).
+        let channel: FrameChannel
         let runnerEnd: Int32
         let memory: Int32
         let page: UnsafeMutableRawPointer
@@ -107,7 +133,7 @@ final class RunnerProcess: @unchecked Sendable {
                 close(pair[0]); close(pair[1]); close(memory)
                 throw IsolationStartError("cannot map the progress page: \(reason)")
             }
-            hostEnd = pair[0]
+            channel = FrameChannel(fd: pair[0])
             runnerEnd = pair[1]
             self.memory = memory
             self.page = page
@@ -126,7 +152,7 @@ final class RunnerProcess: @unchecked Sendable {
             close(memory)
             // Before the hello: the runner runs no plugin code until then.
             let containment = ProcessContainment(runner: pid, cgroup: cgroup)
-            return RunnerProcess(pid: pid, channel: FrameChannel(fd: hostEnd), page: page, containment: containment)
+            return RunnerProcess(pid: pid, channel: channel, page: page, containment: containment)
         }
 
         /// No runner came (or none is known: a server that died after taking the request may have
@@ -135,7 +161,7 @@ final class RunnerProcess: @unchecked Sendable {
             cgroup?.killAll()
             dropCgroup()
             munmap(page, RunnerProcess.pageSize)
-            close(hostEnd); close(runnerEnd); close(memory)
+            close(runnerEnd); close(memory)  // the host's end closes with the channel
         }
     }
 
@@ -198,6 +224,17 @@ package enum IsolationRunner {
     package static func prepare() {
         guard let runner = try? resolve() else { return }
         RunnerServer.prepare(runner: runner)
+    }
+
+    /// `prepare` before this process has settled what its runners inherit: for an executable that
+    /// starts the server first thing, so that its process start overlaps the caller's own. The runners
+    /// still get the caller's standard descriptors and working folder as they are at each start
+    /// (`lcs_runner_server_send`); their environment is the server's, this process's now without
+    /// `withoutVariables` — the variables the caller will take out of its own before any runner starts.
+    /// [thread-safe]
+    package static func prepareEarly(withoutVariables: [String]) {
+        guard let runner = try? resolve() else { return }
+        RunnerServer.prepare(runner: runner, withoutVariables: withoutVariables)
     }
 
     /// Ends the runner servers this process started (`RunnerServer.stopAll`): for a process that will

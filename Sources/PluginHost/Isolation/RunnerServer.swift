@@ -30,8 +30,12 @@ import Synchronization
 /// Built with a sanitizer, the copy `exec`s the runner instead (the sanitizers' runtimes keep
 /// threads and locks a fork without `exec` does not carry over): the same processes, slower.
 ///
+/// Several runners at once (`startSeveral`, the host's start of its isolated plugins) are asked back
+/// to back, up to `window` requests ahead of their answers: the server makes one after another
+/// without waiting for the host between two.
+///
 /// [thread-safe]: one lock over the table of servers, held through a start (one request and its
-/// answer, ~0.2 ms, at most 2 s; a server's own start, ~3 ms, the first time).
+/// answer, ~0.2 ms, at most 2 s each; a server's own start, ~3 ms, the first time).
 package enum RunnerServer {
     private struct Server {
         let pid: pid_t
@@ -47,12 +51,70 @@ package enum RunnerServer {
     static let answerLimitMilliseconds: Int32 = 2_000
 
     /// Starts the calling thread's server for `runner` now, if it has none, so that its start overlaps
-    /// the caller's other work. A failure is left for `start` to report.
-    static func prepare(runner: String) {
+    /// the caller's other work; its environment is this process's without `withoutVariables`. A
+    /// failure is left for `start` to report.
+    static func prepare(runner: String, withoutVariables: [String] = []) {
         servers.withLock { table in
             reapGone(in: &table)
-            _ = try? server(for: runner, in: &table)
+            _ = try? server(for: runner, in: &table, withoutVariables: withoutVariables)
         }
+    }
+
+    /// How many requests `startSeveral` sends ahead of their answers.
+    static let window = 8
+
+    /// A runner for each of `requests` (as `start`: a child of the calling thread, handed its
+    /// descriptors, born in its cgroup), asked of the calling thread's server back to back — up to
+    /// `window` requests ahead of their answers — so that the server makes them one after another
+    /// instead of waiting for this thread between two.
+    /// - Returns: each request's pid, or nil for one that did not start (the caller starts it again
+    ///   with `start`, which says why). A server that breaks or does not answer is ended, and what it
+    ///   had not answered is nil.
+    static func startSeveral(runner: String, requests: [(socket: Int32, progress: Int32, cgroup: PluginCgroup?)]) -> [pid_t?] {
+        var pids = [pid_t?](repeating: nil, count: requests.count)
+        guard !requests.isEmpty else { return pids }
+        let folders = requests.map { $0.cgroup?.openFolder() ?? -1 }
+        defer { for folder in folders where folder >= 0 { close(folder) } }
+        servers.withLock { table in
+            reapGone(in: &table)
+            guard let server = try? server(for: runner, in: &table) else { return }
+            var inFlight: [Int] = []  // the requests asked and not yet answered, in order
+            var next = 0
+            var asking = true
+            while true {
+                while asking, next < requests.count, inFlight.count < window {
+                    let index = next
+                    next += 1
+                    let request = requests[index]
+                    if request.cgroup != nil && folders[index] < 0 { continue }  // its own start says why
+                    guard lcs_runner_server_send(server.fd, request.socket, request.progress, folders[index]) == 0 else {
+                        asking = false  // the answers already due are still read
+                        break
+                    }
+                    inFlight.append(index)
+                }
+                guard !inFlight.isEmpty else { break }
+                let index = inFlight.removeFirst()
+                let answer = lcs_runner_server_answer(server.fd, answerLimitMilliseconds)
+                if answer > 0 {
+                    pids[index] = pid_t(answer)
+                    continue
+                }
+                switch -answer {
+                case EPIPE, ECONNRESET, ETIMEDOUT, EPROTO:
+                    // Gone or stuck: a runner it may have made for what it took is lost (it sees its
+                    // socket close and ends); the server is never asked again.
+                    inFlight.removeAll()
+                    asking = false
+                default:
+                    break  // this one's clone failed; the next is answered as usual
+                }
+            }
+            if !asking { retire(server, in: &table) }
+        }
+        // The runner makes its group itself; this is for the moment before it has.
+        for pid in pids { if let pid { _ = setpgid(pid, pid) } }
+        return pids
     }
 
     /// Ends every server of this process (their runners are not touched: they are the caller's
@@ -109,7 +171,8 @@ package enum RunnerServer {
     }
 
     /// The calling thread's server for `runner`, started when there is none (or one for another runner).
-    private static func server(for runner: String, in table: inout [pid_t: Server]) throws(IsolationStartError) -> Server {
+    private static func server(for runner: String, in table: inout [pid_t: Server],
+                               withoutVariables: [String] = []) throws(IsolationStartError) -> Server {
         let thread = lcs_gettid()
         if let server = table[thread] {
             if server.runner == runner { return server }
@@ -122,7 +185,7 @@ package enum RunnerServer {
         defer { close(pair[1]) }
         let pid: pid_t
         do {
-            pid = try ChildProcess.spawn([runner, serverCommand, "--fd", "3"], descriptors: [(3, pair[1])])
+            pid = try ChildProcess.spawn([runner, serverCommand, "--fd", "3"], descriptors: [(3, pair[1])], withoutVariables: withoutVariables)
         } catch {
             close(pair[0])
             throw IsolationStartError("cannot start the plugin runner \(runner): \(error.reason)")
