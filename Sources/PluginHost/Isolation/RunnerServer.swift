@@ -224,6 +224,7 @@ extension PluginRunner {
         // What every runner would otherwise make for itself, made once here (no thread starts).
         Application.prepareForCopies()
         _ = FFIDelegates.functions
+        _ = FFIDelegates.symbolNames
         let served: Int32
         if lcs_built_with_sanitizer() != 0 {
             served = lcs_runner_server(socket, "/proc/self/exe")
