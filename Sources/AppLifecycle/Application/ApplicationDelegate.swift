@@ -9,57 +9,65 @@ public struct DelegateMethod: Hashable, Sendable, CustomStringConvertible {
         self.selector = selector
         label = CallbackLabels.intern(selector)
     }
+
+    /// A standard method: its label is its fixed index among `CallbackLabels.standard`, nothing is
+    /// hashed or locked to make it (the first plugin load of a process makes all 45).
+    init(selector: String, standard index: UInt32) {
+        assert(CallbackLabels.standard[Int(index)] == selector, "\(selector) is not standard label \(index)")
+        self.selector = selector
+        label = index
+    }
     public var description: String { selector }
 
     /// Whether the method's completion handler carries a result (`FetchResult`): false for a URL
     /// session's (Apple's `() -> Void`), whose completion the trace and reports name without one.
     public var completionCarriesResult: Bool { self != .handleEventsForBackgroundURLSession }
 
-    public static let willFinishLaunching = DelegateMethod(selector: "application:willFinishLaunchingWithOptions:")
-    public static let didFinishLaunching = DelegateMethod(selector: "application:didFinishLaunchingWithOptions:")
-    public static let didBecomeActive = DelegateMethod(selector: "applicationDidBecomeActive:")
-    public static let willResignActive = DelegateMethod(selector: "applicationWillResignActive:")
-    public static let didEnterBackground = DelegateMethod(selector: "applicationDidEnterBackground:")
-    public static let willEnterForeground = DelegateMethod(selector: "applicationWillEnterForeground:")
-    public static let willTerminate = DelegateMethod(selector: "applicationWillTerminate:")
-    public static let didReceiveMemoryWarning = DelegateMethod(selector: "applicationDidReceiveMemoryWarning:")
-    public static let significantTimeChange = DelegateMethod(selector: "applicationSignificantTimeChange:")
-    public static let protectedDataWillBecomeUnavailable = DelegateMethod(selector: "applicationProtectedDataWillBecomeUnavailable:")
-    public static let protectedDataDidBecomeAvailable = DelegateMethod(selector: "applicationProtectedDataDidBecomeAvailable:")
-    public static let openURL = DelegateMethod(selector: "application:openURL:sourceApplication:annotation:")
+    public static let willFinishLaunching = DelegateMethod(selector: "application:willFinishLaunchingWithOptions:", standard: 0)
+    public static let didFinishLaunching = DelegateMethod(selector: "application:didFinishLaunchingWithOptions:", standard: 1)
+    public static let didBecomeActive = DelegateMethod(selector: "applicationDidBecomeActive:", standard: 2)
+    public static let willResignActive = DelegateMethod(selector: "applicationWillResignActive:", standard: 3)
+    public static let didEnterBackground = DelegateMethod(selector: "applicationDidEnterBackground:", standard: 4)
+    public static let willEnterForeground = DelegateMethod(selector: "applicationWillEnterForeground:", standard: 5)
+    public static let willTerminate = DelegateMethod(selector: "applicationWillTerminate:", standard: 6)
+    public static let didReceiveMemoryWarning = DelegateMethod(selector: "applicationDidReceiveMemoryWarning:", standard: 7)
+    public static let significantTimeChange = DelegateMethod(selector: "applicationSignificantTimeChange:", standard: 8)
+    public static let protectedDataWillBecomeUnavailable = DelegateMethod(selector: "applicationProtectedDataWillBecomeUnavailable:", standard: 9)
+    public static let protectedDataDidBecomeAvailable = DelegateMethod(selector: "applicationProtectedDataDidBecomeAvailable:", standard: 10)
+    public static let openURL = DelegateMethod(selector: "application:openURL:sourceApplication:annotation:", standard: 11)
     /// The newer form (`application(_:open:options:)`); called instead of `openURL` when implemented.
-    public static let openURLWithOptions = DelegateMethod(selector: "application:openURL:options:")
-    public static let performFetch = DelegateMethod(selector: "application:performFetchWithCompletionHandler:")
+    public static let openURLWithOptions = DelegateMethod(selector: "application:openURL:options:", standard: 12)
+    public static let performFetch = DelegateMethod(selector: "application:performFetchWithCompletionHandler:", standard: 13)
     public static let didReceiveRemoteNotificationWithCompletion =
-        DelegateMethod(selector: "application:didReceiveRemoteNotification:fetchCompletionHandler:")
-    public static let didReceiveRemoteNotification = DelegateMethod(selector: "application:didReceiveRemoteNotification:")
-    public static let shouldSaveApplicationState = DelegateMethod(selector: "application:shouldSaveApplicationState:")
-    public static let shouldRestoreApplicationState = DelegateMethod(selector: "application:shouldRestoreApplicationState:")
-    public static let willEncodeRestorableState = DelegateMethod(selector: "application:willEncodeRestorableStateWithCoder:")
-    public static let didDecodeRestorableState = DelegateMethod(selector: "application:didDecodeRestorableStateWithCoder:")
+        DelegateMethod(selector: "application:didReceiveRemoteNotification:fetchCompletionHandler:", standard: 14)
+    public static let didReceiveRemoteNotification = DelegateMethod(selector: "application:didReceiveRemoteNotification:", standard: 15)
+    public static let shouldSaveApplicationState = DelegateMethod(selector: "application:shouldSaveApplicationState:", standard: 16)
+    public static let shouldRestoreApplicationState = DelegateMethod(selector: "application:shouldRestoreApplicationState:", standard: 17)
+    public static let willEncodeRestorableState = DelegateMethod(selector: "application:willEncodeRestorableStateWithCoder:", standard: 18)
+    public static let didDecodeRestorableState = DelegateMethod(selector: "application:didDecodeRestorableStateWithCoder:", standard: 19)
     /// Scenes (Apple, "Managing your app's life cycle"): the configuration for a connecting scene, and sessions the user discarded.
-    public static let configurationForConnecting = DelegateMethod(selector: "application:configurationForConnectingSceneSession:options:")
-    public static let didDiscardSceneSessions = DelegateMethod(selector: "application:didDiscardSceneSessions:")
+    public static let configurationForConnecting = DelegateMethod(selector: "application:configurationForConnectingSceneSession:options:", standard: 20)
+    public static let didDiscardSceneSessions = DelegateMethod(selector: "application:didDiscardSceneSessions:", standard: 21)
     /// Handoff (Apple, "Managing your app's life cycle"), in an application that is not scene-based.
-    public static let willContinueUserActivity = DelegateMethod(selector: "application:willContinueUserActivityWithType:")
-    public static let continueUserActivity = DelegateMethod(selector: "application:continueUserActivity:restorationHandler:")
+    public static let willContinueUserActivity = DelegateMethod(selector: "application:willContinueUserActivityWithType:", standard: 22)
+    public static let continueUserActivity = DelegateMethod(selector: "application:continueUserActivity:restorationHandler:", standard: 23)
     public static let didFailToContinueUserActivity =
-        DelegateMethod(selector: "application:didFailToContinueUserActivityWithType:error:")
-    public static let didUpdateUserActivity = DelegateMethod(selector: "application:didUpdateUserActivity:")
+        DelegateMethod(selector: "application:didFailToContinueUserActivityWithType:error:", standard: 24)
+    public static let didUpdateUserActivity = DelegateMethod(selector: "application:didUpdateUserActivity:", standard: 25)
     /// The older methods seed 002 still describes (issue 20): the launch method without options, called
     /// instead of `didFinishLaunching` when that one is not implemented; the URL method without a
     /// source, called when neither `openURL` form is; a local notification; the answer to a
     /// remote-notification registration.
-    public static let applicationDidFinishLaunching = DelegateMethod(selector: "applicationDidFinishLaunching:")
-    public static let handleOpenURL = DelegateMethod(selector: "application:handleOpenURL:")
-    public static let didReceiveLocalNotification = DelegateMethod(selector: "application:didReceiveLocalNotification:")
+    public static let applicationDidFinishLaunching = DelegateMethod(selector: "applicationDidFinishLaunching:", standard: 26)
+    public static let handleOpenURL = DelegateMethod(selector: "application:handleOpenURL:", standard: 27)
+    public static let didReceiveLocalNotification = DelegateMethod(selector: "application:didReceiveLocalNotification:", standard: 28)
     public static let didRegisterForRemoteNotifications =
-        DelegateMethod(selector: "application:didRegisterForRemoteNotificationsWithDeviceToken:")
+        DelegateMethod(selector: "application:didRegisterForRemoteNotificationsWithDeviceToken:", standard: 29)
     public static let didFailToRegisterForRemoteNotifications =
-        DelegateMethod(selector: "application:didFailToRegisterForRemoteNotificationsWithError:")
+        DelegateMethod(selector: "application:didFailToRegisterForRemoteNotificationsWithError:", standard: 30)
     /// The events of a background URL session are waiting (seed 002; docs/lifecycle.md, decision 55).
     public static let handleEventsForBackgroundURLSession =
-        DelegateMethod(selector: "application:handleEventsForBackgroundURLSession:completionHandler:")
+        DelegateMethod(selector: "application:handleEventsForBackgroundURLSession:completionHandler:", standard: 31)
 }
 
 /// The callbacks of one delegate. A nil handler is a method the delegate does not implement: it is

@@ -1,22 +1,22 @@
 /// The scene delegate's methods (`UISceneDelegate`, `UIWindowSceneDelegate`'s life-cycle part), by
 /// their Objective-C selectors as traces name them.
 extension DelegateMethod {
-    public static let sceneWillConnect = DelegateMethod(selector: "scene:willConnectToSession:options:")
-    public static let sceneDidDisconnect = DelegateMethod(selector: "sceneDidDisconnect:")
-    public static let sceneDidBecomeActive = DelegateMethod(selector: "sceneDidBecomeActive:")
-    public static let sceneWillResignActive = DelegateMethod(selector: "sceneWillResignActive:")
-    public static let sceneWillEnterForeground = DelegateMethod(selector: "sceneWillEnterForeground:")
-    public static let sceneDidEnterBackground = DelegateMethod(selector: "sceneDidEnterBackground:")
-    public static let sceneOpenURLContexts = DelegateMethod(selector: "scene:openURLContexts:")
-    public static let stateRestorationActivity = DelegateMethod(selector: "stateRestorationActivityForScene:")
-    public static let sceneWillContinueUserActivity = DelegateMethod(selector: "scene:willContinueUserActivityWithType:")
-    public static let sceneContinueUserActivity = DelegateMethod(selector: "scene:continueUserActivity:")
+    public static let sceneWillConnect = DelegateMethod(selector: "scene:willConnectToSession:options:", standard: 32)
+    public static let sceneDidDisconnect = DelegateMethod(selector: "sceneDidDisconnect:", standard: 33)
+    public static let sceneDidBecomeActive = DelegateMethod(selector: "sceneDidBecomeActive:", standard: 34)
+    public static let sceneWillResignActive = DelegateMethod(selector: "sceneWillResignActive:", standard: 35)
+    public static let sceneWillEnterForeground = DelegateMethod(selector: "sceneWillEnterForeground:", standard: 36)
+    public static let sceneDidEnterBackground = DelegateMethod(selector: "sceneDidEnterBackground:", standard: 37)
+    public static let sceneOpenURLContexts = DelegateMethod(selector: "scene:openURLContexts:", standard: 38)
+    public static let stateRestorationActivity = DelegateMethod(selector: "stateRestorationActivityForScene:", standard: 39)
+    public static let sceneWillContinueUserActivity = DelegateMethod(selector: "scene:willContinueUserActivityWithType:", standard: 40)
+    public static let sceneContinueUserActivity = DelegateMethod(selector: "scene:continueUserActivity:", standard: 41)
     public static let sceneDidFailToContinueUserActivity =
-        DelegateMethod(selector: "scene:didFailToContinueUserActivityWithType:error:")
-    public static let sceneDidUpdateUserActivity = DelegateMethod(selector: "scene:didUpdateUserActivity:")
+        DelegateMethod(selector: "scene:didFailToContinueUserActivityWithType:error:", standard: 42)
+    public static let sceneDidUpdateUserActivity = DelegateMethod(selector: "scene:didUpdateUserActivity:", standard: 43)
     /// `scene:restoreInteractionStateWithUserActivity:` (iOS 15): the restored activity, handed over when
     /// the scene first comes to the foreground after its connection.
-    public static let sceneRestoreInteractionState = DelegateMethod(selector: "scene:restoreInteractionStateWithUserActivity:")
+    public static let sceneRestoreInteractionState = DelegateMethod(selector: "scene:restoreInteractionStateWithUserActivity:", standard: 44)
 
     /// Every scene delegate method, in the order of `SceneDelegateHandlers`.
     public static let sceneMethods: [DelegateMethod] = [

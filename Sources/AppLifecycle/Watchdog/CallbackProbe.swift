@@ -186,18 +186,75 @@ public struct RunningCallback: Hashable, Sendable, CustomStringConvertible {
 /// only (the standard selectors and a handful of names, plus any selector an embedder makes up).
 /// [thread-safe]
 package enum CallbackLabels {
+    /// The standard delegate selectors, labels 0..<45 in the order of `DelegateMethod`'s static
+    /// methods: a standard method is made with its index (`DelegateMethod(selector:standard:)`), so
+    /// that making them — the first plugin load of a process makes every one — hashes and locks nothing.
+    package static let standard: [String] = [
+        "application:willFinishLaunchingWithOptions:",
+        "application:didFinishLaunchingWithOptions:",
+        "applicationDidBecomeActive:",
+        "applicationWillResignActive:",
+        "applicationDidEnterBackground:",
+        "applicationWillEnterForeground:",
+        "applicationWillTerminate:",
+        "applicationDidReceiveMemoryWarning:",
+        "applicationSignificantTimeChange:",
+        "applicationProtectedDataWillBecomeUnavailable:",
+        "applicationProtectedDataDidBecomeAvailable:",
+        "application:openURL:sourceApplication:annotation:",
+        "application:openURL:options:",
+        "application:performFetchWithCompletionHandler:",
+        "application:didReceiveRemoteNotification:fetchCompletionHandler:",
+        "application:didReceiveRemoteNotification:",
+        "application:shouldSaveApplicationState:",
+        "application:shouldRestoreApplicationState:",
+        "application:willEncodeRestorableStateWithCoder:",
+        "application:didDecodeRestorableStateWithCoder:",
+        "application:configurationForConnectingSceneSession:options:",
+        "application:didDiscardSceneSessions:",
+        "application:willContinueUserActivityWithType:",
+        "application:continueUserActivity:restorationHandler:",
+        "application:didFailToContinueUserActivityWithType:error:",
+        "application:didUpdateUserActivity:",
+        "applicationDidFinishLaunching:",
+        "application:handleOpenURL:",
+        "application:didReceiveLocalNotification:",
+        "application:didRegisterForRemoteNotificationsWithDeviceToken:",
+        "application:didFailToRegisterForRemoteNotificationsWithError:",
+        "application:handleEventsForBackgroundURLSession:completionHandler:",
+        "scene:willConnectToSession:options:",
+        "sceneDidDisconnect:",
+        "sceneDidBecomeActive:",
+        "sceneWillResignActive:",
+        "sceneWillEnterForeground:",
+        "sceneDidEnterBackground:",
+        "scene:openURLContexts:",
+        "stateRestorationActivityForScene:",
+        "scene:willContinueUserActivityWithType:",
+        "scene:continueUserActivity:",
+        "scene:didFailToContinueUserActivityWithType:error:",
+        "scene:didUpdateUserActivity:",
+        "scene:restoreInteractionStateWithUserActivity:",
+    ]
+
     private struct Table {
+        /// The labels after the standard ones (index `standard.count + i`).
         var labels: [String] = []
+        /// Every label interned, the standard ones included (filled on first use).
         var index: [String: UInt32] = [:]
     }
 
     private static let table = Mutex(Table())
 
-    /// The index of `label`, interned on first use. [thread-safe]
+    /// The index of `label`, interned on first use (a standard selector's is its fixed index). [thread-safe]
     package static func intern(_ label: String) -> UInt32 {
         table.withLock { table in
+            if table.index.isEmpty {
+                table.index.reserveCapacity(standard.count + 16)
+                for (index, label) in standard.enumerated() { table.index[label] = UInt32(index) }
+            }
             if let index = table.index[label] { return index }
-            let index = UInt32(table.labels.count)
+            let index = UInt32(standard.count + table.labels.count)
             table.labels.append(label)
             table.index[label] = index
             return index
@@ -206,6 +263,7 @@ package enum CallbackLabels {
 
     /// The label at `index` ("" for an index never issued). [thread-safe]
     package static func text(_ index: UInt32) -> String {
-        table.withLock { Int(index) < $0.labels.count ? $0.labels[Int(index)] : "" }
+        if Int(index) < standard.count { return standard[Int(index)] }
+        return table.withLock { Int(index) - standard.count < $0.labels.count ? $0.labels[Int(index) - standard.count] : "" }
     }
 }
