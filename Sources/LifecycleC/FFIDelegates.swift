@@ -156,14 +156,8 @@ package enum FFIDelegates {
     /// One exported delegate function.
     package struct Function: Sendable {
         package let method: DelegateMethod
-        /// The exported C symbol, exactly as include/lifecycle.h declares it.
+        /// The exported C symbol, exactly as include/lifecycle.h declares it (as a C string: `symbolNames`).
         package let symbol: String
-        /// `symbol` as a C string (allocated once, never freed: the table lives as long as the process)
-        /// and its length: a load looks up every row's symbol without making a C string of it.
-        package var cSymbol: UnsafePointer<CChar> { UnsafePointer(bitPattern: cSymbolAddress)! }
-        package let symbolLength: Int
-        /// `cSymbol`'s address (an integer: the row stays `Sendable` with no unchecked field).
-        private let cSymbolAddress: UInt
         /// Its C type under ABI 1.0: every argument is a pointer.
         package let signature: Signature
         package let shape: Shape
@@ -171,8 +165,6 @@ package enum FFIDelegates {
         init(_ method: DelegateMethod, _ symbol: String, returns: CType, pointers: Int, _ shape: Shape) {
             self.method = method
             self.symbol = symbol
-            cSymbolAddress = UInt(bitPattern: strdup(symbol)!)
-            symbolLength = symbol.utf8.count
             signature = Signature(returnType: returns, pointers: pointers)
             self.shape = shape
         }
@@ -216,16 +208,18 @@ package enum FFIDelegates {
         package var description: String { "\(returnType)(\(argumentTypes.map { "\($0)" }.joined(separator: ", ")))" }
     }
 
-    /// A row's exported symbol as a C string and its length: what a load reads of every row.
+    /// A row's exported symbol as a C string and its length: what a load reads of every row, so that
+    /// it looks up each symbol without making a C string of it.
     package struct SymbolName: Sendable {
-        /// The C string's address (an integer: `Sendable` with no unchecked field).
+        /// The C string's address (an integer: `Sendable` with no unchecked field); allocated once,
+        /// never freed (the table lives as long as the process).
         private let address: UInt
         package let length: Int
         package var cString: UnsafePointer<CChar> { UnsafePointer(bitPattern: address)! }
 
-        init(_ function: Function) {
-            address = UInt(bitPattern: function.cSymbol)
-            length = function.symbolLength
+        init(_ symbol: String) {
+            address = UInt(bitPattern: symbol.withCString { strdup($0) }!)
+            length = symbol.utf8.count
         }
     }
 
@@ -236,7 +230,7 @@ package enum FFIDelegates {
     // nonisolated(unsafe): built once by the lazy static init from `functions`, never written or freed afterwards.
     nonisolated(unsafe) package static let symbolNames: UnsafeBufferPointer<SymbolName> = {
         let names = UnsafeMutablePointer<SymbolName>.allocate(capacity: functions.count)
-        for index in functions.indices { (names + index).initialize(to: SymbolName(functions[index])) }
+        for index in functions.indices { (names + index).initialize(to: SymbolName(functions[index].symbol)) }
         return UnsafeBufferPointer(start: names, count: functions.count)
     }()
 
