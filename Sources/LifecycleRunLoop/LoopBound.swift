@@ -1,4 +1,5 @@
 import CLifecycleSystem
+import Synchronization
 import Glibc
 
 // Loop-bound state, checked: a member that only the loop's thread may use compares the calling thread
@@ -55,4 +56,56 @@ public struct LoopBound<Value>: @unchecked Sendable {
             yield &storage
         }
     }
+}
+
+/// A loop-bound byte, checked as `LoopBound` is (every read and write compares the calling thread with
+/// the loop's and traps on any other, naming the value), and stored in an `Atomic` held by a `let`.
+/// [loop-thread: checked]
+///
+/// Why: a `LoopBound` is a `var` of its class, so every use from outside the class is a dynamic
+/// exclusivity check (`swift_beginAccess`, its thread-local access set, `swift_endAccess`: ~115
+/// instructions a read, measured). An `Atomic` in a `let` has no such check, and its relaxed loads and
+/// stores are plain moves on x86-64 and arm64, so a read costs the thread check and a load. Only the
+/// loop's thread ever touches it, so relaxed ordering is all it needs. For small values every frame
+/// or call reads (the application's state, as a byte its owner maps); no `_modify`: read, then write.
+public struct LoopBoundByte: ~Copyable, Sendable {
+    public let loop: MainRunLoop
+    @usableFromInline let name: StaticString
+    @usableFromInline let storage: Atomic<UInt8>
+
+    /// `value`, bound to `loop`; `name` is what a wrong-thread use is reported as.
+    @inlinable
+    public init(_ value: UInt8, loop: MainRunLoop, name: StaticString) {
+        loop.preconditionOnLoopThread(name)
+        self.loop = loop
+        self.name = name
+        storage = Atomic(value)
+    }
+
+    /// The value; traps on any thread but the loop's.
+    @inlinable
+    public var value: UInt8 {
+        @inline(__always)
+        get {
+            loop.preconditionOnLoopThread(name)
+            return storage.load(ordering: .relaxed)
+        }
+    }
+
+    /// Replaces the value; traps on any thread but the loop's.
+    @inlinable @inline(__always)
+    public func set(_ newValue: UInt8) {
+        loop.preconditionOnLoopThread(name)
+        storage.store(newValue, ordering: .relaxed)
+    }
+
+    /// The value as a flag (0: false). [loop-thread: checked]
+    @inlinable
+    public var flag: Bool {
+        @inline(__always) get { value != 0 }
+    }
+
+    /// Sets the value from a flag. [loop-thread: checked]
+    @inlinable @inline(__always)
+    public func set(_ flag: Bool) { set(UInt8(flag ? 1 : 0)) }
 }

@@ -95,7 +95,7 @@ extension Application {
     func withBudget(_ name: WatchdogReport.Budget, _ budget: Duration, _ body: () throws(Killed) -> Void) throws(Killed) {
         watchdog.begin(name, budget: budget)
         inBudget = true
-        budgetPhase = (name, .now + budget)
+        budgetPhase = name
         var failure: Killed?
         do { try body() } catch { failure = error }
         // Callbacks run elsewhere (isolated plugins) are done within the phase too.

@@ -31,20 +31,20 @@ public final class Application: @unchecked Sendable {
 
     /// The current state. [loop-thread: checked]
     public internal(set) var state: ApplicationState {
-        get { boundState.value }
-        _modify { yield &boundState.value }
+        get { ApplicationState.fromWord(boundState.value) }
+        set { boundState.set(newValue.word) }
     }
     /// Whether the device is locked (between `lock` and `unlock`). The device's state, not the run's:
     /// it outlives termination, and `lock`/`unlock` are legal while the application is not running.
     /// [loop-thread: checked]
     public internal(set) var isDeviceLocked: Bool {
-        get { boundDeviceLocked.value }
-        _modify { yield &boundDeviceLocked.value }
+        get { boundDeviceLocked.flag }
+        set { boundDeviceLocked.set(newValue) }
     }
     /// Whether files with complete protection are readable (`protectedDataAvailable`). [loop-thread: checked]
     public internal(set) var isProtectedDataAvailable: Bool {
-        get { boundProtectedData.value }
-        _modify { yield &boundProtectedData.value }
+        get { boundProtectedData.flag }
+        set { boundProtectedData.set(newValue) }
     }
     /// Receives every trace event, on the loop thread, in order. [loop-thread: checked]
     public var traceHandler: ((TraceEvent) -> Void)? {
@@ -57,9 +57,12 @@ public final class Application: @unchecked Sendable {
     /// Whether `traceHandler` is set: what every engine step tests (a Bool, not a copy of the closure).
     private(set) var isTracing = false
     // The public state above, each read and written on the loop's thread only, checked (`LoopBound`).
-    private var boundState: LoopBound<ApplicationState>
-    private var boundDeviceLocked: LoopBound<Bool>
-    private var boundProtectedData: LoopBound<Bool>
+    // The three are `LoopBoundByte`s, `let`s: read on every notification an isolated plugin is
+    // sent and by every `lc_app_state`, they cost a thread check and a load, where a `LoopBound` `var`
+    // cost a dynamic exclusivity check (~115 instructions) a read.
+    private let boundState: LoopBoundByte
+    private let boundDeviceLocked: LoopBoundByte
+    private let boundProtectedData: LoopBoundByte
     private var boundTraceHandler: LoopBound<((TraceEvent) -> Void)?>
 
     /// The application's identity as the sender of its lifecycle notifications.
@@ -177,11 +180,21 @@ public final class Application: @unchecked Sendable {
     /// Bumped whenever the application stops running, so late completion handlers are recognised.
     var generation: UInt64 = 0
     var inBudget = false
-    /// The budgeted phase under way and when it ends (nil outside one). [loop-thread]
+    /// The budgeted phase under way (nil outside one). [loop-thread: checked]
     ///
-    /// For callbacks the engine does not run itself (an isolated plugin's, in another process): they
-    /// are held to the phase's end instead of the application's watchdog.
-    package internal(set) var budgetPhase: (budget: WatchdogReport.Budget, deadline: MonotonicInstant)?
+    /// For callbacks the engine does not run itself (an isolated plugin's, in another process): each
+    /// frame sent in the phase is held to the phase's budget instead of the application's watchdog.
+    /// Read for every frame sent to an isolated plugin: an atomic byte (see `boundState`).
+    package internal(set) var budgetPhase: WatchdogReport.Budget? {
+        get {
+            let word = boundBudgetPhase.value
+            return word == 0 ? nil : Self.budgets[Int(word) - 1]
+        }
+        set { boundBudgetPhase.set(newValue.map { UInt8(Self.budgets.firstIndex(of: $0)! + 1) } ?? 0) }
+    }
+    /// `budgetPhase`: 0 for none, else its place in `budgets` + 1.
+    private let boundBudgetPhase: LoopBoundByte
+    private static let budgets = WatchdogReport.Budget.allCases
     /// How many `withBudgetClockStopped` calls are under way.
     var budgetClockStops = 0
     /// Called at the end of every budgeted phase (launch, background entry, termination: before the
@@ -205,9 +218,10 @@ public final class Application: @unchecked Sendable {
     public init(configuration: Configuration = Configuration(), loop: MainRunLoop) {
         self.configuration = configuration
         self.loop = loop
-        boundState = LoopBound(.notRunning, loop: loop, name: "Application.state")
-        boundDeviceLocked = LoopBound(false, loop: loop, name: "Application.isDeviceLocked")
-        boundProtectedData = LoopBound(true, loop: loop, name: "Application.isProtectedDataAvailable")
+        boundState = LoopBoundByte(ApplicationState.notRunning.word, loop: loop, name: "Application.state")
+        boundDeviceLocked = LoopBoundByte(0, loop: loop, name: "Application.isDeviceLocked")
+        boundProtectedData = LoopBoundByte(1, loop: loop, name: "Application.isProtectedDataAvailable")
+        boundBudgetPhase = LoopBoundByte(0, loop: loop, name: "Application.budgetPhase")
         boundTraceHandler = LoopBound(nil, loop: loop, name: "Application.traceHandler")
         center = AppNotificationCenter(loop: loop)
         metrics = EngineMetrics.make(configuration, center: center, loop: loop)

@@ -29,3 +29,28 @@ public enum ApplicationState: String, Sendable, Hashable, CaseIterable, CustomSt
         }
     }
 }
+
+extension ApplicationState {
+    /// The state as a small number (its place in `allCases`), for storage in an atomic byte
+    /// (`Application.state`'s `LoopBoundByte`).
+    var word: UInt8 {
+        switch self {
+        case .notRunning: 0
+        case .inactive: 1
+        case .active: 2
+        case .background: 3
+        case .suspended: 4
+        }
+    }
+
+    /// The state `word` names (only the engine's own words reach it).
+    static func fromWord(_ word: UInt8) -> ApplicationState {
+        switch word {
+        case 0: .notRunning
+        case 1: .inactive
+        case 2: .active
+        case 3: .background
+        default: .suspended
+        }
+    }
+}
