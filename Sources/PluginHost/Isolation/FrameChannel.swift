@@ -113,7 +113,7 @@ final class FrameChannel {
         let n: Int
         do throws(SystemCallError) {
             n = try systemCall("recv") {
-                incoming.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + tail, $0.count - tail, Int32(MSG_DONTWAIT)) }
+                withIncoming { recv(fd, $0.baseAddress! + tail, $0.count - tail, Int32(MSG_DONTWAIT)) }
             }
         } catch {
             if error.errno == EAGAIN || error.errno == EWOULDBLOCK { return .wouldBlock }
@@ -174,7 +174,7 @@ final class FrameChannel {
             // EINTR is not retried: the caller looks at its deadline again (a retried recv would wait
             // a whole slice more).
             n = try systemCall("recv", retryingEINTR: false) {
-                incoming.withUnsafeMutableBytes { recv(fd, $0.baseAddress! + tail, $0.count - tail, 0) }
+                withIncoming { recv(fd, $0.baseAddress! + tail, $0.count - tail, 0) }
             }
         } catch {
             if error.errno == EINTR || error.errno == EAGAIN || error.errno == EWOULDBLOCK { return nil }
@@ -194,14 +194,27 @@ final class FrameChannel {
             tail = 0
             if incoming.count > 4 * Self.bufferSize { incoming = Self.freshBuffer(Self.bufferSize) }
         } else if head > 0, head * 2 >= incoming.count || incoming.count - tail < 4096 {
-            incoming.withUnsafeMutableBytes { $0.baseAddress!.copyMemory(from: $0.baseAddress! + head, byteCount: tail - head) }
+            withIncoming { $0.baseAddress!.copyMemory(from: $0.baseAddress! + head, byteCount: tail - head) }
             tail -= head
             head = 0
         }
         if tail - head >= 4 {
-            let size = Int(incoming.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: head, as: UInt32.self).littleEndian })
+            let bytes = incoming
+            let size = Int(bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: head, as: UInt32.self).littleEndian })
             if size <= IsolationProtocol.maximumFrame, size > incoming.count - head { grow(to: head + size) }
         }
+    }
+
+    /// Runs `body` on the read buffer's bytes, the buffer moved out of `incoming` for the call (no copy:
+    /// the property gives up its reference first). So every access to `incoming` is one read or one
+    /// write, which the compiler checks statically: a `withUnsafeMutableBytes` on the property itself
+    /// would make every access to it — one a frame, in `nextFrame` — a dynamic exclusivity check (~110
+    /// instructions).
+    private func withIncoming<R>(_ body: (UnsafeMutableRawBufferPointer) -> R) -> R {
+        var buffer = incoming
+        incoming = []
+        defer { incoming = buffer }
+        return buffer.withUnsafeMutableBytes(body)
     }
 
     /// Makes the buffer `count` bytes long, its bytes kept: one allocation and two block copies, so
@@ -222,35 +235,36 @@ final class FrameChannel {
     /// The next complete frame, if one has arrived.
     /// - Throws: a frame whose size or kind is impossible (`acceptFromHost`: which direction is
     ///   expected); the channel is unusable afterwards.
+    ///
+    /// One access to the buffer a frame: its reference is read once, and the header's fields and the
+    /// reader come from that copy (each read of the stored buffer is a dynamic exclusivity check,
+    /// ~110 instructions, and this ran three a frame).
     func nextFrame(acceptFromHost: Bool) throws(ProtocolViolation) -> FrameReader? {
-        guard tail - head >= IsolationProtocol.headerSize else {
-            if tail - head >= 4 { try checkSize() }
-            return nil
+        let head = head, available = tail - head
+        guard available >= 4 else { return nil }
+        let bytes = incoming
+        let header = bytes.withUnsafeBytes { raw in
+            (size: raw.loadUnaligned(fromByteOffset: head, as: UInt32.self).littleEndian,
+             kind: available >= IsolationProtocol.headerSize ? raw.loadUnaligned(fromByteOffset: head + 4, as: UInt16.self).littleEndian : 0,
+             state: available >= IsolationProtocol.headerSize ? raw[head + 6] : 0,
+             reserved: available >= IsolationProtocol.headerSize ? raw[head + 7] : 0)
         }
-        let size = try checkSize()
-        guard tail - head >= size else { return nil }
-        let rawKind = incoming.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: head + 4, as: UInt16.self).littleEndian }
-        guard let kind = FrameKind(rawValue: rawKind) else {
-            throw ProtocolViolation("a frame of unknown kind 0x\(String(rawKind, radix: 16)) (\(size) bytes)")
+        let size = Int(header.size)
+        guard size >= IsolationProtocol.headerSize, size <= IsolationProtocol.maximumFrame else {
+            throw ProtocolViolation("a frame announces \(size) bytes (frames are \(IsolationProtocol.headerSize) to \(IsolationProtocol.maximumFrame) bytes)")
+        }
+        guard available >= size else { return nil }
+        guard let kind = FrameKind(rawValue: header.kind) else {
+            throw ProtocolViolation("a frame of unknown kind 0x\(String(header.kind, radix: 16)) (\(size) bytes)")
         }
         guard kind.fromHost == acceptFromHost else {
             throw ProtocolViolation("a \(kind) frame, which only the \(kind.fromHost ? "host" : "plugin's process") sends")
         }
-        guard incoming[head + 7] == 0, acceptFromHost || incoming[head + 6] == 0 else {
+        guard header.reserved == 0, acceptFromHost || header.state == 0 else {
             throw ProtocolViolation("the \(kind) frame's reserved header bytes are not 0")
         }
-        let reader = FrameReader(incoming, at: head, size: size, kind: kind)
-        head += size
-        return reader
-    }
-
-    @discardableResult
-    private func checkSize() throws(ProtocolViolation) -> Int {
-        let size = Int(incoming.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: head, as: UInt32.self).littleEndian })
-        guard size >= IsolationProtocol.headerSize, size <= IsolationProtocol.maximumFrame else {
-            throw ProtocolViolation("a frame announces \(size) bytes (frames are \(IsolationProtocol.headerSize) to \(IsolationProtocol.maximumFrame) bytes)")
-        }
-        return size
+        self.head = head + size
+        return FrameReader(bytes, at: head, size: size, kind: kind)
     }
 
     // MARK: Waiting
