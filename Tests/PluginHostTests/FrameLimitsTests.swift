@@ -27,6 +27,48 @@ final class FrameLimitsTests: XCTestCase {
         return readers
     }
 
+    /// A stream's usual notification frame, written whole in one step, is byte for byte the frame the
+    /// general path builds field by field; a custom name that has not crossed yet is not written that
+    /// way (its text must go with it), and the general path then sends it.
+    func testThePlainNotificationFrameIsTheGeneralPathsBytes() throws {
+        let custom = try NotificationName("com.example.tick")
+        var general = FrameWriter()
+        general.begin(.notify, word: 0x0102_0304_0506_0708, state: 0x82)
+        general.name(custom)  // introduces the name: its text crosses once
+        general.u64(77)
+        general.u8(0)
+        general.dictionary(nil)
+        XCTAssertTrue(general.end())
+        var plain = general  // both writers have sent the name's text once: from now on it goes by id
+        let word: UInt64 = 0xFEED_0000_0000_0001, sender: UInt64 = 0xDEAD_BEEF_0000_0009
+        general.begin(.notify, word: word, state: 0x82)
+        general.name(custom)
+        general.u64(sender)
+        general.u8(0)
+        general.dictionary(nil)
+        XCTAssertTrue(general.end())
+        XCTAssertTrue(plain.plainNotificationFrame(word: word, state: 0x82, name: custom, nameID: custom.id, sender: sender))
+        XCTAssertEqual(plain.bytes, general.bytes)
+        var reader = try XCTUnwrap(Self.frames(plain).last)
+        XCTAssertEqual(reader.kind, .notify)
+        XCTAssertEqual(reader.word, 0xFEED_0000_0000_0001)
+        XCTAssertEqual(reader.state, 0x82)
+        XCTAssertEqual(try reader.name().id, custom.id)
+        XCTAssertEqual(try reader.u64("sender"), 0xDEAD_BEEF_0000_0009)
+        XCTAssertEqual(try reader.u8("scene flag"), 0)
+        XCTAssertNil(try reader.dictionary("userInfo"))
+        try reader.finish()
+
+        // A standard name, or none, goes by id: written. A custom name never sent: refused, nothing written.
+        var fresh = FrameWriter()
+        XCTAssertTrue(fresh.plainNotificationFrame(word: 1, state: 2, name: .didBecomeActive, nameID: NotificationName.didBecomeActive.id, sender: 0))
+        XCTAssertTrue(fresh.plainNotificationFrame(word: 1, state: 2, name: nil, nameID: 40, sender: 0))
+        let before = fresh.bytes
+        XCTAssertFalse(fresh.plainNotificationFrame(word: 1, state: 2, name: custom, nameID: custom.id, sender: 0))
+        XCTAssertEqual(fresh.bytes, before)
+        XCTAssertEqual(try Self.frames(fresh).count, 2)
+    }
+
     func testFramesAreAsLargeAsTheLargestArchiveAndItsFields() {
         XCTAssertEqual(IsolationProtocol.maximumFrame, 68_157_440)
         XCTAssertEqual(UserInfoLimits.maximumBytes + ArchiveFormat.headerSize, ArchiveStore.defaultMaxBytes)

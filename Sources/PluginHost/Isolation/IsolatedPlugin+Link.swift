@@ -51,7 +51,12 @@ extension IsolatedPlugin {
 
     /// `sendFrame` with the application in hand (borrowed, not retained: see `application`).
     @discardableResult
+    ///
+    /// `plainNotification`: a `notify` frame with no scene and no dictionary, written whole in one step
+    /// (`FrameWriter.plainNotificationFrame`) instead of `body` when the process knows its name by id
+    /// (`name` nil: a name with no text here, sent by id as `body` would).
     func sendFrame(_ kind: FrameKind, word: UInt64 = 0, _ what: EventLog.What, flush: Bool = false, state: UInt8? = nil,
+                   plainNotification: (name: NotificationName?, nameID: UInt32, sender: UInt64)? = nil,
                    in handle: AppHandle, _ body: (inout FrameWriter) -> Void = { _ in }) -> (number: UInt64, entry: EventLog.Entry)?
     {
         guard status == .running || status == .loading || status == .unloading, let process else { return nil }
@@ -65,14 +70,18 @@ extension IsolatedPlugin {
         } else if let phase = handle.app.budgetPhase {
             // The phase's budget, from the frame's start: the host's own clock for the phase stops
             // while it waits for isolated plugins, which are held to deadlines of their own.
-            budget = .phase(phase.budget)
+            budget = .phase(phase)
             length = budget.named(handle.app.configuration, settings).length.nanosecondCount
         }
         let now = length >= Self.coarseClockBudget ? lcs_monotonic_coarse_ns() : lcs_monotonic_ns()
         let deadline = now + length
         let channel = process.channel
         let frameState = state ?? IsolationProtocol.stateByte(handle.app)
-        guard channel.out.frame(kind, word: word, state: frameState, body) else { return notSent(what, why: channel.out.refusal) }
+        var written = false
+        if let plain = plainNotification {
+            written = channel.out.plainNotificationFrame(word: word, state: frameState, name: plain.name, nameID: plain.nameID, sender: plain.sender)
+        }
+        if !written, !channel.out.frame(kind, word: word, state: frameState, body) { return notSent(what, why: channel.out.refusal) }
         let entry = EventLog.Entry(what: what, budget: budget, deadline: deadline, sentAt: now)
         let number = events.append(entry)
         if deadlineArmed == 0 || deadline < deadlineArmed { armDeadline(deadline) }

@@ -312,6 +312,35 @@ struct FrameWriter {
         }
     }
 
+    /// Whether `name` goes by its id alone: a standard name, or a custom one whose text has crossed.
+    func knowsName(_ name: NotificationName) -> Bool { name.isStandard || namesSent.contains(name.id) }
+
+    /// A whole `notify` frame whose name goes by its id alone (`knowsName`), with no scene and no
+    /// dictionary — a stream's usual frame — in one growth of `bytes`: the same 33 bytes as `begin`,
+    /// `name`, `u64(sender)`, `u8(0)`, `dictionary(nil)` and `end()`, where those six calls cost ~400
+    /// instructions (each append a generic growth of the array). Never breaks a rule. - Returns: false,
+    /// writing nothing, when the name must go with its text (`name` nil: none here, it goes by id).
+    mutating func plainNotificationFrame(word: UInt64, state: UInt8, name: NotificationName?, nameID: UInt32, sender: UInt64) -> Bool {
+        if let name, !knowsName(name) { return false }
+        let size = 33
+        bytes.append(addingCapacity: size) { span in
+            span.withUnsafeMutableBufferPointer { buffer, initialized in
+                let raw = UnsafeMutableRawBufferPointer(buffer)
+                raw.storeBytes(of: UInt32(size).littleEndian, toByteOffset: 0, as: UInt32.self)
+                raw.storeBytes(of: FrameKind.notify.rawValue.littleEndian, toByteOffset: 4, as: UInt16.self)
+                raw.storeBytes(of: state, toByteOffset: 6, as: UInt8.self)
+                raw.storeBytes(of: 0, toByteOffset: 7, as: UInt8.self)
+                raw.storeBytes(of: word.littleEndian, toByteOffset: 8, as: UInt64.self)
+                raw.storeBytes(of: nameID.littleEndian, toByteOffset: 16, as: UInt32.self)
+                raw.storeBytes(of: sender.littleEndian, toByteOffset: 20, as: UInt64.self)
+                raw.storeBytes(of: 0, toByteOffset: 28, as: UInt8.self)
+                raw.storeBytes(of: UInt32.max, toByteOffset: 29, as: UInt32.self)
+                initialized = size
+            }
+        }
+        return true
+    }
+
     /// Builds one frame: `begin`, `body`, `end()` (its result) — one access to a writer that is a
     /// stored property, where three calls would be three (each a dynamic exclusivity check).
     @inline(__always)
