@@ -58,6 +58,26 @@ final class FrameLimitsTests: XCTestCase {
         XCTAssertEqual(try reader.u8("scene flag"), 0)
         XCTAssertNil(try reader.dictionary("userInfo"))
         try reader.finish()
+        // The runner reads it in one step; a frame with a dictionary, or whose name carries its text,
+        // it reads field by field (nothing taken).
+        var whole = try XCTUnwrap(Self.frames(plain).last)
+        let fields = try XCTUnwrap(whole.plainNotification())
+        XCTAssertEqual(fields.nameID, custom.id)
+        XCTAssertEqual(fields.sender, 0xDEAD_BEEF_0000_0009)
+        try whole.finish()
+        var first = try XCTUnwrap(Self.frames(plain).first)
+        XCTAssertNil(first.plainNotification(), "its name carries its text")
+        XCTAssertEqual(try first.name().text, "com.example.tick")
+        var withInfo = FrameWriter()
+        withInfo.begin(.notify, word: 3, state: 2)
+        withInfo.name(.didBecomeActive)
+        withInfo.u64(0)
+        withInfo.u8(0)
+        withInfo.dictionary([:])
+        XCTAssertTrue(withInfo.end())
+        var info = try XCTUnwrap(Self.frames(withInfo).first)
+        XCTAssertNil(info.plainNotification())
+        XCTAssertEqual(try info.name().id, NotificationName.didBecomeActive.id)
 
         // A standard name, or none, goes by id: written. A custom name never sent: refused, nothing written.
         var fresh = FrameWriter()

@@ -444,6 +444,23 @@ struct FrameReader {
         }
     }
 
+    /// The fields of a `notify` frame written by `FrameWriter.plainNotificationFrame` — a name by id
+    /// alone, no scene, no dictionary: exactly 17 bytes left, read in one step — or nil, nothing read,
+    /// for any other (read it field by field).
+    mutating func plainNotification() -> (nameID: UInt32, sender: UInt64)? {
+        guard end - offset == 17 else { return nil }
+        let at = offset
+        let fields = bytes.withUnsafeBytes { raw in
+            (name: raw.loadUnaligned(fromByteOffset: at, as: UInt32.self).littleEndian,
+             sender: raw.loadUnaligned(fromByteOffset: at + 4, as: UInt64.self).littleEndian,
+             scene: raw[at + 12],
+             dictionary: raw.loadUnaligned(fromByteOffset: at + 13, as: UInt32.self).littleEndian)
+        }
+        guard fields.name & IsolationProtocol.nameTextFollows == 0, fields.scene == 0, fields.dictionary == UInt32.max else { return nil }
+        offset = end
+        return (fields.name, fields.sender)
+    }
+
     /// A name field: the id, and the text when it follows.
     mutating func name() throws(ProtocolViolation) -> (id: UInt32, text: String?) {
         let raw = try u32("name")

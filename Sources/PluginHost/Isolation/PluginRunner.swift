@@ -180,6 +180,9 @@ package final class PluginRunner: @unchecked Sendable {
         do {
             switch frame.kind {
             case .notify:
+                if let plain = frame.plainNotification() {  // a stream's usual frame, in one read
+                    return notify(frame.word, link.hostName((plain.nameID, nil)), UInt(truncatingIfNeeded: plain.sender), nil)
+                }
                 let name = link.hostName(try frame.name())
                 let hostSender = try frame.u64("sender")
                 let scene = try frame.u8("scene flag") != 0 ? try SceneSnapshot.read(&frame) : nil
