@@ -129,9 +129,11 @@ extension Application {
         if killSwitch.killed.load(ordering: .relaxed) { throw Killed() }
     }
 
-    func requireLoopThread(_ what: String) throws(ApplicationError) {
+    /// `what` is built only for the error (an autoclosure: `perform` names its action, ~850
+    /// instructions of string building a call when it was an argument).
+    func requireLoopThread(_ what: @autoclosure () -> String) throws(ApplicationError) {
         guard loop.isOnLoopThread else {
-            throw ApplicationError(.notOnLoopThread, "\(what) must be called on the thread that runs the application's main run loop")
+            throw ApplicationError(.notOnLoopThread, "\(what()) must be called on the thread that runs the application's main run loop")
         }
     }
 
