@@ -47,7 +47,7 @@ final class FrameLimitsTests: XCTestCase {
         general.u8(0)
         general.dictionary(nil)
         XCTAssertTrue(general.end())
-        XCTAssertTrue(plain.plainNotificationFrame(word: word, state: 0x82, name: custom, nameID: custom.id, sender: sender))
+        XCTAssertTrue(plain.plainNotificationFrame(word: word, state: 0x82, nameID: custom.id, sender: sender))
         XCTAssertEqual(plain.bytes, general.bytes)
         var reader = try XCTUnwrap(Self.frames(plain).last)
         XCTAssertEqual(reader.kind, .notify)
@@ -79,14 +79,13 @@ final class FrameLimitsTests: XCTestCase {
         XCTAssertNil(info.plainNotification())
         XCTAssertEqual(try info.name().id, NotificationName.didBecomeActive.id)
 
-        // A standard name, or none, goes by id: written. A custom name never sent: refused, nothing written.
+        // A standard name goes by id: written. A custom name never sent: refused, nothing written.
         var fresh = FrameWriter()
-        XCTAssertTrue(fresh.plainNotificationFrame(word: 1, state: 2, name: .didBecomeActive, nameID: NotificationName.didBecomeActive.id, sender: 0))
-        XCTAssertTrue(fresh.plainNotificationFrame(word: 1, state: 2, name: nil, nameID: 40, sender: 0))
+        XCTAssertTrue(fresh.plainNotificationFrame(word: 1, state: 2, nameID: NotificationName.didBecomeActive.id, sender: 0))
         let before = fresh.bytes
-        XCTAssertFalse(fresh.plainNotificationFrame(word: 1, state: 2, name: custom, nameID: custom.id, sender: 0))
+        XCTAssertFalse(fresh.plainNotificationFrame(word: 1, state: 2, nameID: custom.id, sender: 0))
         XCTAssertEqual(fresh.bytes, before)
-        XCTAssertEqual(try Self.frames(fresh).count, 2)
+        XCTAssertEqual(try Self.frames(fresh).count, 1)
     }
 
     func testFramesAreAsLargeAsTheLargestArchiveAndItsFields() {

@@ -85,6 +85,10 @@ public struct NotificationName: Hashable, Sendable, CustomStringConvertible {
     /// Whether this name is one of the predefined standard names.
     public var isStandard: Bool { standardIndex != nil }
 
+    /// Whether `id` is a standard name's (1...28 in every process, for ever), without building the name.
+    /// [thread-safe]
+    package static func isStandardID(_ id: UInt32) -> Bool { id >= 1 && Int(id) <= StandardName.table.count }
+
     var standardIndex: Int? {
         id >= 1 && Int(id) <= StandardName.table.count ? Int(id) - 1 : nil
     }

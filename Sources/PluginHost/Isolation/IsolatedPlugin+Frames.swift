@@ -269,13 +269,12 @@ extension IsolatedPlugin {
     }
 
     private func sendNotification(_ notification: Backlog.Held, in handle: AppHandle) {
-        let name = NotificationName(internedID: notification.name)
         let scene = notification.sender == 0 ? nil : SceneHandles.scene(at: notification.sender, of: handle)
         // The usual frame of a stream: no scene, no dictionary (and a name the process knows by id).
         let plain = scene == nil && notification.userInfo == nil
         sendFrame(.notify, word: notification.token, .notification(notification.name), state: notification.state,
-                  plainNotification: plain ? (name, notification.name, UInt64(notification.sender)) : nil, in: handle) { out in
-            if let name { out.name(name) } else { out.name(notification.name, text: nil) }
+                  plainNotification: plain ? (notification.name, UInt64(notification.sender)) : nil, in: handle) { out in
+            if let name = NotificationName(internedID: notification.name) { out.name(name) } else { out.name(notification.name, text: nil) }
             out.u64(UInt64(notification.sender))
             // A scene's notification names the scene: the process hands its proxy as the sender.
             if let scene {

@@ -53,10 +53,9 @@ extension IsolatedPlugin {
     @discardableResult
     ///
     /// `plainNotification`: a `notify` frame with no scene and no dictionary, written whole in one step
-    /// (`FrameWriter.plainNotificationFrame`) instead of `body` when the process knows its name by id
-    /// (`name` nil: a name with no text here, sent by id as `body` would).
+    /// (`FrameWriter.plainNotificationFrame`) instead of `body` when the process knows its name by id.
     func sendFrame(_ kind: FrameKind, word: UInt64 = 0, _ what: EventLog.What, flush: Bool = false, state: UInt8? = nil,
-                   plainNotification: (name: NotificationName?, nameID: UInt32, sender: UInt64)? = nil,
+                   plainNotification: (nameID: UInt32, sender: UInt64)? = nil,
                    in handle: AppHandle, _ body: (inout FrameWriter) -> Void = { _ in }) -> (number: UInt64, entry: EventLog.Entry)?
     {
         guard status == .running || status == .loading || status == .unloading, let process else { return nil }
@@ -79,7 +78,7 @@ extension IsolatedPlugin {
         let frameState = state ?? IsolationProtocol.stateByte(handle.app)
         var written = false
         if let plain = plainNotification {
-            written = channel.out.plainNotificationFrame(word: word, state: frameState, name: plain.name, nameID: plain.nameID, sender: plain.sender)
+            written = channel.out.plainNotificationFrame(word: word, state: frameState, nameID: plain.nameID, sender: plain.sender)
         }
         if !written, !channel.out.frame(kind, word: word, state: frameState, body) { return notSent(what, why: channel.out.refusal) }
         let entry = EventLog.Entry(what: what, budget: budget, deadline: deadline, sentAt: now)

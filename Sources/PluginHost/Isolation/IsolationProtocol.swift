@@ -312,16 +312,15 @@ struct FrameWriter {
         }
     }
 
-    /// Whether `name` goes by its id alone: a standard name, or a custom one whose text has crossed.
-    func knowsName(_ name: NotificationName) -> Bool { name.isStandard || namesSent.contains(name.id) }
 
-    /// A whole `notify` frame whose name goes by its id alone (`knowsName`), with no scene and no
+    /// A whole `notify` frame whose name goes by its id alone (a standard name, or a custom one whose
+    /// text has crossed: `name(_:)` would write the id only), with no scene and no
     /// dictionary — a stream's usual frame — in one growth of `bytes`: the same 33 bytes as `begin`,
     /// `name`, `u64(sender)`, `u8(0)`, `dictionary(nil)` and `end()`, where those six calls cost ~400
     /// instructions (each append a generic growth of the array). Never breaks a rule. - Returns: false,
-    /// writing nothing, when the name must go with its text (`name` nil: none here, it goes by id).
-    mutating func plainNotificationFrame(word: UInt64, state: UInt8, name: NotificationName?, nameID: UInt32, sender: UInt64) -> Bool {
-        if let name, !knowsName(name) { return false }
+    /// writing nothing, for a custom name whose text has not crossed (`name(_:)` decides it then).
+    mutating func plainNotificationFrame(word: UInt64, state: UInt8, nameID: UInt32, sender: UInt64) -> Bool {
+        guard NotificationName.isStandardID(nameID) || namesSent.contains(nameID) else { return false }
         let size = 33
         bytes.append(addingCapacity: size) { span in
             span.withUnsafeMutableBufferPointer { buffer, initialized in
