@@ -144,7 +144,9 @@ package final class PluginRunner: @unchecked Sendable {
         invokers = RunnerDelegates.invokers(handlers, rows: rows, scenes: sceneBound, proxies: scenes, app: handle.app, link: link)
         initDone(lc_status(LC_OK), "", rows: rows.bits, sceneRows: sceneBound?.rows.bits ?? 0)
 
-        link.handler = { [unowned self] frame in run(&frame) }
+        // Held strongly: the runner lives as long as its process (its loop never returns; the
+        // process exits), and an `unowned` reference cost a checked retain and release a frame.
+        link.handler = { [self] frame in run(&frame) }
         do {
             _ = try handle.loop.addReader(fd: link.channel.fd) { [unowned self] in link.serve() }
             try handle.loop.run()

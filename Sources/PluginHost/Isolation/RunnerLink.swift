@@ -206,8 +206,9 @@ final class RunnerLink: @unchecked Sendable {
     /// first one ends lingering for the rest of the process's life (it may itself wait one linger).
     func serve(limit: Int = 4096) {
         var justRead = false
+        let handler = handler  // read once a call, not once a frame (a retain of its context each time)
         while true {
-            let (count, hostWaited) = serveBatch(limit: limit, justRead: justRead)
+            let (count, hostWaited) = serveBatch(limit: limit, justRead: justRead, handler)
             if count >= limit || hasDeferred {
                 loop.perform { [self] in serve(limit: limit) }
                 return
@@ -235,7 +236,7 @@ final class RunnerLink: @unchecked Sendable {
 
     /// One batch of `serve`: the frames read, then one read more unless `justRead`. - Returns: how many
     /// ran, and whether the host waited for one of them.
-    private func serveBatch(limit: Int, justRead: Bool) -> (count: Int, hostWaited: Bool) {
+    private func serveBatch(limit: Int, justRead: Bool, _ handler: (inout FrameReader) -> Void) -> (count: Int, hostWaited: Bool) {
         batching = true
         var count = 0
         var hostWaited = false
