@@ -335,6 +335,22 @@ public final class MainRunLoop: @unchecked Sendable {
         enqueue(message, from: thread)
     }
 
+    /// `send` from a thread the caller knows is not the loop's (`isOnLoopThread` was false): bounded,
+    /// without reading the thread's identity again. [thread-safe]
+    @discardableResult
+    package func sendFromOtherThread(_ message: consuming LoopMessage) -> Bool {
+        queueLock.lock()
+        guard queue.pointee.admit(key: UnsafeRawPointer(queue)) else {
+            queueLock.unlock()
+            return false
+        }
+        let wake = queue.pointee.append(message)
+        queueLock.unlock()
+        // See `enqueue(_:from:)`.
+        if wake { _ = lcs_eventfd_signal(wakeFD) }
+        return true
+    }
+
     /// Queues `item` from thread `producer` unless it is over the bound; returns whether it was queued.
     @inline(__always)
     func enqueue(_ item: consuming LoopMessage) -> Bool {

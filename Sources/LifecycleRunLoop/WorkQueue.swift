@@ -110,7 +110,7 @@ struct WorkQueue {
         queued &+= 1
         if let tail, tail.pointee.count < WorkChunk.capacity {
             (tail.pointee.items + tail.pointee.count).initialize(to: item)
-            tail.pointee.count += 1
+            tail.pointee.count &+= 1
         } else {
             appendToNewChunk(item)
         }
