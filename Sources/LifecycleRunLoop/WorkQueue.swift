@@ -124,12 +124,25 @@ struct WorkQueue {
         return tail.pointee.count < WorkChunk.capacity
     }
 
+    /// How far ahead of the slot it fills a producer asks for the chunk's memory (`appendToTail`): 32
+    /// messages, 1 KiB, 16 cache lines — some 300–500 ns of posts, longer than a line takes to come
+    /// from the other core.
+    static let prefetchDistance = 32
+
     /// `append` when `tailHasRoom`: the message is copied into the last chunk.
+    ///
+    /// The slot `prefetchDistance` messages on is asked for in a writable state first. A chunk comes
+    /// back from the loop, which has just read it: its lines sit in the loop's cache, and a store to
+    /// one waits for the other core to let go of it. The queue lock's compare-exchange and exchange
+    /// wait for every earlier store, so without the request a producer waited that long every second
+    /// post (two messages a line); asked for early, the wait overlaps the posts in between.
     @inline(__always)
     mutating func appendToTail(_ item: consuming LoopMessage) -> Bool {
         queued &+= 1
         let tail = tail.unsafelyUnwrapped
-        (tail.pointee.items + tail.pointee.count).initialize(to: item)
+        let slot = tail.pointee.items + tail.pointee.count
+        lcs_prefetch_for_write(slot + Self.prefetchDistance)
+        slot.initialize(to: item)
         tail.pointee.count &+= 1
         guard loopWaiting else { return false }
         loopWaiting = false
@@ -147,6 +160,7 @@ struct WorkQueue {
         } else {
             chunk = WorkChunk.make()
         }
+        for line in stride(from: 0, to: Self.prefetchDistance, by: 2) { lcs_prefetch_for_write(chunk.pointee.items + line) }
         chunk.pointee.items.initialize(to: item)
         chunk.pointee.count = 1
         if let tail { tail.pointee.next = chunk } else { head = chunk }
