@@ -162,20 +162,10 @@ extension MainRunLoop {
                         queueLock.unlock()
                         cachedTarget = target
                     }
-                    // A message without a payload (most posts) is read as plain words: nothing to
-                    // retain or release. One with a payload is moved out and destroyed after its call.
-                    if case .none = slot.pointee.payload {
-                        let item = LoopMessage(target: target, word0: slot.pointee.word0, word1: slot.pointee.word1)
-                        if let unretained {
-                            unretained._withUnsafeGuaranteedRef { $0.receive(item) }
-                            ran += 1
-                        }
-                    } else {
-                        let item = slot.move()
-                        if let unretained {
-                            unretained._withUnsafeGuaranteedRef { $0.receive(item) }
-                            ran += 1
-                        }
+                    let item = slot.move()
+                    if let unretained {
+                        unretained._withUnsafeGuaranteedRef { $0.receive(item) }
+                        ran += 1
                     }
                 }
                 if index < count || chunk.pointee.next != nil,

@@ -139,7 +139,7 @@ struct WorkQueue {
     @inline(__always)
     mutating func appendToTail(_ item: consuming LoopMessage) -> Bool {
         queued &+= 1
-        let tail = tail.unsafelyUnwrapped
+        let tail = tail!
         let slot = tail.pointee.items + tail.pointee.count
         lcs_prefetch_for_write(slot + Self.prefetchDistance)
         slot.initialize(to: item)
