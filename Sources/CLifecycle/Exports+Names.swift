@@ -36,9 +36,22 @@ import LifecycleC
 @c @implementation public func lc_app_post_name(_ app: OpaquePointer?, _ name: lc_name, _ sender: UnsafeRawPointer?,
                                                 _ userInfo: OpaquePointer?) -> lc_status
 {
-    guard let app else { return lcNull("lc_app_post_name", "app") }
+    guard let app, userInfo == nil else { return postNameOffFastPath(app, name, sender, userInfo) }
     // The caller's handle is alive for the call (the header's contract), and the application owns
     // its center: neither is retained. The center checks the id (see `post(nameID:)`).
+    let center = Unmanaged<AppHandle>.fromOpaque(UnsafeRawPointer(app))._withUnsafeGuaranteedRef { $0.center }
+    let outcome = center._withUnsafeGuaranteedRef { $0.post(nameID: name, sender: UInt(bitPattern: sender)) }
+    if case .posted = outcome { return lc_status(LC_OK) }
+    return lcStatus(outcome, name: name, userInfo: nil, "lc_app_post_name")
+}
+
+/// `lc_app_post_name` with a userInfo or a NULL app: out of line, so that the common post (no
+/// userInfo) saves no registers and keeps no frame around its one call.
+@inline(never)
+private func postNameOffFastPath(_ app: OpaquePointer?, _ name: lc_name, _ sender: UnsafeRawPointer?,
+                                 _ userInfo: OpaquePointer?) -> lc_status
+{
+    guard let app else { return lcNull("lc_app_post_name", "app") }
     let center = Unmanaged<AppHandle>.fromOpaque(UnsafeRawPointer(app))._withUnsafeGuaranteedRef { $0.center }
     let outcome = center._withUnsafeGuaranteedRef { center in
         guard let userInfo else { return center.post(nameID: name, sender: UInt(bitPattern: sender)) }

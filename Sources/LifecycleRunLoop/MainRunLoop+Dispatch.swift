@@ -145,21 +145,24 @@ extension MainRunLoop {
             let items = chunk.pointee.items
             let count = chunk.pointee.count
             while index < count {
-                let item = (items + index).move()
+                let slot = items + index
                 index += 1
-                if item.target == .closure {
+                let target = slot.pointee.target
+                if target == .closure {
+                    let item = slot.move()
                     unsafeDowncast(item.payload!, to: PerformBox.self).work()
                     ran += 1
                 } else {
                     let version = targetsVersion.load(ordering: .relaxed)
-                    if item.target != cachedTarget || version != cachedVersion {
+                    if target != cachedTarget || version != cachedVersion {
                         queueLock.lockSpinning()
-                        receiver = targets.pointee.handler(for: item.target)
+                        receiver = targets.pointee.handler(for: target)
                         unretained = receiver.map { Unmanaged.passUnretained($0) }
                         cachedVersion = targetsVersion.load(ordering: .relaxed)
                         queueLock.unlock()
-                        cachedTarget = item.target
+                        cachedTarget = target
                     }
+                    let item = slot.move()
                     if let unretained {
                         unretained._withUnsafeGuaranteedRef { $0.receive(item) }
                         ran += 1

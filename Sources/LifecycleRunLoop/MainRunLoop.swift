@@ -335,6 +335,65 @@ public final class MainRunLoop: @unchecked Sendable {
         enqueue(message, from: thread)
     }
 
+    /// `send` from a thread the caller knows is not the loop's (`isOnLoopThread` was false): bounded,
+    /// without reading the thread's identity again. [thread-safe]
+    ///
+    /// The common post — the lock free, the thread within its bound, room in the last chunk, no
+    /// waiter to wake, the loop busy — makes no call: each rarer case is a tail call to a function of
+    /// its own, so that this one saves no registers and keeps no frame.
+    @discardableResult
+    package func sendFromOtherThread(_ message: consuming LoopMessage) -> Bool {
+        guard queueLock.tryLock() else { return sendContended(message) }
+        return sendLocked(message)
+    }
+
+    @inline(never)
+    private func sendContended(_ message: consuming LoopMessage) -> Bool {
+        queueLock.lockAfterFailedTry()
+        return sendLocked(message)
+    }
+
+    /// The rest of `sendFromOtherThread`, under the queue lock.
+    @inline(__always)
+    private func sendLocked(_ message: consuming LoopMessage) -> Bool {
+        guard queue.pointee.admit(key: UnsafeRawPointer(queue)) else { return refuseLocked(message) }
+        guard queue.pointee.tailHasRoom else { return appendToNewChunkLocked(message) }
+        let wake = queue.pointee.appendToTail(message)
+        if queueLock.unlockReportingWaiters() { return wakeWaiter(thenLoop: wake) }
+        // See `enqueue(_:from:)`.
+        if wake { return wakeLoop() }
+        return true
+    }
+
+    @inline(never)
+    private func refuseLocked(_ message: consuming LoopMessage) -> Bool {
+        queue.pointee.countRefusal()
+        queueLock.unlock()
+        _ = consume message
+        return false
+    }
+
+    @inline(never)
+    private func appendToNewChunkLocked(_ message: consuming LoopMessage) -> Bool {
+        let wake = queue.pointee.append(message)
+        queueLock.unlock()
+        if wake { _ = lcs_eventfd_signal(wakeFD) }
+        return true
+    }
+
+    @inline(never)
+    private func wakeWaiter(thenLoop wake: Bool) -> Bool {
+        queueLock.wakeOne()
+        if wake { _ = lcs_eventfd_signal(wakeFD) }
+        return true
+    }
+
+    @inline(never)
+    private func wakeLoop() -> Bool {
+        _ = lcs_eventfd_signal(wakeFD)
+        return true
+    }
+
     /// Queues `item` from thread `producer` unless it is over the bound; returns whether it was queued.
     @inline(__always)
     func enqueue(_ item: consuming LoopMessage) -> Bool {
@@ -347,6 +406,7 @@ public final class MainRunLoop: @unchecked Sendable {
         // The loop's own thread is not bounded: only code running on the loop posts from it, and
         // refusing it could lose the loop's own bookkeeping.
         guard producer == owner || queue.pointee.admit(key: UnsafeRawPointer(queue)) else {
+            queue.pointee.countRefusal()
             queueLock.unlock()
             return false
         }

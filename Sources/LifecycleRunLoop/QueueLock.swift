@@ -37,6 +37,24 @@ final class QueueLock: @unchecked Sendable {
         lockContended()
     }
 
+    /// Takes the lock if it is free (one compare-exchange); otherwise returns false, and the caller
+    /// takes it with `lockAfterFailedTry()`. For a caller that keeps its slow path out of line.
+    @inline(__always)
+    func tryLock() -> Bool {
+        state.compareExchange(expected: 0, desired: 1, ordering: .acquiring).exchanged
+    }
+
+    /// `lock()` after `tryLock()` failed: spins, then parks.
+    @inline(__always)
+    func lockAfterFailedTry() { lockContended() }
+
+    /// Releases the lock; returns true when a parked thread may wait for it, which the caller must
+    /// then wake with `wakeOne()` (as `unlock()` does). For a caller that keeps that call out of line.
+    @inline(__always)
+    func unlockReportingWaiters() -> Bool {
+        state.exchange(0, ordering: .releasing) == 2
+    }
+
     /// Takes the lock for the loop thread, which never parks: it spins (a `sched_yield` every 128
     /// loads, for a holder that is not running) until the lock is free.
     ///
@@ -87,7 +105,7 @@ final class QueueLock: @unchecked Sendable {
     }
 
     @inline(never)
-    private func wakeOne() {
+    func wakeOne() {
         pthread_mutex_lock(parkMutex)
         pthread_cond_signal(parked)
         pthread_mutex_unlock(parkMutex)

@@ -368,14 +368,19 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// (`lc_app_post_name` with a NULL userInfo). Three words of arguments, nothing to check but the id.
     /// [thread-safe]
     package func post(nameID id: UInt32, sender: UInt) -> PostOutcome {
-        let thread = pthread_self()
-        guard loop.isLoopThread(thread) else {
-            // Another thread: check the id (one atomic load) and queue a four-word message.
-            guard registry.isInterned(id) else { return .unknownName }
-            let queued = loop.send(LoopMessage(target: state.pointee.target!, word0: UInt64(id), word1: sender, payload: nil),
-                                   fromOtherThread: thread)
-            return queued ? .posted : .refused
-        }
+        // The loop thread's path is out of line (a tail call), so that a post from another thread —
+        // the check of the id (one atomic load) and a four-word message queued — sets up no frame
+        // for the dispatch it does not make.
+        guard !loop.isOnLoopThread else { return postOnLoopThread(nameID: id, sender: sender) }
+        guard registry.isInterned(id) else { return .unknownName }
+        let queued = loop.sendFromOtherThread(LoopMessage(target: state.pointee.target!, word0: UInt64(id), word1: sender,
+                                                          payload: nil))
+        return queued ? .posted : .refused
+    }
+
+    /// `post(nameID:sender:)` on the loop thread: dispatched right here.
+    @inline(never)
+    private func postOnLoopThread(nameID id: UInt32, sender: UInt) -> PostOutcome {
         guard state.pointee.heldDeliveryHandler == nil, let list = list(id) else {
             return postChecked(nameID: id, sender: sender, userInfo: nil, raw: nil)
         }
@@ -392,14 +397,22 @@ public final class AppNotificationCenter: @unchecked Sendable {
     }
 
     /// Delivers a message that `post` queued from another thread. [loop-thread]
+    /// A message with a userInfo (the payload) is delivered out of line, so that the common one
+    /// (none) keeps no payload in registers across the dispatch.
     @inline(__always)
     fileprivate func receive(_ message: borrowing LoopMessage) {
-        let name = NotificationName(id: UInt32(truncatingIfNeeded: message.word0))
-        if let payload = message.payload {
-            deliver(name, sender: message.word1, userInfo: unsafeDowncast(payload, to: UserInfoCarrier.self).value)
+        if case .none = message.payload {
+            deliver(NotificationName(id: UInt32(truncatingIfNeeded: message.word0)), sender: message.word1, userInfo: nil)
         } else {
-            deliver(name, sender: message.word1, userInfo: nil)
+            receiveWithUserInfo(message)
         }
+    }
+
+    @inline(never)
+    private func receiveWithUserInfo(_ message: borrowing LoopMessage) {
+        let name = NotificationName(id: UInt32(truncatingIfNeeded: message.word0))
+        let userInfo = message.payload.map { unsafeDowncast($0, to: UserInfoCarrier.self).value }
+        deliver(name, sender: message.word1, userInfo: userInfo)
     }
 
     /// Delivers on the loop thread, or hands the post to the application while delivery is held.
