@@ -230,7 +230,6 @@ final class HostRunner: @unchecked Sendable {
     static let narratedWidth = 100
 
     private func shutdown() {
-        if let problem = operators?.finish() { hostLine("error", "metrics", detail: problem) }
         prompt?.close()
         server?.close()
         EmergencyExit.setSocketPath(nil)
@@ -243,6 +242,9 @@ final class HostRunner: @unchecked Sendable {
         }
         if let export = options.traceExport, let timeline { export.write(timeline.events, plugins: handle?.plugins.map(\.id) ?? []) }
         if let handle { handle.app.runMarked("plugin unload", owner: "") { handle.shutdown() } }
+        // Last: the plugins' ends trace what they left (a quota's refusals not traced yet, a failure
+        // while unloading), and the metrics file's last write counts it.
+        if let problem = operators?.finish() { hostLine("error", "metrics", detail: problem) }
     }
 
     /// Starts the terminate budget as soon as SIGTERM or SIGINT is pending, from a thread of its own:

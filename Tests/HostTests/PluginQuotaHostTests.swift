@@ -158,6 +158,22 @@ final class PluginQuotaHostTests: XCTestCase {
         XCTAssertTrue(result.failures().isEmpty, "a plugin in the host's process is refused, not cut off", file: file, line: line)
     }
 
+    /// Refusals still waiting for their interval when the run ends are traced at the plugin's unload,
+    /// and the metrics file's last write, after it, counts them: one burst, then `terminate` at once
+    /// (the wait ends when the burst has: the loop was busy with it), long before the interval.
+    func testRefusalsTracedAtTheUnloadAreInTheMetricsFile() throws {
+        let id = "com.example.flood.observers"
+        let plugin = try IsolationFixtures.build(QuotaFixtures.flood(id: id, call: Self.observerCall, burst: 150_000, bursts: 1),
+                                                 named: "flood-at-the-end")
+        let result = try run(["--plugin", plugin], script: "launch\nwait 150ms\nterminate\n")
+        XCTAssertEqual(result.status, 0, result.standardError)
+        XCTAssertTrue(result.standardError.contains("flood: refused after 100000 calls with -18\n"), result.standardError)
+        XCTAssertEqual(result.refusedInTrace, 50_000, "\(result.quota())")
+        XCTAssertGreaterThanOrEqual(result.quota().count, 2, "the first refusal at once, the rest later: \(result.quota())")
+        XCTAssertEqual(Self.refusalMetric(result.metrics, plugin: id, kind: "observers"), 50_000,
+                       "every refused call counted once, those traced at the unload too: \(result.metrics)")
+    }
+
     // MARK: Isolated: refused in its process, traced by the host, cut off for keeping on
 
     func testATimerFloodIsolatedIsCutOffAfterAThousandRefusalsAndTheHostStaysSmall() throws {
