@@ -105,6 +105,7 @@ enum TimelineStyle {
         (.completion, "#2e7d32"), (.archive, "#ef6c00"), (.watchdog, "#e53935"), (.error, "#b71c1c"),
         (.pluginFailed, failureColour), (.quota, failureColour), (.handleRefused, failureColour),
         (.pluginRestarted, "#558b2f"), (.pluginBacklog, "#f9a825"), (.sceneRequest, "#5d4037"),
+        (.pluginFreezer, "#0277bd"),
     ]
     static let otherKind = "#757575"
 

@@ -121,6 +121,7 @@ extension Application {
         state = newState
         center.heldDeliveryHandler = newState.isRunning ? nil : heldHandler
         trace(.stateChanged(from: oldState, to: newState, reason: reason))
+        if oldState != newState, let stateChangeHandler { stateChangeHandler(oldState, newState) }
     }
 
     func setSceneState(_ scene: Scene, _ newState: SceneState, reason: TraceEvent.StateChangeReason? = nil) {

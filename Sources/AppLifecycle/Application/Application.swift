@@ -206,6 +206,13 @@ public final class Application: @unchecked Sendable {
     /// run in another process, and what they do (begin a background task, say) must count before the
     /// application is suspended. Nil: nothing to wait for.
     package var settleHandler: (() -> Void)?
+    /// Called at every change of the application's state, after the change is traced and before
+    /// anything of the new state runs: entering `.suspended`, on a resume (`.suspended` → `.background`,
+    /// before the queued notifications), on a purge or termination, and at a launch (`.notRunning` →
+    /// another state, before the launch's first callback). A place to freeze what runs for the
+    /// application elsewhere (isolated plugins' processes) and to thaw or restart it before its first
+    /// callback. [loop-thread]
+    package var stateChangeHandler: ((_ from: ApplicationState, _ to: ApplicationState) -> Void)?
     var traceOrigin: MonotonicInstant?
     var sequenceNumber: UInt64 = 0
     let killSwitch: KillSwitch

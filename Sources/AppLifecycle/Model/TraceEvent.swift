@@ -53,11 +53,16 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         /// An isolated plugin's process fell behind (name `behind`) or caught up (`caught up`);
         /// observer: the plugin.
         public static let pluginBacklog = Kind(rawValue: "plugin-backlog")
+        /// How a suspended application's isolated plugins are frozen (name `frozen`, said once), that
+        /// they cannot be (`not frozen`, once); a plugin whose frozen processes a purge or termination
+        /// killed (`killed`), started again at the next launch (`restarted`; observer: the plugin).
+        public static let pluginFreezer = Kind(rawValue: "plugin-freezer")
         /// Every kind above, in their order: the kinds the engine traces (metrics count each from 0,
         /// `LifecycleMetric.events`). A kind added above is added here.
         public static let engineKinds: [Kind] = [
             .action, .state, .sceneState, .delegate, .notification, .queued, .skipped, .discarded, .backgroundTask, .completion,
             .archive, .watchdog, .error, .pluginFailed, .pluginRestarted, .quota, .handleRefused, .sceneRequest, .pluginBacklog,
+            .pluginFreezer,
         ]
         public var description: String { rawValue }
     }
@@ -184,6 +189,8 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         /// The isolated plugin `plugin`'s process fell behind what the host sends it, or caught up:
         /// meanwhile its notifications and timer fires were held and coalesced (docs/host.md, "A slow plugin").
         case pluginBacklog(plugin: String, PluginBacklog)
+        /// How isolated plugins are frozen while the application is suspended (nil plugin: all of them).
+        case pluginFreezing(plugin: String?, PluginFreezing)
     }
 
     /// Position in the trace, from 1.
@@ -311,6 +318,9 @@ extension TraceEvent.Payload {
             return (.quota, refusal.kind.rawValue, refusal.plugin, refusal.traceDetail)
         case .handleRefused(let function, let handleOf, let caller):
             return (.handleRefused, function, caller, "called with the handle of '\(handleOf)' while a callback of '\(caller)' ran: refused")
+        case .pluginFreezing(let plugin, let freezing):
+            let text = freezing.traceText
+            return (.pluginFreezer, text.name, plugin, text.detail)
         case .pluginBacklog(let plugin, let backlog):
             let text = backlog.traceText
             return (.pluginBacklog, text.name, plugin, text.detail)
