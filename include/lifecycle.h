@@ -37,7 +37,7 @@ extern "C" {
 // Version
 
 #define LC_ABI_VERSION_MAJOR 1
-#define LC_ABI_VERSION_MINOR 5 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
+#define LC_ABI_VERSION_MINOR 6 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
                                 // 1.2: scenes and Handoff (lc_scene, lc_scene_*, lc_app_scene, LC_NAME_SCENE_*, the scene and Handoff
                                 //      delegate functions, the scene actions); fields appended to lc_config_t, lc_action_t,
                                 //      lc_trace_event_t, lc_delegate_t, lc_plugin_delegate_t and lc_host_api_t
@@ -58,6 +58,7 @@ extern "C" {
                                 //      with LC_ACTION_LOCAL_NOTIFICATION, _OPEN_LOCAL_NOTIFICATION, _REMOTE_REGISTRATION
                                 //      and lc_action_t.device_token; handleEventsForBackgroundURLSession:completionHandler:
                                 //      (lc_complete_void_fn, LC_ACTION_URL_SESSION, lc_action_t.url_session)
+                                // 1.6: isolated plugins frozen while the application is suspended (lc_load_options_t.freezer)
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -1082,6 +1083,21 @@ enum {
     LC_RESTART_ON_FAILURE = 1, // started again after a back-off (100 ms, doubling, at most 5 s), at most restart_limit times
 };
 
+/// How an isolated plugin's processes are frozen while the application is suspended (ABI 1.6). On iOS
+/// "a suspended app does not execute any code": its plugins' processes are frozen
+/// when the application becomes suspended and thawed before their first callback after it resumes;
+/// a purge or termination of the suspended application kills them, and the plugin starts again in a
+/// new process (its init runs again). A freezer that cannot be used here freezes nothing (the trace
+/// says so once, kind "plugin-freezer"). docs/lifecycle.md, "Suspended means frozen".
+typedef uint32_t lc_freezer;
+enum {
+    LC_FREEZER_AUTO = 0,      // the strongest that works here: cgroup v2, then cgroup v1, then signals (the default)
+    LC_FREEZER_CGROUP = 1,    // cgroup v2's cgroup.freeze on the plugin's own cgroup: everything it started
+    LC_FREEZER_CGROUP_V1 = 2, // the cgroup v1 freezer: a cgroup of the plugin's own, its process moved in at start
+    LC_FREEZER_SIGNAL = 3,    // SIGSTOP and SIGCONT to its process group: what left the group runs on
+    LC_FREEZER_NONE = 4,      // never frozen: a suspended application's plugins run on
+};
+
 /// ABI 1.3. Zero fields take the defaults; a shorter (older) struct's missing tail counts as zero.
 typedef struct lc_load_options {
     uint32_t struct_size;             // sizeof(lc_load_options_t); at least 8 (struct_size and flags)
@@ -1090,6 +1106,7 @@ typedef struct lc_load_options {
     uint32_t restart_limit;           // LC_RESTART_ON_FAILURE: 1 to 1000 restarts (0: 3)
     double call_budget;               // isolated: seconds a callback may run outside a lifecycle budget (0: 5; at most 3600)
     double init_budget;               // isolated: seconds for starting its process and its init (0: 5; at most 3600)
+    lc_freezer freezer;               // 1.6, isolated: LC_FREEZER_* (0: LC_FREEZER_AUTO)
 } lc_load_options_t;
 
 /// lc_app_load_plugin with options (ABI 1.3); NULL options load as lc_app_load_plugin does. The

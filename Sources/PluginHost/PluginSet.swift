@@ -17,6 +17,8 @@ final class PluginSet: AppHandleAttachment {
     var sceneRows: [String: FFIDelegates.Rows] = [:]
     /// The isolated plugins' proxies, loaded or failed, in load order (`PluginSet+Isolation`).
     var isolated: [IsolatedPlugin] = []
+    /// Whether the trace has said how isolated plugins are frozen (once a run).
+    var freezingSaid = false
     /// The quotas of the plugins loaded from now on (`AppHandle.pluginQuotas`).
     var quotas = PluginQuotas()
     /// Runners started ahead, by plugin path, each sent its hello (`AppHandle.prestartIsolated`):

@@ -52,7 +52,8 @@ enum IsolateOption {
     }
 
     /// Checks the isolation options and sets them. - Throws: `ValidationError` naming the option and the limit.
-    static func apply(isolate: String?, restart: String?, budget: String?, to options: inout RunOptions) throws {
+    static func apply(isolate: String?, restart: String?, budget: String?, freezer: String?,
+                      to options: inout RunOptions) throws {
         var isolation = HostIsolation()
         if let isolate {
             if isolate == "*" {
@@ -76,6 +77,12 @@ enum IsolateOption {
                 throw ValidationError("--isolate-budget \(budget): \(error.message)")
             }
             isolation.settings.initBudget = max(isolation.settings.initBudget, isolation.settings.callBudget)
+        }
+        if let freezer {
+            guard let choice = FreezerChoice(rawValue: freezer) else {
+                throw ValidationError("--freezer must be auto, cgroup, cgroup-v1, signal or none, not '\(freezer)'")
+            }
+            isolation.settings.freezer = choice
         }
         options.isolation = isolation
     }

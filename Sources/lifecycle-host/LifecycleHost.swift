@@ -232,6 +232,11 @@ struct Run: ParsableCommand {
         "How long an isolated plugin's callback may run outside a lifecycle budget (default 5s; at most 3600s).", valueName: "DURATION"))
     var isolateBudget: String?
 
+    @Option(name: .customLong("freezer"), help: ArgumentHelp(
+        "How isolated plugins are frozen while the app is suspended: auto (the default), cgroup, cgroup-v1, signal or none.",
+        valueName: "FREEZER"), completion: .list(FreezerChoice.allCases.map(\.rawValue)))
+    var freezer: String?
+
     @Flag(name: .customLong("rescan"), help: "Forget what the plugin registry remembers: scan every plugin again.")
     var rescan = false
 
@@ -261,7 +266,8 @@ struct Run: ParsableCommand {
             backgroundLaunch: backgroundLaunch, noSignals: noSignals, noPressure: noPressure, pressureFile: pressureFile,
             pressureWarning: pressureWarning, pressureCritical: pressureCritical, pressureDelay: pressureDelay,
             noClock: noClock, socket: socket,
-            noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, rescan: rescan,
+            noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, freezer: freezer,
+            rescan: rescan,
             scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, allowNoPlugins: allowNoPlugins, pluginQuotas: pluginQuotas,
             engine: engine.values,
             metrics: metrics.values)

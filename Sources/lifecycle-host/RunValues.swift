@@ -32,6 +32,8 @@ struct RunValues: Equatable {
     var isolate: String?
     var restart: String?
     var isolateBudget: String?
+    /// `--freezer`, as given; nil: `auto`.
+    var freezer: String?
     var rescan = false
     var scanBudget: String?
     var allowUnsafePlugins = false
@@ -68,7 +70,7 @@ struct RunValues: Equatable {
         }
         options.socket = !noSocket
         options.socketPath = socket
-        try IsolateOption.apply(isolate: isolate, restart: restart, budget: isolateBudget, to: &options)
+        try IsolateOption.apply(isolate: isolate, restart: restart, budget: isolateBudget, freezer: freezer, to: &options)
         options.rescan = rescan
         options.scanBudget = try lifecycle_host.scanBudget(scanBudget)
         options.pluginLoading = allowUnsafePlugins ? .allowUnsafePermissions : []
@@ -163,6 +165,7 @@ struct RunValues: Equatable {
                 case "--memory-warning-limit": values.engine.memoryWarningLimit = value
                 case "--restart": values.restart = value
                 case "--isolate-budget": values.isolateBudget = value
+                case "--freezer": values.freezer = value
                 case "--scan-budget": values.scanBudget = value
                 case "--plugin-quota": values.pluginQuotas.append(value)
                 case "--metrics": values.metrics.address = value

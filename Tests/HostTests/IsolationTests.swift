@@ -23,8 +23,12 @@ final class IsolationTests: XCTestCase {
         var output = ""
 
         /// The engine's events: the host's own `plugin` lines left out, and its `input` lines (a
-        /// scenario's `wait` starts when the line is read, which timers may precede by a hair).
-        var trace: [String] { records.filter { $0.kind != "plugin" && $0.kind != "input" }.map(\.description) }
+        /// scenario's `wait` starts when the line is read, which timers may precede by a hair), and the
+        /// isolated plugins' freezer (`plugin-freezer`: isolation's own, absent in-process), so that the
+        /// life cycles of both modes compare.
+        var trace: [String] {
+            records.filter { $0.kind != "plugin" && $0.kind != "input" && $0.kind != "plugin-freezer" }.map(\.description)
+        }
         func failures() -> [Record] { records.filter { $0.kind == "plugin-failed" } }
     }
 
@@ -88,13 +92,24 @@ final class IsolationTests: XCTestCase {
                            scenario: "demo", environment: ["LC_STATEKEEPER_FILE": archive + "/protected.txt"])
         }
         let inProcess = try demo([])
-        let isolated = try demo(["--isolate"])
+        let frozen = try demo(["--isolate"])
+        // Frozen while suspended (the default), the demo's purge kills the plugins' processes and the next
+        // launch starts them anew (decision 56): their own memory is gone (StateKeeper opens its file in
+        // init again, CacheTrimmer's cache is whole again), so their printed lines differ from the host's
+        // process by design; the engine's trace does not. Unfrozen, the lines are the same too.
+        XCTAssertEqual(frozen.status, 0, frozen.output)
+        let lifeCycle = { (run: Run) in run.trace.filter { !$0.hasPrefix("completion ") } }  // completions: in their order below
+        XCTAssertEqual(lifeCycle(frozen), lifeCycle(inProcess))
+        XCTAssertEqual(frozen.records.filter { $0.kind == "plugin-freezer" }.map(\.name), ["frozen"] + Array(repeating: "killed", count: 5)
+                           + Array(repeating: "restarted", count: 5), frozen.output)
+        let isolated = try demo(["--isolate", "--freezer", "none"])
         XCTAssertEqual(inProcess.status, 0, inProcess.output)
         XCTAssertEqual(isolated.status, 0, isolated.output)
         XCTAssertEqual(isolated.records.filter { $0.kind == "plugin" }.count, 5)
         XCTAssertTrue(isolated.records.filter { $0.kind == "plugin" }.allSatisfy { $0.detail.hasSuffix("(isolated)") })
         let completions = { (run: Run) in run.trace.filter { $0.hasPrefix("completion ") } }
         XCTAssertEqual(completions(isolated), completions(inProcess))
+        XCTAssertEqual(completions(frozen), completions(inProcess))
         XCTAssertEqual(isolated.trace.filter { !$0.hasPrefix("completion ") }, inProcess.trace.filter { !$0.hasPrefix("completion ") })
         XCTAssertGreaterThan(inProcess.trace.count, 150)
         for prefix in ["echo", "statekeeper", "greeter", "cachetrimmer"] {

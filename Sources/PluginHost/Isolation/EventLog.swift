@@ -39,7 +39,7 @@ struct EventLog {
         let what: What
         let budget: Budget
         /// Monotonic nanoseconds.
-        let deadline: UInt64
+        var deadline: UInt64
         /// When it was sent (monotonic nanoseconds).
         var sentAt: UInt64 = 0
     }
@@ -142,6 +142,17 @@ struct EventLog {
             guard let phase else { return call }
             return phase.deadline <= call.deadline ? phase : call
         }
+    }
+
+    /// Moves the unfinished frames' deadlines `nanoseconds` later: the time their process was frozen
+    /// (`IsolatedPlugin.thaw`), which it could not use. O(frames in flight).
+    mutating func postpone(by nanoseconds: UInt64) {
+        for index in head..<entries.count {
+            entries[index].deadline &+= nanoseconds
+            entries[index].sentAt &+= nanoseconds
+        }
+        for index in minimumsHead..<minimums.count { minimums[index].deadline &+= nanoseconds }
+        if progressAt != 0 { progressAt &+= nanoseconds }
     }
 
     /// Forgets everything (a new process starts counting from 1).

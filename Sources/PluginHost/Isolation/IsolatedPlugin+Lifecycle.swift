@@ -82,7 +82,8 @@ extension AppHandle {
             wanted.append(path)
         }
         // Asked of the runners' server back to back, each hello queued on its socket before.
-        let processes = RunnerProcess.startSeveral(runner: runner, count: wanted.count, cgroups: settings.cgroups) { index, channel in
+        let processes = RunnerProcess.startSeveral(runner: runner, count: wanted.count, cgroups: settings.cgroups,
+                                                     freezer: settings.freezer) { index, channel in
             IsolatedPlugin.queueHello(on: channel, path: wanted[index], settings: settings)
         }
         for (path, process) in zip(wanted, processes) {
@@ -162,6 +163,8 @@ extension IsolatedPlugin {
     /// registrations are the caller's (`LoadedPlugin.deactivate` removes them first). [loop-thread]
     func unload() {
         guard status == .running || status == .loading, process != nil else { return }
+        // Unloading is the host's, not the life cycle's: a frozen process runs its deinit.
+        if frozenAt != nil { thaw() }
         status = .unloading
         unloadedSeen = false
         let sent = sendFrame(.unload, .unload, flush: true)
@@ -241,12 +244,20 @@ extension IsolatedPlugin {
     /// Starts the plugin again in a new process (restart policy `on-failure`): as a first load, with
     /// the same id required.
     private func restart() {
-        guard status == .failed, let handle else { return }
+        guard status == .failed, let handle, startAgain() else { return }
+        handle.app.record(.pluginRestarted(plugin: plugin.id, attempt: restarts, limit: restartLimit))
+    }
+
+    /// Starts the plugin, taken out (`status` `.failed`), in a new process: as a first load, with the
+    /// same id required. A failure is reported (`report`). - Returns: whether it runs.
+    func startAgain() -> Bool {
+        guard status == .failed, let handle else { return false }
         isRestarting = true
         defer { isRestarting = false }
         let started: (process: RunnerProcess, id: String, version: String, summary: String, abiMajor: UInt32, abiMinor: UInt32)
         do { started = try Self.launch(path: plugin.path, settings: settings) } catch {
-            return report(.startFailed(error.reason), event: nil)
+            report(.startFailed(error.reason), event: nil)
+            return false
         }
         do throws(PluginRefusal) {
             guard started.id == plugin.id else {
@@ -257,7 +268,8 @@ extension IsolatedPlugin {
         } catch {
             started.process.kill()
             started.process.reap(within: .seconds(1))
-            return report(.startFailed(error.reason), event: nil)
+            report(.startFailed(error.reason), event: nil)
+            return false
         }
         process = started.process
         events.reset()  // the new process's channel has a writer of its own: no names sent yet
@@ -266,10 +278,38 @@ extension IsolatedPlugin {
         if let refusal = initialise() {
             // A process that failed in init was reported by `fail`; a refusal in words is reported here.
             if failure == nil { report(.startFailed(refusal.reason), event: "init") }
-            return
+            return false
         }
         handle.pluginSet.register(plugin)
-        handle.app.record(.pluginRestarted(plugin: plugin.id, attempt: restarts, limit: restartLimit))
+        return true
+    }
+
+    /// The suspended application was purged or terminated: its frozen processes are killed, with no
+    /// callback (a suspended app runs none, and iOS kills its process), and the plugin is taken out
+    /// until the next launch starts it again in a new process (`startForLaunch`). Not a failure: no
+    /// deinit runs, and an unload meanwhile has nothing to end. [loop-thread]
+    func killWithSuspendedApplication() {
+        guard status == .running, let handle, let process else { return }
+        frozenAt = nil
+        process.kill()
+        process.reap(within: .seconds(1))
+        status = .failed
+        awaitsLaunch = true
+        stopWatching()
+        completeOpenRequests()
+        forgetRegistrations()
+        handle.unloadFailed(plugin)
+        handle.app.record(.pluginFreezing(plugin: plugin.id, .killed))
+    }
+
+    /// Starts the plugin killed with the suspended application again, in a new process, as the
+    /// application launches (before the launch's first callback): its init runs again. A start that
+    /// fails is reported as a failure. [loop-thread]
+    func startForLaunch() {
+        guard awaitsLaunch, let handle else { return }
+        awaitsLaunch = false
+        guard startAgain() else { return }
+        handle.app.record(.pluginFreezing(plugin: plugin.id, .restarted))
     }
 
     private var restartLimit: Int {
@@ -281,7 +321,8 @@ extension IsolatedPlugin {
 
     /// Asks the process to say when it has run everything sent so far (nothing when it has). [loop-thread]
     func beginSync() -> Bool {
-        guard status == .running, let process, catchUp(process), events.hasPending else { return false }
+        // A frozen process runs nothing until the thaw: the action does not wait for it.
+        guard status == .running, frozenAt == nil, let process, catchUp(process), events.hasPending else { return false }
         waitingSync &+= 1
         synced = false
         syncFrame = sendFrame(.sync, word: waitingSync, .sync, flush: true)

@@ -290,6 +290,8 @@ extension IsolatedPlugin {
     /// ended, or `frame` is nil: nothing was sent).
     func wait(for frame: (number: UInt64, entry: EventLog.Entry)?, until done: () -> Bool) -> Bool {
         guard let frame, let app = handle?.app else { return done() }
+        // A frozen process must run to answer (the engine thaws before its callbacks; this is the net).
+        if frozenAt != nil { thaw() }
         // Waits nest (a frame run meanwhile may ask again): the earliest deadline of them all holds.
         let outer = awaited
         if outer.map({ frame.entry.deadline < $0.deadline }) ?? true { awaited = frame.entry }
@@ -396,7 +398,8 @@ extension IsolatedPlugin {
     /// for the next deadline. A process that has ended meanwhile is reported as such, not as an
     /// overrun. [loop-thread]
     func checkDeadlines() {
-        guard isActive, let process else { return }
+        // A frozen process runs nothing: its deadlines wait for the thaw, which moves them on.
+        guard isActive, frozenAt == nil, let process else { return }
         if let earliest = events.earliest, earliest.deadline <= lcs_monotonic_ns(), process.hasExited { return processExited() }
         guard catchUp(process) else { return }
         guard let earliest = events.earliest else { return }

@@ -70,6 +70,10 @@ final class IsolatedPlugin: @unchecked Sendable {
     var deadlineTimer: LoopSource?
     var deadlineArmed: UInt64 = 0
     var flushScheduled = false
+    /// When its processes were frozen (monotonic nanoseconds; nil: they run). `IsolatedPlugin+Freezing`.
+    var frozenAt: UInt64?
+    /// Killed with the suspended application (a purge, a termination): started again at the next launch.
+    var awaitsLaunch = false
     @exclusivity(unchecked) var events = EventLog()
     /// The notifications held while the process is behind (nil: it keeps up), and its check's timer.
     @exclusivity(unchecked) var backlog: Backlog?
@@ -139,7 +143,7 @@ final class IsolatedPlugin: @unchecked Sendable {
         if let prestarted {
             process = prestarted
         } else {
-            do { process = try RunnerProcess.start(runner: try IsolationRunner.resolve(), cgroups: settings.cgroups) } catch {
+            do { process = try RunnerProcess.start(runner: try IsolationRunner.resolve(), cgroups: settings.cgroups, freezer: settings.freezer) } catch {
                 throw refuse("isolated: \(error.message)", LC_ERR_SYSTEM)
             }
             sendHello(to: process, path: path, settings: settings)

@@ -47,6 +47,9 @@ package struct IsolationSettings: Sendable, Equatable {
     /// Whether the plugin's process is put in a cgroup of its own where the host can make one
     /// (`ProcessContainment`); off, its process group and its subreaper contain what it starts.
     package var cgroups = true
+    /// How its processes are frozen while the application is suspended (`PluginFreezer`): by default
+    /// the strongest freezer that works here.
+    package var freezer: FreezerChoice = .auto
     /// A scan (`PluginScan`): the plugin is opened and initialised only to see that it does not crash;
     /// its delegate is not registered (so rows an isolated plugin cannot offer do not refuse it).
     var scanOnly = false
@@ -99,6 +102,14 @@ extension IsolationSettings {
         }
         settings.callBudget = budgets[0]
         settings.initBudget = budgets[1]
+        switch Int(o.freezer) {  // 1.6
+        case LC_FREEZER_AUTO: settings.freezer = .auto
+        case LC_FREEZER_CGROUP: settings.freezer = .cgroup
+        case LC_FREEZER_CGROUP_V1: settings.freezer = .cgroupV1
+        case LC_FREEZER_SIGNAL: settings.freezer = .signal
+        case LC_FREEZER_NONE: settings.freezer = .none
+        default: return invalid("options->freezer \(o.freezer) is not one of LC_FREEZER_AUTO … LC_FREEZER_NONE (0 to 4)")
+        }
         return .success(settings)
     }
 }

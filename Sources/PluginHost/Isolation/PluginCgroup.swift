@@ -28,7 +28,7 @@ struct PluginCgroup: Sendable {
     /// How many this process has made (their names' last part).
     private static let made = Atomic<Int>(0)
     /// Removes, once, the empty folders left by hosts that are gone (`sweepLeftovers`).
-    private static let swept: Void = sweepLeftovers()
+    private static let swept: Void = sweepLeftovers(in: home, prefix: "lifecycle-plugin-")
 
     /// Makes an empty cgroup for a runner about to start. - Returns: nil when the host cannot (see the
     /// type's note); nothing is left behind then.
@@ -78,12 +78,11 @@ struct PluginCgroup: Sendable {
         return true
     }
 
-    /// Removes the folders of plugins' cgroups in `home` whose host is no longer running (a host killed
+    /// Removes the folders named `prefix`HOST-N in `home` whose host is no longer running (a host killed
     /// outright leaves them, empty); a folder still in use is left (`rmdir` refuses a populated cgroup).
-    private static func sweepLeftovers() {
+    static func sweepLeftovers(in home: String?, prefix: String) {
         guard let home, let folder = opendir(home) else { return }
         defer { closedir(folder) }
-        let prefix = "lifecycle-plugin-"
         while let entry = readdir(folder) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
             guard name.hasPrefix(prefix), let host = name.dropFirst(prefix.count).split(separator: "-").first.flatMap({ pid_t($0) }),
@@ -93,12 +92,19 @@ struct PluginCgroup: Sendable {
         }
     }
 
-    private func write(_ file: String, _ text: String) -> Bool {
-        let fd = open(path + "/" + file, O_WRONLY | O_CLOEXEC)
+    private func write(_ file: String, _ text: String) -> Bool { Self.writeSmallFile(path + "/" + file, text) }
+
+    /// Writes `text` to a control file in one `write`. - Returns: whether the kernel took all of it.
+    static func writeSmallFile(_ file: String, _ text: String) -> Bool {
+        let fd = open(file, O_WRONLY | O_CLOEXEC)
         guard fd >= 0 else { return false }
         defer { close(fd) }
-        return text.withCString { Glibc.write(fd, $0, strlen($0)) } == text.utf8.count
+        let written = try? systemCall("write") { text.withCString { Glibc.write(fd, $0, strlen($0)) } }
+        return written == text.utf8.count
     }
+
+    /// Freezes (`true`) or thaws the cgroup (`cgroup.freeze`). - Returns: whether the kernel took it.
+    func setFrozen(_ frozen: Bool) -> Bool { write("cgroup.freeze", frozen ? "1" : "0") }
 
     /// This process's cgroup v2 folder: its path in `/proc/self/cgroup` (`0::PATH`) below the mount
     /// point of the cgroup2 file system that holds it (`/proc/self/mountinfo`), if mounted read-write.
@@ -121,7 +127,7 @@ struct PluginCgroup: Sendable {
     }
 
     /// A mountinfo field with its octal escapes (`\040` a space, `\011`, `\012`, `\134`) undone.
-    private static func unescaped(_ field: Substring) -> String {
+    static func unescaped(_ field: Substring) -> String {
         var bytes: [UInt8] = []
         var index = field.utf8.startIndex
         let utf8 = field.utf8
@@ -139,7 +145,8 @@ struct PluginCgroup: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    private static func readSmallFile(_ path: String) -> String? {
+    /// A small file's text (at most 1 MiB), nil when it cannot be opened.
+    static func readSmallFile(_ path: String) -> String? {
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { return nil }
         defer { close(fd) }

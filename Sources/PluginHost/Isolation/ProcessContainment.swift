@@ -28,6 +28,10 @@ final class ProcessContainment: Sendable {
     /// The runner: its pid, and its process group's id.
     let runner: pid_t
     let cgroup: PluginCgroup?
+    /// The v1 freezer's cgroup it was moved into (`FreezerChoice.cgroupV1`, or `auto` without a cgroup v2).
+    let freezerV1: FreezerCgroupV1?
+    /// How it is frozen while the application is suspended (nil: it cannot be, or was asked not to be).
+    let freezer: FreezerMethod?
 
     /// The containments whose runner is not reaped yet, by its pid (what `endAll` kills).
     private static let live = Mutex<[pid_t: ProcessContainment]>([:])
@@ -36,9 +40,18 @@ final class ProcessContainment: Sendable {
 
     /// Contains the just-started `runner` (it has run no plugin code yet), born in `cgroup` when it
     /// was given one.
-    init(runner: pid_t, cgroup: PluginCgroup?) {
+    init(runner: pid_t, cgroup: PluginCgroup?, freezer choice: FreezerChoice = .auto) {
         self.runner = runner
         self.cgroup = cgroup
+        let freezesByCgroup = cgroup.map { access($0.path + "/cgroup.freeze", W_OK) == 0 } ?? false
+        freezerV1 = choice == .cgroupV1 || (choice == .auto && !freezesByCgroup) ? FreezerCgroupV1.make(moving: runner) : nil
+        freezer = switch choice {
+        case .auto: freezesByCgroup ? .cgroup : freezerV1 != nil ? .cgroupV1 : .signal
+        case .cgroup: freezesByCgroup ? .cgroup : nil
+        case .cgroupV1: freezerV1 != nil ? .cgroupV1 : nil
+        case .signal: .signal
+        case .none: nil
+        }
         _ = Self.exitHook
         Self.live.withLock { $0[runner] = self }
     }
@@ -46,6 +59,8 @@ final class ProcessContainment: Sendable {
     /// Kills the runner and everything it started. Only while the runner is not reaped: its pid (and
     /// its group's id) cannot have been reused. Idempotent.
     func killAll() {
+        // A task frozen by the v1 freezer takes its SIGKILL only once thawed.
+        defer { _ = freezerV1?.thaw() }
         if let cgroup, cgroup.killAll() {
             _ = kill(runner, SIGKILL)
             return
@@ -56,17 +71,33 @@ final class ProcessContainment: Sendable {
         _ = kill(runner, SIGKILL)
     }
 
+    /// Freezes (`true`) or thaws everything the runner started, with `freezer`. Thawing what is not
+    /// frozen does nothing. - Returns: whether the system took it (false without a freezer).
+    func setFrozen(_ frozen: Bool) -> Bool {
+        switch freezer {
+        case .cgroup: return cgroup?.setFrozen(frozen) ?? false
+        case .cgroupV1: return (frozen ? freezerV1?.freeze() : freezerV1?.thaw()) ?? false
+        case .signal:
+            let signal = frozen ? SIGSTOP : SIGCONT
+            let group = kill(-runner, signal) == 0
+            return kill(runner, signal) == 0 || group
+        case nil: return false
+        }
+    }
+
     /// Kills what the runner started that is still there once the runner has ended (exited, not
     /// reaped yet): its cgroup, its process group.
     func killRemains() {
         cgroup?.killAll()
         _ = kill(-runner, SIGKILL)
+        _ = freezerV1?.thaw()
     }
 
     /// The runner has been reaped: forgets it, and removes its cgroup once empty (at most 200 ms).
     func release() {
         Self.live.withLock { $0[runner] = nil }
         cgroup?.remove()
+        freezerV1?.remove()
     }
 
     /// `killAll` for every containment whose runner is not reaped, then their cgroups' folders removed
@@ -79,6 +110,7 @@ final class ProcessContainment: Sendable {
         let deadline = ContinuousClock.now + .milliseconds(200)
         for containment in all {
             containment.cgroup?.remove(within: max(.zero, deadline - ContinuousClock.now))
+            containment.freezerV1?.remove(within: max(.zero, deadline - ContinuousClock.now))
         }
     }
 }

@@ -63,8 +63,8 @@ final class RunnerProcess: @unchecked Sendable {
 
     /// Starts a runner, in a cgroup of its own when `cgroups` and the host can make one
     /// (`ProcessContainment`). - Throws: what failed, in words (no runner found, a system call).
-    static func start(runner: String, cgroups: Bool) throws(IsolationStartError) -> RunnerProcess {
-        let pieces = try Pieces(cgroups: cgroups)
+    static func start(runner: String, cgroups: Bool, freezer: FreezerChoice) throws(IsolationStartError) -> RunnerProcess {
+        let pieces = try Pieces(cgroups: cgroups, freezer: freezer)
         do throws(IsolationStartError) {
             do throws(IsolationStartError) {
                 return pieces.finish(pid: try RunnerServer.start(runner: runner, socket: pieces.runnerEnd, progress: pieces.memory,
@@ -86,8 +86,9 @@ final class RunnerProcess: @unchecked Sendable {
     /// runners' server back to back (`RunnerServer.startSeveral`); `first(index, channel)` queues each
     /// one's first frames before its process is asked for, so that it finds them as it starts. nil for
     /// one that did not start: `start` starts it again, and says why.
-    static func startSeveral(runner: String, count: Int, cgroups: Bool, first: (Int, FrameChannel) -> Void) -> [RunnerProcess?] {
-        let pieces = (0..<count).map { _ in try? Pieces(cgroups: cgroups) }
+    static func startSeveral(runner: String, count: Int, cgroups: Bool, freezer: FreezerChoice,
+                             first: (Int, FrameChannel) -> Void) -> [RunnerProcess?] {
+        let pieces = (0..<count).map { _ in try? Pieces(cgroups: cgroups, freezer: freezer) }
         for (index, piece) in pieces.enumerated() {
             guard let piece else { continue }
             first(index, piece.channel)
@@ -116,7 +117,11 @@ final class RunnerProcess: @unchecked Sendable {
         let page: UnsafeMutableRawPointer
         private(set) var cgroup: PluginCgroup?
 
-        init(cgroups: Bool) throws(IsolationStartError) {
+        /// How the runner will be frozen while the application is suspended.
+        let freezer: FreezerChoice
+
+        init(cgroups: Bool, freezer: FreezerChoice) throws(IsolationStartError) {
+            self.freezer = freezer
             var pair: [Int32] = [-1, -1]
             guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
                 throw IsolationStartError("socketpair failed: \(String(cString: strerror(errno)))")
@@ -151,7 +156,7 @@ final class RunnerProcess: @unchecked Sendable {
             close(runnerEnd)
             close(memory)
             // Before the hello: the runner runs no plugin code until then.
-            let containment = ProcessContainment(runner: pid, cgroup: cgroup)
+            let containment = ProcessContainment(runner: pid, cgroup: cgroup, freezer: freezer)
             return RunnerProcess(pid: pid, channel: channel, page: page, containment: containment)
         }
 
