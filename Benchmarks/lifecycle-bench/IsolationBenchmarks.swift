@@ -37,7 +37,7 @@ enum IsolationBenchmarks {
         static const lc_host_api_t *bench_host;
         static lc_plugin *bench_plugin;
         static lc_name flushed;
-        static int64_t ticks, answers;
+        static int64_t ticks, answers, resumes;
 
         #ifdef BENCH_SLOW_MICROSECONDS
         #include <unistd.h>
@@ -57,8 +57,15 @@ enum IsolationBenchmarks {
             lc_dict *info = bench_host->dict->create();
             bench_host->dict->set_int(info, "ticks", ticks);
             bench_host->dict->set_int(info, "answers", answers);
+            bench_host->dict->set_int(info, "resumes", resumes);
             bench_host->post_name(bench_plugin, flushed, NULL, info);
             bench_host->dict->destroy(info);
+        }
+
+        // The first callback after a resume from suspension (the "resume" row).
+        static void entering_foreground(const lc_notification_t *note, void *ctx) {
+            (void)note, (void)ctx;
+            resumes++;
         }
 
         bool application_openURL_options(lc_app *app, const char *url, const lc_dict *options) {
@@ -77,6 +84,7 @@ enum IsolationBenchmarks {
             if ((status = host->name_intern(plugin, "com.bench.flush", &flush_name)) != LC_OK) return status;
             if ((status = host->name_intern(plugin, "com.bench.flushed", &flushed)) != LC_OK) return status;
             if ((status = host->observe_name(plugin, tick_name, NULL, tick, NULL, NULL)) != LC_OK) return status;
+            if ((status = host->observe(plugin, "willEnterForeground", NULL, entering_foreground, NULL, NULL)) != LC_OK) return status;
             return host->observe_name(plugin, flush_name, NULL, flush, NULL, NULL);
         }
 
@@ -118,6 +126,7 @@ enum IsolationBenchmarks {
         for (label, childCPU) in [("one CPU", first), ("two CPUs", second)] where childCPU >= 0 {
             rows += measure(settings, image: image, label: label, hostCPU: first, childCPU: childCPU)
         }
+        rows += resume(settings, image: image, cpu: first)
         let slowSource = folder + "/slow.c", slowImage = folder + "/slow.so"
         if writeText(slowSource, "#define BENCH_SLOW_MICROSECONDS 1000\n" + pluginSource), buildPlugin(source: slowSource, image: slowImage) {
             rows += slow(settings, image: slowImage, hostCPU: first, childCPU: second >= 0 ? second : first)
@@ -340,6 +349,41 @@ enum IsolationBenchmarks {
         ]
     }
 
+    /// Issue 23: the resume of a suspended application whose isolated plugin is frozen, beside the same
+    /// resume unfrozen (`LC_FREEZER_NONE`) and in-process. Each sample: lc_app_perform(HOME) (active →
+    /// background → suspended: no background task; the plugin is frozen there), untimed, then
+    /// lc_app_perform(FOREGROUND) timed: the resume, the plugin thawed first, until the action's end has
+    /// waited for the plugin's willEnterForeground observer to run. The plugin's process on this CPU.
+    static func resume(_ settings: Settings, image: String, cpu: Int32) -> [Row] {
+        _ = anchor_ring_pin_self(cpu)
+        let cycles = settings.quick ? 20 : 200
+        let runs = settings.quick ? 1 : settings.runs
+        var figures: [[Double]] = [[], [], [], []]
+        var method = "?"
+        for (index, freezer) in [(0, LC_FREEZER_AUTO), (1, LC_FREEZER_NONE), (2, -1), (3, LC_FREEZER_SIGNAL)] {
+            guard let session = Session(image: image, isolated: freezer >= 0, freezer: lc_freezer(max(freezer, 0))) else { return [] }
+            defer { session.close() }
+            for _ in 0..<runs {
+                guard let samples = session.resumes(cycles) else { return [] }
+                figures[index].append(percentile(samples, 50) / 1000)
+            }
+            if index == 0, let text = session.freezerTraced { method = text }
+            if session.resumed != session.resumesPerformed {
+                warn("isolation: the plugin saw \(session.resumed) of \(session.resumesPerformed) resumes")
+            }
+        }
+        let frozen = summarize(figures[0], unit: "µs"), unfrozen = summarize(figures[1], unit: "µs"), local = summarize(figures[2], unit: "µs")
+        let signalled = summarize(figures[3], unit: "µs")
+        return [
+            Row(group: group, name: "isolated plugin frozen while suspended: resume, lc_app_perform(FOREGROUND) until its willEnterForeground observer has run, p50 (LC_FREEZER_AUTO: \(method); one CPU, C ABI, -c release)",
+                ours: frozen, anchors: [("the same resume unfrozen (LC_FREEZER_NONE)", unfrozen),
+                                        ("the same resume frozen with signals (LC_FREEZER_SIGNAL: SIGSTOP, SIGCONT)", signalled),
+                                        ("the same resume, the plugin in the host's process", local)],
+                target: "information (issue 23: reported beside an unfrozen resume)", met: nil,
+                ratios: "\(ratio(frozen.median, unfrozen.median)) unfrozen, \(ratio(frozen.median, local.median)) in-process"),
+        ]
+    }
+
     static func lastError() -> String { lc_last_error_message().map { String(cString: $0) } ?? "?" }
 
     /// One application (launched, active) with the measured plugin, in-process or isolated, and an
@@ -359,8 +403,13 @@ enum IsolationBenchmarks {
         var answers: Int64 = -1
         var replied = false
         var running = false
+        /// Resumes performed, and the plugin's count of them (the "resume" row).
+        var resumesPerformed: Int64 = 0
+        var resumed: Int64 = 0
+        /// The trace's word on the freezer (its `plugin-freezer` event), once one came.
+        var freezerTraced: String?
 
-        init?(image: String, isolated: Bool) {
+        init?(image: String, isolated: Bool, freezer: lc_freezer = lc_freezer(LC_FREEZER_AUTO)) {
             self.isolated = isolated
             var made: OpaquePointer?
             guard lc_app_create(nil, &made) == lc_status(LC_OK), let app = made else {
@@ -380,6 +429,7 @@ enum IsolationBenchmarks {
                 var options = lc_load_options_t()
                 options.struct_size = UInt32(MemoryLayout<lc_load_options_t>.size)
                 options.flags = lc_load_flags(LC_LOAD_ISOLATED)
+                options.freezer = freezer
                 status = isolated ? lc_app_load_plugin_with_options(app, image, &options, nil) : lc_app_load_plugin(app, image, nil)
             }
             if status == lc_status(LC_OK) {
@@ -390,6 +440,7 @@ enum IsolationBenchmarks {
                         var value: Int64 = 0
                         if lc_dict_get_int(info, "ticks", &value) == lc_status(LC_OK) { session.ticks = value }
                         if lc_dict_get_int(info, "answers", &value) == lc_status(LC_OK) { session.answers = value }
+                        if lc_dict_get_int(info, "resumes", &value) == lc_status(LC_OK) { session.resumed = value }
                     }
                     session.replied = true
                     if session.running { _ = lc_app_stop(session.app) }
@@ -411,6 +462,45 @@ enum IsolationBenchmarks {
             }
             ticksSent = ticks
             actionsPerformed = answers
+            resumesPerformed = resumed
+        }
+
+        /// Each resume's nanoseconds: `count` times lc_app_perform(HOME) (the application suspends:
+        /// no background task), then lc_app_perform(FOREGROUND) timed. The trace is watched meanwhile
+        /// for the freezer's word. nil (with a warning) when an action fails or the plugin's reply does
+        /// not come.
+        func resumes(_ count: Int) -> [Double]? {
+            let context = Unmanaged.passUnretained(self).toOpaque()
+            lc_app_set_trace(app, { event, context in
+                guard let event, let kind = event.pointee.kind, String(cString: kind) == "plugin-freezer" else { return }
+                let session = Unmanaged<Session>.fromOpaque(context!).takeUnretainedValue()
+                let words = event.pointee.detail.map { String(cString: $0) } ?? ""
+                // "… frozen with cgroup v2 (…), and thawed …": the freezer's name, for the row's label.
+                if let with = words.range(of: "frozen with "), let end = words.range(of: " (", range: with.upperBound..<words.endIndex) {
+                    session.freezerTraced = String(words[with.upperBound..<end.lowerBound])
+                } else {
+                    session.freezerTraced = String(cString: event.pointee.name)
+                }
+            }, context)
+            defer { lc_app_set_trace(app, nil, nil) }
+            var samples = [Double](repeating: 0, count: count)
+            for index in 0..<count {
+                guard lc_app_perform_simple(app, lc_action_kind(LC_ACTION_HOME)) == lc_status(LC_OK),
+                      lc_app_state(app) == lc_state(LC_STATE_SUSPENDED)
+                else {
+                    warn("isolation: HOME did not suspend the application: \(IsolationBenchmarks.lastError())")
+                    return nil
+                }
+                let start = nowNanoseconds()
+                let status = lc_app_perform_simple(app, lc_action_kind(LC_ACTION_FOREGROUND))
+                samples[index] = Double(nowNanoseconds() - start)
+                guard status == lc_status(LC_OK) else {
+                    warn("isolation: FOREGROUND failed: \(IsolationBenchmarks.lastError())")
+                    return nil
+                }
+            }
+            resumesPerformed += Int64(count)
+            return flush() ? samples : nil
         }
 
         /// Posts the flush and runs the loop (slices of 50 ms, at most 30 s) until the plugin's reply
