@@ -124,8 +124,9 @@ final class IsolationFreezeTests: XCTestCase {
         }
         let (run, cpu, timerRan) = try runFrozen("cgroup")
         // The thread spins at full speed before and after; frozen, the 2.5 s cost it nothing but the
-        // moments around the freeze and the thaw.
-        XCTAssertLessThan(cpu, 150, run.output)
+        // moments around the freeze and the thaw (a few ms here; the bound leaves room for a host slowed
+        // by a sanitizer, and the unfrozen control gains more than 1 s).
+        XCTAssertLessThan(cpu, 400, run.output)
         XCTAssertEqual(timerRan, 1, "the timer that fired while it was frozen ran after the thaw, before willEnterForeground")
         XCTAssertEqual(freezerLines(run), [
             "plugin-freezer frozen suspended [] (a suspended application's isolated plugins are frozen with cgroup v2 "
@@ -136,7 +137,7 @@ final class IsolationFreezeTests: XCTestCase {
 
     func testASignalFrozenPluginGainsNoCPUTimeWhileSuspended() throws {
         let (run, cpu, timerRan) = try runFrozen("signal")
-        XCTAssertLessThan(cpu, 150, run.output)
+        XCTAssertLessThan(cpu, 400, run.output)
         XCTAssertEqual(timerRan, 1, run.output)
         XCTAssertEqual(freezerLines(run).count, 1, run.output)
         XCTAssertTrue(freezerLines(run)[0].contains("frozen with signals (SIGSTOP and SIGCONT"), run.output)
@@ -147,7 +148,7 @@ final class IsolationFreezeTests: XCTestCase {
             throw XCTSkip("no writable cgroup v1 freezer hierarchy here: the cgroup-v1 freezer cannot be tried")
         }
         let (run, cpu, timerRan) = try runFrozen("cgroup-v1")
-        XCTAssertLessThan(cpu, 150, run.output)
+        XCTAssertLessThan(cpu, 400, run.output)
         XCTAssertEqual(timerRan, 1, run.output)
         XCTAssertTrue(freezerLines(run).first?.contains("frozen with cgroup v1 freezer") == true, run.output)
     }
@@ -164,7 +165,7 @@ final class IsolationFreezeTests: XCTestCase {
 
     func testTheDefaultFreezerIsTheStrongestThatWorksHere() throws {
         let (run, cpu, _) = try runFrozen("auto")
-        XCTAssertLessThan(cpu, 150, run.output)
+        XCTAssertLessThan(cpu, 400, run.output)
         let expected = FileManager.default.isWritableFile(atPath: Self.ownCgroupV2() ?? "/nonexistent") ? "cgroup v2"
             : Self.cgroupV1FreezerWritable() ? "cgroup v1 freezer" : "signals"
         XCTAssertTrue(freezerLines(run).first?.contains("frozen with \(expected)") == true, run.output)
