@@ -85,13 +85,12 @@ public struct NotificationName: Hashable, Sendable, CustomStringConvertible {
     /// Whether this name is one of the predefined standard names.
     public var isStandard: Bool { standardIndex != nil }
 
-    /// Whether `id` is a standard name's (1...28 in every process, for ever), without building the name.
-    /// [thread-safe]
+    /// Whether `id` is a standard name's (1 to the number of standard names, the same in every process,
+    /// for ever), without building the name. The one place that range is stated. [thread-safe]
     package static func isStandardID(_ id: UInt32) -> Bool { id >= 1 && Int(id) <= StandardName.table.count }
 
-    var standardIndex: Int? {
-        id >= 1 && Int(id) <= StandardName.table.count ? Int(id) - 1 : nil
-    }
+    /// The standard name's place in `StandardName.table`, nil for any other name.
+    var standardIndex: Int? { Self.isStandardID(id) ? Int(id) - 1 : nil }
 
     /// The coalescing kind of this name while the application is suspended, if it has one
     /// (Apple, "Strategies for Handling App State Transitions", table 4-1). Names of one kind coalesce to the most recent one.
