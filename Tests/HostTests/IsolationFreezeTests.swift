@@ -6,7 +6,8 @@ import XCTest
 /// processes are frozen (cgroup v2, cgroup v1 or signals, `--freezer`), thawed before their first
 /// callback after the resume, and killed by a purge (the plugin starts again in a new process).
 final class IsolationFreezeTests: XCTestCase {
-    /// A plugin whose thread spins from init on. At didEnterBackground it notes its process's CPU time
+    /// A plugin whose thread, and a child process it forks, spin from init on. At didEnterBackground it
+    /// notes its process's CPU time, its child's,
     /// and the wall clock, and arms a timer for 0.3 s (it fires while the application is suspended:
     /// its frame waits for the thaw); at willEnterForeground it prints how much CPU time and wall time
     /// passed since, and whether the timer ran before it.
@@ -15,9 +16,29 @@ final class IsolationFreezeTests: XCTestCase {
     #include <pthread.h>
     #include <stdatomic.h>
     #include <stdio.h>
+    #include <signal.h>
+    #include <stdlib.h>
+    #include <sys/prctl.h>
+    #include <string.h>
     #include <time.h>
     #include <unistd.h>
     static const lc_host_api_t *host;
+    static pid_t child;
+    static long child_at;
+    /* The child's CPU time (utime + stime of /proc/PID/stat), in ms. */
+    static long child_ms(void) {
+        char path[64], text[1024];
+        snprintf(path, sizeof path, "/proc/%d/stat", (int)child);
+        FILE *file = fopen(path, "r");
+        if (!file) return -1;
+        size_t n = fread(text, 1, sizeof text - 1, file);
+        fclose(file);
+        text[n] = 0;
+        char *field = strrchr(text, ')');
+        unsigned long utime = 0, stime = 0;
+        if (!field || sscanf(field + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) != 2) return -1;
+        return (long)((utime + stime) * 1000 / sysconf(_SC_CLK_TCK));
+    }
     static lc_plugin *me;
     static atomic_ulong spins;
     static long cpu_at, wall_at;
@@ -36,6 +57,7 @@ final class IsolationFreezeTests: XCTestCase {
     static void entered_background(const lc_notification_t *note, void *ctx) {
         (void)note, (void)ctx;
         cpu_at = ms(CLOCK_PROCESS_CPUTIME_ID);
+        child_at = child_ms();
         wall_at = ms(CLOCK_MONOTONIC);
         timer_ran = 0;
         lc_source_id timer;
@@ -43,8 +65,8 @@ final class IsolationFreezeTests: XCTestCase {
     }
     static void entering_foreground(const lc_notification_t *note, void *ctx) {
         (void)note, (void)ctx;
-        fprintf(stderr, "freeze: cpu_ms=%ld wall_ms=%ld timer_ran=%d\n", ms(CLOCK_PROCESS_CPUTIME_ID) - cpu_at,
-                ms(CLOCK_MONOTONIC) - wall_at, timer_ran);
+        fprintf(stderr, "freeze: cpu_ms=%ld wall_ms=%ld timer_ran=%d child_ms=%ld\n", ms(CLOCK_PROCESS_CPUTIME_ID) - cpu_at,
+                ms(CLOCK_MONOTONIC) - wall_at, timer_ran, child_ms() - child_at);
     }
     static void launched(const lc_notification_t *note, void *ctx) {
         (void)note, (void)ctx;
@@ -55,6 +77,15 @@ final class IsolationFreezeTests: XCTestCase {
         pthread_t thread;
         pthread_create(&thread, NULL, spin, NULL);
         pthread_detach(thread);
+        /* A child process that spins too (it stays in the plugin's process group and cgroup). It dies
+           with its parent: in the host's process (the in-process run) nothing else would end it. */
+        pid_t parent = getpid();
+        child = fork();
+        if (child == 0) {
+            prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (getppid() != parent) _exit(0);
+            for (;;) {}
+        }
         fprintf(stderr, "init: pid=%d\n", (int)getpid());
         lc_status status = host->observe(plugin, "didEnterBackground", NULL, entered_background, NULL, NULL);
         if (status == LC_OK) status = host->observe(plugin, "didFinishLaunching", NULL, launched, NULL, NULL);
@@ -83,14 +114,15 @@ final class IsolationFreezeTests: XCTestCase {
     private func spinner() throws -> String { try IsolationFixtures.build(Self.source, named: "spinner") }
 
     /// The freeze line's fields.
-    private func measured(_ run: IsolationTests.Run) throws -> (cpu: Int, wall: Int, timerRan: Int) {
+    private func measured(_ run: IsolationTests.Run) throws -> (cpu: Int, wall: Int, timerRan: Int, child: Int) {
         let line = try XCTUnwrap(run.printed["freeze"]?.first, run.output)
         var fields: [String: Int] = [:]
         for pair in line.dropFirst("freeze: ".count).split(separator: " ") {
             let parts = pair.split(separator: "=")
             if parts.count == 2, let value = Int(parts[1]) { fields[String(parts[0])] = value }
         }
-        return (try XCTUnwrap(fields["cpu_ms"], line), try XCTUnwrap(fields["wall_ms"], line), try XCTUnwrap(fields["timer_ran"], line))
+        return (try XCTUnwrap(fields["cpu_ms"], line), try XCTUnwrap(fields["wall_ms"], line), try XCTUnwrap(fields["timer_ran"], line),
+                try XCTUnwrap(fields["child_ms"], line))
     }
 
     /// Runs the scenario with `--freezer freezer`; checks what every freezer must give: status 0, no
@@ -102,8 +134,15 @@ final class IsolationFreezeTests: XCTestCase {
                                          script: Self.scenario)
         XCTAssertEqual(run.status, 0, run.output, file: file, line: line)
         XCTAssertTrue(run.failures().isEmpty, run.output, file: file, line: line)
-        let (cpu, wall, timerRan) = try measured(run)
+        let (cpu, wall, timerRan, child) = try measured(run)
         XCTAssertGreaterThanOrEqual(wall, 2500, run.output, file: file, line: line)
+        // The child process the plugin forked spins as its thread does: frozen with it, or running on.
+        if freezer == "none" {
+            XCTAssertGreaterThan(child, 1000, run.output, file: file, line: line)
+        } else {
+            XCTAssertGreaterThanOrEqual(child, 0, run.output, file: file, line: line)
+            XCTAssertLessThan(child, 400, run.output, file: file, line: line)
+        }
         return (run, cpu, timerRan)
     }
 
