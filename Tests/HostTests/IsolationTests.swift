@@ -61,7 +61,8 @@ final class IsolationTests: XCTestCase {
             try script.write(toFile: folder + "/s.scenario", atomically: true, encoding: .utf8)
             arguments += ["--script", folder + "/s.scenario"]
         }
-        let result = try CBuild.run(Self.host, arguments, environment: environment)
+        let owner = ownerMark.split(separator: "=", maxSplits: 1).map(String.init)
+        let result = try CBuild.run(Self.host, arguments, environment: environment.merging([owner[0]: owner[1]]) { mine, _ in mine })
         var run = Run(status: result.status, output: result.output)
         // With the JSON trace on standard output, the plugins' own lines are on standard error.
         var onStandardError = false
@@ -144,14 +145,24 @@ final class IsolationTests: XCTestCase {
 
 extension IsolationTests {
     /// The pids of the plugin runners running now (`lifecycle-host plugin-runner …` in /proc).
+    /// The plugin runners started by this test process's hosts: those whose environment carries
+    /// `ownerMark` (`run` gives it to every host it starts; runners inherit it), so that runners of
+    /// another test process on the same machine are not counted.
     static func runnerPIDs() -> Set<Int32> {
         var pids = Set<Int32>()
         for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] {
-            guard let pid = Int32(entry), let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { continue }
-            if String(decoding: data, as: UTF8.self).split(separator: "\0").contains("plugin-runner") { pids.insert(pid) }
+            guard let pid = Int32(entry), let data = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline"),
+                  String(decoding: data, as: UTF8.self).split(separator: "\0").contains("plugin-runner"),
+                  let environment = FileManager.default.contents(atPath: "/proc/\(entry)/environ"),
+                  String(decoding: environment, as: UTF8.self).split(separator: "\0").contains(Substring(ownerMark))
+            else { continue }
+            pids.insert(pid)
         }
         return pids
     }
+
+    /// `LC_TEST_OWNER=PID` of this test process (see `runnerPIDs`).
+    static let ownerMark = "LC_TEST_OWNER=\(getpid())"
 
     /// `--isolate` starts every plugin's runner at once, then loads them in the command line's order: the
     /// trace and the plugins' lines are those of one-by-one loading, and the runner started for a
