@@ -194,7 +194,7 @@ extension IsolatedPlugin {
             return name
         }
         if let name = names[field.id] { return name }
-        guard field.id >= 1, field.id <= 28, let name = NotificationName(internedID: field.id) else {
+        guard NotificationName.isStandardID(field.id), let name = NotificationName(internedID: field.id) else {
             throw ProtocolViolation("name id \(field.id) was never sent with its text")
         }
         return name
