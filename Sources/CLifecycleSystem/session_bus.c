@@ -337,6 +337,9 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
             return 0;
         }
         snprintf(b->session, sizeof b->session, "%s", path);
+        char text[64];
+        printable(text, sizeof text, path);
+        emit(b, LCS_BUS_SESSION, 0, text, "GetSession");
         ask_property(b, LOGIN1, b->session, "org.freedesktop.login1.Session", "LockedHint", W_LOCKED_HINT);
         return 0;
     }

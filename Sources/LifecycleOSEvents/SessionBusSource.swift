@@ -136,6 +136,7 @@ public final class SessionBusSource: @unchecked Sendable {
     private func received(_ event: lcs_bus_event) {
         let detail = Self.text(event.detail)
         switch Int(event.kind) {
+        case Int(LCS_BUS_SESSION.rawValue): emitSession(.sessionFound(Self.text(event.text)))
         case Int(LCS_BUS_LOCK.rawValue): emitSession(.lock)
         case Int(LCS_BUS_UNLOCK.rawValue): emitSession(.unlock)
         case Int(LCS_BUS_LOCKED_HINT.rawValue): emitSession(.lockedHint(event.flag != 0))

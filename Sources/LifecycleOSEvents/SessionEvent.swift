@@ -4,6 +4,9 @@
 /// Every value was decoded from a bus message whose types were checked (`SessionBusSource`); the
 /// texts are printable ASCII, at most 63 bytes for a profile and 255 for a detail.
 public enum SessionEvent: Hashable, Sendable, CustomStringConvertible {
+    /// logind: the session this process is in, followed from now on (its object path, cut to 63
+    /// bytes); before it is known, `Lock` and `Unlock` are not heard.
+    case sessionFound(String)
     /// logind: the session's `Lock` signal.
     case lock
     /// logind: the session's `Unlock` signal.
@@ -24,6 +27,7 @@ public enum SessionEvent: Hashable, Sendable, CustomStringConvertible {
     /// `power-profiles ActiveProfile power-saver`, `malformed: …`: the origin the host traces.
     public var description: String {
         switch self {
+        case .sessionFound: "logind session"
         case .lock: "logind Lock"
         case .unlock: "logind Unlock"
         case .lockedHint(let locked): "logind LockedHint \(locked)"

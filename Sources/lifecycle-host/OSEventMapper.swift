@@ -17,7 +17,8 @@ import LifecycleOSEvents
 /// | PSI warning trigger | `memory-warning warning` (`psi warning`); the library reports at most one per trigger window. |
 /// | PSI critical trigger | `memory-warning critical` (`psi critical`), likewise. |
 /// | `CLOCK_REALTIME` set | `time-change` (`clock`). |
-/// | logind `Lock` (`--session-events`) | `lock` (`logind Lock`) unless the device is locked already. |
+/// | logind's answer to `GetSessionByPID` (`--session-events`) | nothing (a `session` line naming the session followed). |
+/// | logind `Lock` | `lock` (`logind Lock`) unless the device is locked already. |
 /// | logind `Unlock` | `unlock` (`logind Unlock`) unless the device is unlocked already. |
 /// | logind `LockedHint` true / false (read at start, then on each change) | `lock` / `unlock` (`logind LockedHint true`) when it differs from the device's state: a host started on a locked screen starts locked; the hint that follows a `Lock` does nothing more. |
 /// | logind `PrepareForSleep(true)` | `lock` (`logind PrepareForSleep true`) unless locked already: on iOS, sleep is the screen off and the device locked. |
@@ -157,6 +158,8 @@ final class HostOSEvents: @unchecked Sendable {
             if !device.locked { perform(.action(.lock), origin) }
         case .unlock, .lockedHint(false):
             if device.locked { perform(.action(.unlock), origin) }
+        case .sessionFound(let path):
+            note("session", event.description, "\(path): its Lock, Unlock and LockedHint are followed")
         case .prepareForSleep(false):
             note("session", event.description, "no action: the device stays locked until logind Unlock")
         case .onBattery:

@@ -25,6 +25,7 @@ typedef enum {
     LCS_BUS_PROFILE = 6,      // power-profiles daemon: ActiveProfile (initial value or PropertiesChanged)
     LCS_BUS_MALFORMED = 7,    // a message of a watched kind whose types or sizes are wrong: ignored
     LCS_BUS_PROBLEM = 8,      // a call that failed (no logind session, no UPower): that part is off
+    LCS_BUS_SESSION = 9,      // logind: the session followed from now on (`text`: its object path, at most 63 bytes)
 } lcs_bus_event_kind;
 
 typedef struct {
