@@ -143,24 +143,31 @@ final class SessionEventsTests: XCTestCase {
         XCTAssertEqual(process.wait(), 0, process.standardError)
     }
 
-    /// An isolated plugin hears the new notifications the session's events give.
-    func testAnIsolatedPluginHearsTheSessionsNotifications() throws {
-        let bus = try SessionBus("isolated")
-        let seen = bus.folder + "/seen.txt"
-        let plugin = try IsolationFixtures.build(IsolationFixtures.observer(
-            id: "com.example.session", name: "powerStateDidChange",
-            body: "FILE *f = fopen(\"\(seen)\", \"a\"); if (f) { fputs(\"powerStateDidChange\\n\", f); fclose(f); }"),
-            named: "session-observer")
-        let process = try startHost(on: bus, ["--isolate", "--plugin", plugin])
-        defer { process.signal(SIGKILL); _ = process.wait() }
-        let start = process.output.count
-        bus.send("profile power-saver")
-        waitFor(process, "notification", "powerStateDidChange", after: start)
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, (try? String(contentsOfFile: seen, encoding: .utf8)) == nil { usleep(10_000) }
-        XCTAssertEqual(try? String(contentsOfFile: seen, encoding: .utf8), "powerStateDidChange\n")
-        process.signal(SIGTERM)
-        XCTAssertEqual(process.wait(), 0, process.standardError)
+    /// A plugin hears powerStateDidChange from the power-saver profile and reads the new value with the
+    /// host API's getters (1.6), in the host's process and isolated (a round trip to the host).
+    func testAPluginHearsTheSessionsNotificationsAndReadsTheGettersInBothModes() throws {
+        for isolated in [false, true] {
+            let bus = try SessionBus(isolated ? "isolated" : "in-process")
+            let seen = bus.folder + "/seen.txt"
+            let plugin = try IsolationFixtures.build(IsolationFixtures.observer(
+                id: "com.example.session", name: "powerStateDidChange",
+                body: """
+                    FILE *f = fopen("\(seen)", "a");
+                    if (f) { fprintf(f, "powerStateDidChange low=%d thermal=%d\\n", (int)host->is_low_power_mode_enabled(me), (int)host->thermal_state(me)); fclose(f); }
+                    """),
+                named: "session-observer")
+            let process = try startHost(on: bus, (isolated ? ["--isolate"] : []) + ["--plugin", plugin])
+            defer { process.signal(SIGKILL); _ = process.wait() }
+            let start = process.output.count
+            bus.send("profile power-saver")
+            waitFor(process, "notification", "powerStateDidChange", after: start)
+            let deadline = Date().addingTimeInterval(10)
+            while Date() < deadline, (try? String(contentsOfFile: seen, encoding: .utf8)) == nil { usleep(10_000) }
+            XCTAssertEqual(try? String(contentsOfFile: seen, encoding: .utf8), "powerStateDidChange low=1 thermal=0\n",
+                           isolated ? "isolated" : "in-process")
+            process.signal(SIGTERM)
+            XCTAssertEqual(process.wait(), 0, process.standardError)
+        }
     }
 
     /// Without libsystemd.so.0 (hidden by a bind mount in a mount namespace of its own), the option
