@@ -10,7 +10,7 @@ import LifecycleRunLoop
 public struct OSEvent: Hashable, Sendable, CustomStringConvertible {
     /// What happened; grows without breaking callers.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
-        fileprivate enum Value: Hashable, Sendable { case signal, memoryPressure, clockChanged, session }
+        fileprivate enum Value: Hashable, Sendable { case signal, memoryPressure, clockChanged, session, thermal }
         fileprivate let value: Value
 
         /// A signal arrived (`signalNumber`, `senderPID`).
@@ -21,6 +21,8 @@ public struct OSEvent: Hashable, Sendable, CustomStringConvertible {
         public static let clockChanged = Kind(value: .clockChanged)
         /// The session's bus said something (`session`): lock, sleep, battery, power profile.
         public static let session = Kind(value: .session)
+        /// The thermal zones' level changed (`thermal`).
+        public static let thermal = Kind(value: .thermal)
 
         public var description: String { "\(value)" }
     }
@@ -50,16 +52,22 @@ public struct OSEvent: Hashable, Sendable, CustomStringConvertible {
     public let memoryPressure: MemoryPressure?
     /// What the session's bus said (`.session` only).
     public let session: SessionEvent?
+    /// The thermal zones' reading (`.thermal` only).
+    public let thermal: ThermalReading?
 
     private init(kind: Kind, signalNumber: Int32? = nil, senderPID: Int32? = nil, memoryPressure: MemoryPressure? = nil,
-                 session: SessionEvent? = nil)
+                 session: SessionEvent? = nil, thermal: ThermalReading? = nil)
     {
         self.kind = kind
         self.signalNumber = signalNumber
         self.senderPID = senderPID
         self.memoryPressure = memoryPressure
         self.session = session
+        self.thermal = thermal
     }
+
+    /// The thermal zones' level changed to `reading.level`.
+    public static func thermal(_ reading: ThermalReading) -> OSEvent { OSEvent(kind: .thermal, thermal: reading) }
 
     /// The session's bus said `event`.
     public static func session(_ event: SessionEvent) -> OSEvent { OSEvent(kind: .session, session: event) }
@@ -89,6 +97,8 @@ public struct OSEvent: Hashable, Sendable, CustomStringConvertible {
             "clock changed"
         case .session:
             session?.description ?? "session"
+        case .thermal:
+            thermal?.description ?? "thermal"
         }
     }
 

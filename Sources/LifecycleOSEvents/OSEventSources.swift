@@ -66,6 +66,12 @@ public final class OSEventSources: @unchecked Sendable {
         public var session = false
         /// The bus for `session`: a D-Bus address (`unix:path=/run/x`); nil: the system bus.
         public var sessionBusAddress: String?
+        /// The kernel's thermal zones, polled (`ThermalZoneSource`; off by default).
+        public var thermal = false
+        /// The folder of the thermal zones (`thermal_zone*`).
+        public var thermalFolder = "/sys/class/thermal"
+        /// How often they are read.
+        public var thermalInterval: Duration = .seconds(2)
 
         public init() {}
     }
@@ -75,6 +81,7 @@ public final class OSEventSources: @unchecked Sendable {
     public let pressure: MemoryPressureSource
     public let clock: ClockChangeSource
     public let sessionBus: SessionBusSource
+    public let thermal: ThermalZoneSource
     private let loop: MainRunLoop
     private var pressureTimer: LoopSource?
     private var started = false
@@ -97,6 +104,7 @@ public final class OSEventSources: @unchecked Sendable {
         pressure = MemoryPressureSource(sink: sink)
         clock = ClockChangeSource(sink: sink)
         sessionBus = SessionBusSource(sink: sink) { handler(.session($0)) }
+        thermal = ThermalZoneSource(sink: sink) { handler(.thermal($0)) }
     }
 
     deinit {
@@ -122,6 +130,7 @@ public final class OSEventSources: @unchecked Sendable {
             try signals.start()
             if options.clock { try clock.start() }
             if options.session { try sessionBus.start(address: options.sessionBusAddress) }
+            if options.thermal { thermal.start(folder: options.thermalFolder, interval: options.thermalInterval) }
             if options.pressure {
                 if options.pressureDelay <= .zero {
                     try armPressure()
@@ -153,6 +162,7 @@ public final class OSEventSources: @unchecked Sendable {
         pressure.stop()
         clock.stop()
         sessionBus.stop()
+        thermal.stop()
         started = false
     }
 

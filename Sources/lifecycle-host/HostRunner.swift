@@ -163,7 +163,8 @@ final class HostRunner: @unchecked Sendable {
             options: options.osEvents,
             perform: { [unowned self] command, origin in self.performOSEvent(command, origin: origin) },
             state: { [unowned handle] in handle.app.state },
-            device: { [unowned handle] in DeviceState(locked: handle.app.isDeviceLocked, lowPower: handle.app.isLowPowerModeEnabled) },
+            device: { [unowned handle] in DeviceState(locked: handle.app.isDeviceLocked, lowPower: handle.app.isLowPowerModeEnabled,
+                                                    thermal: handle.app.thermalState) },
             note: { [unowned self] kind, name, detail in self.hostLine(kind, name, detail: detail) },
             log: { [unowned self] line in self.hostLine("error", "os-events", detail: line) })
         do { try sources.start() } catch {

@@ -27,6 +27,7 @@ import LifecycleOSEvents
 /// | power-profiles `ActiveProfile`, any other profile | `low-power off` unless off already. |
 /// | UPower `OnBattery` | nothing (a `session` line): iOS's Low Power Mode is the user's choice, not the battery's; the power-saver profile is that choice on Linux. |
 /// | a malformed bus message | nothing: an `error` line `session-events` saying what and why. |
+/// | the thermal zones' level changes (`--session-events`; `--thermal-folder`, read every 2 s) | `thermal LEVEL` (`thermal serious (thermal_zone0 87.5 C)`) unless the device is at that level already; the levels are `ThermalZoneSource`'s. |
 ///
 /// - Important: `start()` blocks the five signals in the calling thread, which must be the loop
 ///   thread; call it before spawning threads (see `OSEventSources`).
@@ -54,6 +55,8 @@ final class HostOSEvents: @unchecked Sendable {
         var session = false
         /// The bus for them (`--system-bus`); nil: the system bus.
         var sessionBusAddress: String?
+        /// The thermal zones' folder (`--thermal-folder`), read with the session's events.
+        var thermalFolder = "/sys/class/thermal"
 
         /// The library's options for these.
         var library: OSEventSources.Options {
@@ -67,6 +70,8 @@ final class HostOSEvents: @unchecked Sendable {
             options.clock = clock
             options.session = session
             options.sessionBusAddress = sessionBusAddress
+            options.thermal = session
+            options.thermalFolder = thermalFolder
             return options
         }
     }
@@ -144,6 +149,15 @@ final class HostOSEvents: @unchecked Sendable {
             perform(.action(.significantTimeChange), .clock)
         case .session:
             if let session = event.session { handle(session: session) }
+        case .thermal:
+            guard let reading = event.thermal else { return }
+            let state: ThermalState = switch reading.level {
+            case .nominal: .nominal
+            case .fair: .fair
+            case .serious: .serious
+            case .critical: .critical
+            }
+            if state != device().thermal { perform(.action(.thermalState(state)), .thermal(reading)) }
         default:
             break
         }
@@ -232,10 +246,12 @@ enum OSOrigin: Equatable, CustomStringConvertible {
     case pressure(MemoryPressureLevel)
     case clock
     case session(SessionEvent)
+    case thermal(ThermalReading)
 
     var description: String {
         switch self {
         case .session(let event): return event.description
+        case .thermal(let reading): return reading.description
         case .signal(let signo): return "signal \(OSEvent.signalName(signo))"
         case .pressure(let level): return "psi \(level)"
         case .clock: return "clock"
@@ -243,8 +259,10 @@ enum OSOrigin: Equatable, CustomStringConvertible {
     }
 }
 
-/// The device's state the session mapping reads: whether it is locked, whether Low Power Mode is on.
+/// The device's state the session mapping reads: whether it is locked, whether Low Power Mode is on,
+/// its thermal state.
 struct DeviceState: Equatable {
     var locked: Bool
     var lowPower: Bool
+    var thermal: ThermalState = .nominal
 }

@@ -30,6 +30,8 @@ struct RunValues: Equatable {
     var sessionEvents = false
     /// `--system-bus ADDRESS`; nil: the system bus.
     var systemBus: String?
+    /// `--thermal-folder DIR`; nil: /sys/class/thermal.
+    var thermalFolder: String?
     var socket: String?
     var noSocket = false
     /// `--isolate` ("*": every plugin) or `--isolate ID,…`; nil: none.
@@ -68,6 +70,10 @@ struct RunValues: Equatable {
         if let systemBus {
             guard sessionEvents else { throw ValidationError("--system-bus is for --session-events") }
             options.osEvents.sessionBusAddress = systemBus
+        }
+        if let thermalFolder {
+            guard sessionEvents else { throw ValidationError("--thermal-folder is for --session-events") }
+            options.osEvents.thermalFolder = thermalFolder
         }
         if let pressureFile { options.osEvents.pressureFile = pressureFile }
         options.osEvents.warningTrigger = pressureWarning
@@ -164,6 +170,7 @@ struct RunValues: Equatable {
                 case "--pressure-file": values.pressureFile = value
                 case "--socket": values.socket = value
                 case "--system-bus": values.systemBus = value
+                case "--thermal-folder": values.thermalFolder = value
                 case "--archive": values.engine.archive = value
                 case "--timeline": values.engine.timeline = value
                 case "--trace-export": values.engine.traceExport = value

@@ -170,6 +170,45 @@ final class SessionEventsTests: XCTestCase {
         }
     }
 
+    /// The thermal zones (a folder the test writes, `--thermal-folder`): each change of level is one
+    /// `thermal` command, by the trip points (fair 10 °C below the passive trip, serious from it,
+    /// critical from the critical trip); a zone whose temp is not a number is one error line.
+    func testTheThermalZonesGiveTheThermalState() throws {
+        let bus = try SessionBus("thermal")
+        let zones = bus.folder + "/thermal"
+        func write(_ file: String, _ text: String) throws {
+            try FileManager.default.createDirectory(atPath: (zones + "/" + file as NSString).deletingLastPathComponent,
+                                                    withIntermediateDirectories: true)
+            try (text + "\n").write(toFile: zones + "/" + file, atomically: true, encoding: .utf8)
+        }
+        try write("thermal_zone0/temp", "40000")
+        try write("thermal_zone0/trip_point_0_type", "passive")
+        try write("thermal_zone0/trip_point_0_temp", "80000")
+        try write("thermal_zone0/trip_point_1_type", "critical")
+        try write("thermal_zone0/trip_point_1_temp", "100000")
+        try write("thermal_zone1/temp", "hot")
+        let process = try startHost(on: bus, ["--thermal-folder", zones])
+        defer { process.signal(SIGKILL); _ = process.wait() }
+        waitFor(process, "error", "os-events")
+        let start = process.output.count
+        for (temp, level) in [("75000", "fair"), ("85000", "serious"), ("100000", "critical"), ("30000", "nominal")] {
+            try write("thermal_zone0/temp", temp)
+            waitFor(process, "notification", "thermalStateDidChange", after: process.output.count)
+            XCTAssertTrue(events(process).contains { $0.hasPrefix("action thermal [\(level)]") }, "\(level): \(events(process))")
+        }
+        XCTAssertEqual(events(process, from: start), [
+            "input thermal fair [thermal fair (thermal_zone0 75.0 C)]", "action thermal [fair]", "notification thermalStateDidChange",
+            "input thermal serious [thermal serious (thermal_zone0 85.0 C)]", "action thermal [serious]", "notification thermalStateDidChange",
+            "input thermal critical [thermal critical (thermal_zone0 100.0 C)]", "action thermal [critical]", "notification thermalStateDidChange",
+            "input thermal nominal [thermal nominal (thermal_zone0 30.0 C)]", "action thermal [nominal]", "notification thermalStateDidChange",
+        ])
+        XCTAssertEqual(events(process).filter { $0.hasPrefix("error os-events [thermal") },
+                       ["error os-events [thermal: \(zones)/thermal_zone1/temp is not a temperature in millidegrees; the zone is left out]"],
+                       "once, however many reads")
+        process.signal(SIGTERM)
+        XCTAssertEqual(process.wait(), 0, process.standardError)
+    }
+
     /// Without libsystemd.so.0 (hidden by a bind mount in a mount namespace of its own), the option
     /// gives a clear error and the run ends with status 1; without the option the host runs.
     func testWithoutLibsystemdTheOptionIsAClearError() throws {
