@@ -61,7 +61,9 @@ extern "C" {
                                 // 1.6: isolated plugins frozen while the application is suspended (lc_load_options_t.freezer)
                                 //      Low Power Mode and the thermal state (LC_NAME_POWER_STATE_DID_CHANGE,
                                 //      LC_NAME_THERMAL_STATE_DID_CHANGE, lc_thermal_state, lc_app_is_low_power_mode_enabled,
-                                //      lc_app_thermal_state, the host API's is_low_power_mode_enabled and thermal_state)
+                                //      lc_app_thermal_state, the host API's is_low_power_mode_enabled and thermal_state,
+                                //      LC_ACTION_LOW_POWER_MODE and LC_ACTION_THERMAL_STATE with lc_action_t.low_power_mode
+                                //      and .thermal_state)
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -510,6 +512,10 @@ enum {
     LC_ACTION_URL_SESSION = 32,              // url_session (required): the transfers of that background URL
                                              // session finished; the app is launched or woken in the
                                              // background (decision 55)
+    // ABI 1.6
+    LC_ACTION_LOW_POWER_MODE = 33,           // low_power_mode: Low Power Mode turns on (true) or off; the
+                                             // device's state, legal in every state (decision 57)
+    LC_ACTION_THERMAL_STATE = 34,            // thermal_state: the device's thermal state changes (decision 57)
 };
 
 // A shorter (older or trimmed) struct is accepted as long as it holds struct_size and kind (8 bytes):
@@ -532,6 +538,9 @@ typedef struct lc_action {
     // Appended in 1.5.
     const char *device_token;        // borrowed: the device token in hexadecimal (REMOTE_REGISTRATION)
     const char *url_session;         // borrowed: the background URL session's identifier (URL_SESSION)
+    // Appended in 1.6.
+    bool low_power_mode;             // LOW_POWER_MODE: on (true) or off
+    lc_thermal_state thermal_state;  // THERMAL_STATE: LC_THERMAL_NOMINAL to LC_THERMAL_CRITICAL
 } lc_action_t;
 
 /// Performs an action. [main-thread]
