@@ -141,7 +141,8 @@ public struct NotificationName: Hashable, Sendable, CustomStringConvertible {
     public static let thermalStateDidChange = NotificationName(id: 30)
 
     /// The standard application and device names (ids 1...22), in id order: UIKit's application and
-    /// device notifications. The scene names (`sceneNames`, ids 23...28) are predefined too, but not in this list.
+    /// device notifications. The scene names (`sceneNames`, ids 23...28) and the ProcessInfo names
+    /// (`processInfoNames`, 29 and 30) are predefined too, but not in this list.
     public static var standard: [NotificationName] {
         (1...StandardName.applicationNames).map { NotificationName(id: UInt32($0)) }
     }
