@@ -162,7 +162,8 @@ final class SessionEventsTests: XCTestCase {
             bus.send("profile power-saver")
             waitFor(process, "notification", "powerStateDidChange", after: start)
             let deadline = Date().addingTimeInterval(10)
-            while Date() < deadline, (try? String(contentsOfFile: seen, encoding: .utf8)) == nil { usleep(10_000) }
+            // The observer's line is whole once it ends with its line feed (fopen creates the file first).
+            while Date() < deadline, (try? String(contentsOfFile: seen, encoding: .utf8))?.hasSuffix("\n") != true { usleep(10_000) }
             XCTAssertEqual(try? String(contentsOfFile: seen, encoding: .utf8), "powerStateDidChange low=1 thermal=0\n",
                            isolated ? "isolated" : "in-process")
             process.signal(SIGTERM)

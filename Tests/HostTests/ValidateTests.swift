@@ -318,7 +318,7 @@ final class ValidateTests: XCTestCase {
             """, folder + "/report.xml"])
         XCTAssertEqual(read.status, 0, read.output)
         let lines = read.output.split(separator: "\n").map(String.init)
-        XCTAssertEqual(lines.first, "suite com.example.junit 26 1 2 0")
+        XCTAssertEqual(lines.first, "suite com.example.junit 27 1 2 0")
         XCTAssertEqual(lines.filter { $0.hasPrefix("case ") }.map { $0.split(separator: " ")[1] }.map(String.init), Self.checkIDs)
         XCTAssertTrue(lines.contains("case sequence:memory-warning validate.com.example.junit "
                                      + "Failure:killed by SIGBUS while handling didReceiveMemoryWarning (in memory-warning)"), read.output)
