@@ -102,7 +102,9 @@ let package = Package(
         .testTarget(
             name: "HostTests",
             dependencies: ["lifecycle-host", "lifecycle-manual", "AppLifecycle", "HostInput", "LifecycleOSEvents", "LifecycleC", "PluginHost",
-                           "TestSupport"]
+                           "TestSupport"],
+            // C sources the tests compile with cc at test time (the fake session services).
+            exclude: ["Fixtures"]
         ),
         // The fuzz targets' entry points (Fuzz/README.md): plain functions of bytes, which the libFuzzer
         // executables below and FuzzRegressionTests (every file of Fuzz/regressions/) call alike.

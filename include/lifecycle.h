@@ -59,6 +59,11 @@ extern "C" {
                                 //      and lc_action_t.device_token; handleEventsForBackgroundURLSession:completionHandler:
                                 //      (lc_complete_void_fn, LC_ACTION_URL_SESSION, lc_action_t.url_session)
                                 // 1.6: isolated plugins frozen while the application is suspended (lc_load_options_t.freezer)
+                                //      Low Power Mode and the thermal state (LC_NAME_POWER_STATE_DID_CHANGE,
+                                //      LC_NAME_THERMAL_STATE_DID_CHANGE, lc_thermal_state, lc_app_is_low_power_mode_enabled,
+                                //      lc_app_thermal_state, the host API's is_low_power_mode_enabled and thermal_state,
+                                //      LC_ACTION_LOW_POWER_MODE and LC_ACTION_THERMAL_STATE with lc_action_t.low_power_mode
+                                //      and .thermal_state)
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -316,13 +321,18 @@ enum {
     LC_NAME_SCREEN_MODE_DID_CHANGE = 21,
     LC_NAME_UBIQUITY_IDENTITY_DID_CHANGE = 22,
     // ABI 1.2: the six UIScene notifications, posted per scene with the scene as sender
-    // (note->sender is the scene's lc_scene *; see "Scenes"). Custom names get ids above 28.
+    // (note->sender is the scene's lc_scene *; see "Scenes").
     LC_NAME_SCENE_WILL_CONNECT = 23,
     LC_NAME_SCENE_DID_DISCONNECT = 24,
     LC_NAME_SCENE_DID_ACTIVATE = 25,
     LC_NAME_SCENE_WILL_DEACTIVATE = 26,
     LC_NAME_SCENE_WILL_ENTER_FOREGROUND = 27,
     LC_NAME_SCENE_DID_ENTER_BACKGROUND = 28,
+    // ABI 1.6: Foundation's ProcessInfo notifications (NSProcessInfoPowerStateDidChangeNotification,
+    // NSProcessInfoThermalStateDidChangeNotification), posted after the value changed, with the
+    // application as sender; coalesced while suspended. Custom names get ids above 30.
+    LC_NAME_POWER_STATE_DID_CHANGE = 29,
+    LC_NAME_THERMAL_STATE_DID_CHANGE = 30,
 };
 
 /// Interns `name` (a standard short name, a UIKit alias, or a custom dotted name) and writes its id
@@ -442,6 +452,20 @@ LC_EXPORT lc_state lc_app_state(const lc_app *app);
 LC_EXPORT bool lc_app_is_device_locked(const lc_app *app);
 LC_EXPORT bool lc_app_is_protected_data_available(const lc_app *app);
 
+/// ABI 1.6. The device's thermal state (Foundation's ProcessInfo.ThermalState), coolest first.
+typedef enum {
+    LC_THERMAL_NOMINAL = 0,
+    LC_THERMAL_FAIR = 1,
+    LC_THERMAL_SERIOUS = 2,
+    LC_THERMAL_CRITICAL = 3,
+} lc_thermal_state;
+
+/// ABI 1.6. Whether Low Power Mode is on (ProcessInfo.isLowPowerModeEnabled), and the thermal state
+/// (ProcessInfo.thermalState): the device's state, kept across termination; LC_NAME_POWER_STATE_DID_CHANGE
+/// and LC_NAME_THERMAL_STATE_DID_CHANGE follow each change. false / LC_THERMAL_NOMINAL for NULL. [main-thread]
+LC_EXPORT bool lc_app_is_low_power_mode_enabled(const lc_app *app);
+LC_EXPORT lc_thermal_state lc_app_thermal_state(const lc_app *app);
+
 // Actions: the inputs a system would produce. Each runs its whole sequence (delegates, notifications)
 // before returning. An action that is illegal in the current state returns LC_ERR_ILLEGAL_ACTION, and
 // lc_last_error_message() names the action and the state; nothing changes.
@@ -488,6 +512,10 @@ enum {
     LC_ACTION_URL_SESSION = 32,              // url_session (required): the transfers of that background URL
                                              // session finished; the app is launched or woken in the
                                              // background (decision 55)
+    // ABI 1.6
+    LC_ACTION_LOW_POWER_MODE = 33,           // low_power_mode: Low Power Mode turns on (true) or off; the
+                                             // device's state, legal in every state (decision 57)
+    LC_ACTION_THERMAL_STATE = 34,            // thermal_state: the device's thermal state changes (decision 57)
 };
 
 // A shorter (older or trimmed) struct is accepted as long as it holds struct_size and kind (8 bytes):
@@ -510,6 +538,9 @@ typedef struct lc_action {
     // Appended in 1.5.
     const char *device_token;        // borrowed: the device token in hexadecimal (REMOTE_REGISTRATION)
     const char *url_session;         // borrowed: the background URL session's identifier (URL_SESSION)
+    // Appended in 1.6.
+    bool low_power_mode;             // LOW_POWER_MODE: on (true) or off
+    lc_thermal_state thermal_state;  // THERMAL_STATE: LC_THERMAL_NOMINAL to LC_THERMAL_CRITICAL
 } lc_action_t;
 
 /// Performs an action. [main-thread]
@@ -1041,6 +1072,16 @@ struct lc_host_api {
     lc_status (*scene_get_session_role)(lc_plugin *plugin, const lc_scene *scene, const char **out);
     lc_status (*session_get_user_info)(lc_plugin *plugin, const char *session_id, const lc_dict **out);
     lc_status (*session_set_user_info)(lc_plugin *plugin, const char *session_id, const lc_dict *user_info);
+
+    // ---- ABI 1.6 (a plugin declaring an older minor checks struct_size before calling these) ----
+
+    /// Whether Low Power Mode is on (ProcessInfo.isLowPowerModeEnabled, as
+    /// lc_app_is_low_power_mode_enabled). Isolated, the host is asked (a round trip). false for a bad
+    /// handle or off the main thread. [main-thread]
+    bool (*is_low_power_mode_enabled)(lc_plugin *plugin);
+    /// The thermal state (ProcessInfo.thermalState, as lc_app_thermal_state). Isolated, the host is
+    /// asked (a round trip). LC_THERMAL_NOMINAL for a bad handle or off the main thread. [main-thread]
+    lc_thermal_state (*thermal_state)(lc_plugin *plugin);
 };
 
 /// Loads a plugin from an absolute path (RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE), checks it, and runs

@@ -83,6 +83,14 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
     app.map { AppHandle.from($0).app.isProtectedDataAvailable } ?? false
 }
 
+@c @implementation public func lc_app_is_low_power_mode_enabled(_ app: OpaquePointer?) -> Bool {
+    app.map { AppHandle.from($0).app.isLowPowerModeEnabled } ?? false
+}
+
+@c @implementation public func lc_app_thermal_state(_ app: OpaquePointer?) -> lc_thermal_state {
+    lc_thermal_state(UInt32(app.map { AppHandle.from($0).app.thermalState.rawValue } ?? 0))
+}
+
 @c @implementation public func lc_app_perform(_ app: OpaquePointer?, _ action: UnsafePointer<lc_action_t>?) -> lc_status {
     withApp(app, "lc_app_perform") { $0.perform(action) }
 }

@@ -25,7 +25,8 @@ package struct ScenarioLine: Sendable {
 ///
 /// Grammar (also typed at the interactive prompt and sent over the control socket):
 /// `launch [background] [KEY=VALUE...]`, `home`, `foreground`, `interrupt`, `dismiss`, `accept`,
-/// `lock`, `unlock`, `memory-warning [normal|warning|critical]`, `time-change`,
+/// `lock`, `unlock`, `memory-warning [normal|warning|critical]`, `time-change`, `low-power on|off`,
+/// `thermal nominal|fair|serious|critical`,
 /// `open-url URL [source=APP] [KEY=VALUE...]`, `fetch`, `url-session ID`, `remote-notification [KEY=VALUE...]`,
 /// `open-notification [KEY=VALUE...]`, `local-notification [open] [KEY=VALUE...]`,
 /// `remote-registration token=HEX | error=MESSAGE`,
@@ -43,7 +44,7 @@ package enum ScenarioParser {
 
     package static let commands = [
         "launch", "home", "foreground", "interrupt", "dismiss", "accept", "lock", "unlock", "memory-warning",
-        "time-change", "open-url", "fetch", "url-session", "remote-notification", "open-notification", "local-notification", "remote-registration", "post", "wait", "expect-state", "terminate", "purge",
+        "time-change", "low-power", "thermal", "open-url", "fetch", "url-session", "remote-notification", "open-notification", "local-notification", "remote-registration", "post", "wait", "expect-state", "terminate", "purge",
         "scene", "expect-scene", "continue-activity", "update-activity",
     ]
 
@@ -59,6 +60,8 @@ package enum ScenarioParser {
         lock | unlock                        the Sleep/Wake button, unlocking
         memory-warning [normal|warning|critical]
         time-change                          a significant time change
+        low-power on|off                     Low Power Mode turns on / off (powerStateDidChange)
+        thermal nominal|fair|serious|critical   the thermal state changes (thermalStateDidChange)
         open-url URL [source=APP]            open a URL (launches the app if needed)
         fetch                                a background fetch
         url-session ID                       the transfers of background URL session ID finished (wakes the app)
@@ -142,6 +145,16 @@ package enum ScenarioParser {
         case "lock": try noArguments(); return .action(.lock)
         case "unlock": try noArguments(); return .action(.unlock)
         case "time-change": try noArguments(); return .action(.significantTimeChange)
+        case "low-power":
+            guard args.count == 1, args[0] == "on" || args[0] == "off" else {
+                throw ScenarioError(message: "'low-power' needs on or off")
+            }
+            return .action(.powerState(lowPower: args[0] == "on"))
+        case "thermal":
+            guard args.count == 1, let state = ThermalState(name: args[0]) else {
+                throw ScenarioError(message: "'thermal' needs one of nominal, fair, serious, critical")
+            }
+            return .action(.thermalState(state))
         case "fetch": try noArguments(); return .action(.backgroundFetch)
         case "url-session":
             guard args.count == 1 else { throw ScenarioError(message: "'url-session' needs one session identifier, e.g. url-session com.example.downloads") }

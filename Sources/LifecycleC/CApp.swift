@@ -281,6 +281,14 @@ extension AppHandle {
                 return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: a URL session's events need action->url_session")
             }
             engineAction = .urlSessionEvents(String(cString: identifier))
+        case LC_ACTION_LOW_POWER_MODE: engineAction = .powerState(lowPower: a.low_power_mode)  // 1.6
+        case LC_ACTION_THERMAL_STATE:  // 1.6
+            guard let state = ThermalState(rawValue: UInt8(truncatingIfNeeded: a.thermal_state.rawValue)),
+                  a.thermal_state.rawValue <= 3 else {
+                return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT),
+                              "lc_app_perform: thermal_state \(a.thermal_state.rawValue) is not LC_THERMAL_NOMINAL, _FAIR, _SERIOUS or _CRITICAL")
+            }
+            engineAction = .thermalState(state)
         case LC_ACTION_SCENE_CLOSE:  // 1.5
             guard let scene else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_perform: a scene action needs action->scene") }
             engineAction = .closeScene(scene)

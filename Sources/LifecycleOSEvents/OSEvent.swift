@@ -10,7 +10,7 @@ import LifecycleRunLoop
 public struct OSEvent: Hashable, Sendable, CustomStringConvertible {
     /// What happened; grows without breaking callers.
     public struct Kind: Hashable, Sendable, CustomStringConvertible {
-        fileprivate enum Value: Hashable, Sendable { case signal, memoryPressure, clockChanged }
+        fileprivate enum Value: Hashable, Sendable { case signal, memoryPressure, clockChanged, session, thermal }
         fileprivate let value: Value
 
         /// A signal arrived (`signalNumber`, `senderPID`).
@@ -19,6 +19,10 @@ public struct OSEvent: Hashable, Sendable, CustomStringConvertible {
         public static let memoryPressure = Kind(value: .memoryPressure)
         /// `CLOCK_REALTIME` was set (stepped), not slewed.
         public static let clockChanged = Kind(value: .clockChanged)
+        /// The session's bus said something (`session`): lock, sleep, battery, power profile.
+        public static let session = Kind(value: .session)
+        /// The thermal zones' level changed (`thermal`).
+        public static let thermal = Kind(value: .thermal)
 
         public var description: String { "\(value)" }
     }
@@ -46,13 +50,27 @@ public struct OSEvent: Hashable, Sendable, CustomStringConvertible {
     public let senderPID: Int32?
     /// The trigger that fired (`.memoryPressure` only).
     public let memoryPressure: MemoryPressure?
+    /// What the session's bus said (`.session` only).
+    public let session: SessionEvent?
+    /// The thermal zones' reading (`.thermal` only).
+    public let thermal: ThermalReading?
 
-    private init(kind: Kind, signalNumber: Int32? = nil, senderPID: Int32? = nil, memoryPressure: MemoryPressure? = nil) {
+    private init(kind: Kind, signalNumber: Int32? = nil, senderPID: Int32? = nil, memoryPressure: MemoryPressure? = nil,
+                 session: SessionEvent? = nil, thermal: ThermalReading? = nil)
+    {
         self.kind = kind
         self.signalNumber = signalNumber
         self.senderPID = senderPID
         self.memoryPressure = memoryPressure
+        self.session = session
+        self.thermal = thermal
     }
+
+    /// The thermal zones' level changed to `reading.level`.
+    public static func thermal(_ reading: ThermalReading) -> OSEvent { OSEvent(kind: .thermal, thermal: reading) }
+
+    /// The session's bus said `event`.
+    public static func session(_ event: SessionEvent) -> OSEvent { OSEvent(kind: .session, session: event) }
 
     /// Signal `signo`, sent by process `senderPID` (0: by the kernel, e.g. Ctrl-Z at a terminal).
     public static func signal(_ signo: Int32, senderPID: Int32 = 0) -> OSEvent {
@@ -77,6 +95,10 @@ public struct OSEvent: Hashable, Sendable, CustomStringConvertible {
             "memory pressure \(memoryPressure.map { "\($0.level) (\($0.source): \($0.trigger))" } ?? "")"
         case .clockChanged:
             "clock changed"
+        case .session:
+            session?.description ?? "session"
+        case .thermal:
+            thermal?.description ?? "thermal"
         }
     }
 
@@ -115,7 +137,7 @@ public enum MemoryPressureLevel: String, Hashable, Sendable, CustomStringConvert
 public struct OSEventError: Error, Sendable, CustomStringConvertible {
     /// The kind of failure; grows without breaking callers.
     public struct Code: Hashable, Sendable, CustomStringConvertible {
-        fileprivate enum Kind: Hashable, Sendable { case notOnLoopThread, invalidArgument, system }
+        fileprivate enum Kind: Hashable, Sendable { case notOnLoopThread, invalidArgument, system, unavailable }
         fileprivate let kind: Kind
 
         /// A loop-bound call was made from another thread.
@@ -124,6 +146,9 @@ public struct OSEventError: Error, Sendable, CustomStringConvertible {
         public static let invalidArgument = Code(kind: .invalidArgument)
         /// A system call failed; `errno` says why.
         public static let system = Code(kind: .system)
+        /// A source that was asked for cannot be had at all: the session events without
+        /// `libsystemd.so.0`, or without a bus to connect to.
+        public static let unavailable = Code(kind: .unavailable)
 
         public var description: String { "\(kind)" }
     }

@@ -62,6 +62,16 @@ public final class OSEventSources: @unchecked Sendable {
         public var pressureDelay: Duration = .zero
         /// A `CLOCK_REALTIME` timerfd that reports clock steps (on by default).
         public var clock = true
+        /// The session's events from the D-Bus system bus (`SessionBusSource`; off by default).
+        public var session = false
+        /// The bus for `session`: a D-Bus address (`unix:path=/run/x`); nil: the system bus.
+        public var sessionBusAddress: String?
+        /// The kernel's thermal zones, polled (`ThermalZoneSource`; off by default).
+        public var thermal = false
+        /// The folder of the thermal zones (`thermal_zone*`).
+        public var thermalFolder = "/sys/class/thermal"
+        /// How often they are read.
+        public var thermalInterval: Duration = .seconds(2)
 
         public init() {}
     }
@@ -70,6 +80,8 @@ public final class OSEventSources: @unchecked Sendable {
     public let signals: SignalEventSource
     public let pressure: MemoryPressureSource
     public let clock: ClockChangeSource
+    public let sessionBus: SessionBusSource
+    public let thermal: ThermalZoneSource
     private let loop: MainRunLoop
     private var pressureTimer: LoopSource?
     private var started = false
@@ -91,6 +103,8 @@ public final class OSEventSources: @unchecked Sendable {
         signals = SignalEventSource(signals: options.signals, sink: sink)
         pressure = MemoryPressureSource(sink: sink)
         clock = ClockChangeSource(sink: sink)
+        sessionBus = SessionBusSource(sink: sink) { handler(.session($0)) }
+        thermal = ThermalZoneSource(sink: sink) { handler(.thermal($0)) }
     }
 
     deinit {
@@ -104,7 +118,8 @@ public final class OSEventSources: @unchecked Sendable {
     /// that cannot be set up goes to the problem handler and is skipped, not fatal. Does nothing when
     /// already started; after `stop()` it installs everything again.
     /// - Throws: `.notOnLoopThread` off the loop thread; `.invalidArgument` for a signal that cannot be
-    ///   caught; `.system` when a signal cannot be blocked or the signalfd cannot be created. Nothing
+    ///   caught; `.system` when a signal cannot be blocked or the signalfd cannot be created, or when
+    ///   `session` is on and libsystemd.so.0 cannot be loaded or the bus cannot be reached. Nothing
     ///   stays installed when it throws.
     public func start() throws(OSEventError) {
         guard loop.isOnLoopThread else {
@@ -114,6 +129,8 @@ public final class OSEventSources: @unchecked Sendable {
         do {
             try signals.start()
             if options.clock { try clock.start() }
+            if options.session { try sessionBus.start(address: options.sessionBusAddress) }
+            if options.thermal { thermal.start(folder: options.thermalFolder, interval: options.thermalInterval) }
             if options.pressure {
                 if options.pressureDelay <= .zero {
                     try armPressure()
@@ -144,6 +161,8 @@ public final class OSEventSources: @unchecked Sendable {
         signals.stop()
         pressure.stop()
         clock.stop()
+        sessionBus.stop()
+        thermal.stop()
         started = false
     }
 

@@ -326,6 +326,14 @@ package enum HostAPITable {
             HostCalls.withPlugin(plugin, "session_set_user_info", mainThread: true) { _, handle in
                 handle.setSessionUserInfo(session, info, function: "session_set_user_info")
             }
+        },
+        is_low_power_mode_enabled: { plugin in
+            guard let owner = PluginHandles.plugin(for: plugin)?.owner, owner.loop.isOnLoopThread else { return false }
+            return owner.app.isLowPowerModeEnabled
+        },
+        thermal_state: { plugin in
+            guard let owner = PluginHandles.plugin(for: plugin)?.owner, owner.loop.isOnLoopThread else { return lc_thermal_state(0) }
+            return lc_thermal_state(UInt32(owner.app.thermalState.rawValue))
         }
     )
     }

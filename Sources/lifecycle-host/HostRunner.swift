@@ -163,8 +163,18 @@ final class HostRunner: @unchecked Sendable {
             options: options.osEvents,
             perform: { [unowned self] command, origin in self.performOSEvent(command, origin: origin) },
             state: { [unowned handle] in handle.app.state },
+            device: { [unowned handle] in DeviceState(locked: handle.app.isDeviceLocked, lowPower: handle.app.isLowPowerModeEnabled,
+                                                    thermal: handle.app.thermalState) },
+            note: { [unowned self] kind, name, detail in self.hostLine(kind, name, detail: detail) },
             log: { [unowned self] line in self.hostLine("error", "os-events", detail: line) })
-        do { try sources.start() } catch { hostLine("error", "os-events", detail: error.message) }
+        do { try sources.start() } catch {
+            hostLine("error", "os-events", detail: error.message)
+            // Asked for, and impossible: the run does not go on without what it was asked to follow.
+            if error.code == .unavailable {
+                fputs("lifecycle-host: --session-events: \(error.message)\n", stderr)
+                return HostExit.failure
+            }
+        }
         self.sources = sources
         if options.osEvents.signals { watchTerminationSignals(handle.app) }
 

@@ -212,6 +212,19 @@ struct Run: ParsableCommand {
     @Flag(name: .customLong("no-clock"), help: "Do not watch for clock steps.")
     var noClock = false
 
+    @Flag(name: .customLong("session-events"), help: ArgumentHelp(
+        "Follow the session: logind's lock and sleep, the power-saver profile, the thermal zones, as lock, unlock, low-power and thermal (needs libsystemd.so.0)."))
+    var sessionEvents = false
+
+    @Option(name: .customLong("system-bus"), help: ArgumentHelp(
+        "The D-Bus address --session-events connects to (default: the system bus).", valueName: "ADDRESS"))
+    var systemBus: String?
+
+    @Option(name: .customLong("thermal-folder"), help: ArgumentHelp(
+        "The kernel's thermal zones --session-events reads every 2 s, as the thermal state (default /sys/class/thermal).",
+        valueName: "DIR"), completion: .directory)
+    var thermalFolder: String?
+
     @Option(name: .customLong("socket"), help: ArgumentHelp(SocketOption.help, valueName: "PATH"), completion: .file())
     var socket: String?
 
@@ -265,7 +278,8 @@ struct Run: ParsableCommand {
             plugins: plugins, pluginDirs: pluginDirs, script: script, interactive: interactive, launchOptions: launchOptions,
             backgroundLaunch: backgroundLaunch, noSignals: noSignals, noPressure: noPressure, pressureFile: pressureFile,
             pressureWarning: pressureWarning, pressureCritical: pressureCritical, pressureDelay: pressureDelay,
-            noClock: noClock, socket: socket,
+            noClock: noClock, sessionEvents: sessionEvents, systemBus: systemBus, thermalFolder: thermalFolder,
+            socket: socket,
             noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, freezer: freezer,
             rescan: rescan,
             scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, allowNoPlugins: allowNoPlugins, pluginQuotas: pluginQuotas,

@@ -17,6 +17,17 @@ import LifecycleOSEvents
 /// | PSI warning trigger | `memory-warning warning` (`psi warning`); the library reports at most one per trigger window. |
 /// | PSI critical trigger | `memory-warning critical` (`psi critical`), likewise. |
 /// | `CLOCK_REALTIME` set | `time-change` (`clock`). |
+/// | logind's answer to `GetSessionByPID` (`--session-events`) | nothing (a `session` line naming the session followed). |
+/// | logind `Lock` | `lock` (`logind Lock`) unless the device is locked already. |
+/// | logind `Unlock` | `unlock` (`logind Unlock`) unless the device is unlocked already. |
+/// | logind `LockedHint` true / false (read at start, then on each change) | `lock` / `unlock` (`logind LockedHint true`) when it differs from the device's state: a host started on a locked screen starts locked; the hint that follows a `Lock` does nothing more. |
+/// | logind `PrepareForSleep(true)` | `lock` (`logind PrepareForSleep true`) unless locked already: on iOS, sleep is the screen off and the device locked. |
+/// | logind `PrepareForSleep(false)` | nothing (a `session` line): waking turns the screen on but does not unlock; the `Unlock` that follows the user's password does. |
+/// | power-profiles `ActiveProfile` `power-saver` | `low-power on` (`power-profiles ActiveProfile power-saver`) unless on already. |
+/// | power-profiles `ActiveProfile`, any other profile | `low-power off` unless off already. |
+/// | UPower `OnBattery` | nothing (a `session` line): iOS's Low Power Mode is the user's choice, not the battery's; the power-saver profile is that choice on Linux. |
+/// | a malformed bus message | nothing: an `error` line `session-events` saying what and why. |
+/// | the thermal zones' level changes (`--session-events`; `--thermal-folder`, read every 2 s) | `thermal LEVEL` (`thermal serious (thermal_zone0 87.5 C)`) unless the device is at that level already; the levels are `ThermalZoneSource`'s. |
 ///
 /// - Important: `start()` blocks the five signals in the calling thread, which must be the loop
 ///   thread; call it before spawning threads (see `OSEventSources`).
@@ -40,6 +51,12 @@ final class HostOSEvents: @unchecked Sendable {
         var pressureDelay: Duration = .milliseconds(250)
         /// Clock steps.
         var clock = true
+        /// The session's events on the system bus (`--session-events`).
+        var session = false
+        /// The bus for them (`--system-bus`); nil: the system bus.
+        var sessionBusAddress: String?
+        /// The thermal zones' folder (`--thermal-folder`), read with the session's events.
+        var thermalFolder = "/sys/class/thermal"
 
         /// The library's options for these.
         var library: OSEventSources.Options {
@@ -51,6 +68,10 @@ final class HostOSEvents: @unchecked Sendable {
             options.criticalTrigger = criticalTrigger
             options.pressureDelay = pressureDelay
             options.clock = clock
+            options.session = session
+            options.sessionBusAddress = sessionBusAddress
+            options.thermal = session
+            options.thermalFolder = thermalFolder
             return options
         }
     }
@@ -72,6 +93,8 @@ final class HostOSEvents: @unchecked Sendable {
     private let loop: MainRunLoop
     private let perform: (HostCommand, OSOrigin) -> Void
     private let state: () -> ApplicationState
+    private let device: () -> DeviceState
+    private let note: (_ kind: String, _ name: String, _ detail: String) -> Void
     /// Called to stop the process for Ctrl-Z, after stdout and stderr are flushed (tests replace it).
     var stopProcess: () -> Void = HostOSEvents.sendStopToProcess
     /// Whether a Ctrl-Z waits for the application to be suspended.
@@ -84,13 +107,19 @@ final class HostOSEvents: @unchecked Sendable {
     ///   - perform: runs a command; the second argument is its origin (`signal SIGTSTP`, `psi warning`, `clock`).
     ///   - state: reads the application's state.
     ///   - log: reports a problem (a PSI file that cannot be armed, a failing timerfd) in one line.
+    ///   - device: reads the device's lock and Low Power Mode (the session mapping skips what holds already).
+    ///   - note: writes a trace line (kind, name, detail) of a session event that gives no command.
     init(loop: MainRunLoop, options: Options, perform: @escaping (HostCommand, OSOrigin) -> Void,
-         state: @escaping () -> ApplicationState, log: @escaping (String) -> Void)
+         state: @escaping () -> ApplicationState,
+         device: @escaping () -> DeviceState = { DeviceState(locked: false, lowPower: false) },
+         note: @escaping (_ kind: String, _ name: String, _ detail: String) -> Void = { _, _, _ in }, log: @escaping (String) -> Void)
     {
         self.loop = loop
         self.options = options
         self.perform = perform
         self.state = state
+        self.device = device
+        self.note = note
         sources = OSEventSources(loop: loop, options: options.library, problem: { log($0.message) }) { [weak self] event in
             self?.handle(event)
         }
@@ -118,8 +147,42 @@ final class HostOSEvents: @unchecked Sendable {
             perform(.action(.memoryWarning(warning)), .pressure(level))
         case .clockChanged:
             perform(.action(.significantTimeChange), .clock)
+        case .session:
+            if let session = event.session { handle(session: session) }
+        case .thermal:
+            guard let reading = event.thermal else { return }
+            let state: ThermalState = switch reading.level {
+            case .nominal: .nominal
+            case .fair: .fair
+            case .serious: .serious
+            case .critical: .critical
+            }
+            if state != device().thermal { perform(.action(.thermalState(state)), .thermal(reading)) }
         default:
             break
+        }
+    }
+
+    /// The session rows of the mapping.
+    private func handle(session event: SessionEvent) {
+        let origin = OSOrigin.session(event)
+        let device = device()
+        switch event {
+        case .lock, .prepareForSleep(true), .lockedHint(true):
+            if !device.locked { perform(.action(.lock), origin) }
+        case .unlock, .lockedHint(false):
+            if device.locked { perform(.action(.unlock), origin) }
+        case .sessionFound(let path):
+            note("session", event.description, "\(path): its Lock, Unlock and LockedHint are followed")
+        case .prepareForSleep(false):
+            note("session", event.description, "no action: the device stays locked until logind Unlock")
+        case .onBattery:
+            note("session", event.description, "no action: Low Power Mode follows the power-saver profile")
+        case .powerProfile(let profile):
+            let lowPower = profile == "power-saver"
+            if lowPower != device.lowPower { perform(.action(.powerState(lowPower: lowPower)), origin) }
+        case .malformed(let why):
+            note("error", "session-events", "malformed bus message ignored: \(why)")
         }
     }
 
@@ -182,12 +245,24 @@ enum OSOrigin: Equatable, CustomStringConvertible {
     case signal(Int32)
     case pressure(MemoryPressureLevel)
     case clock
+    case session(SessionEvent)
+    case thermal(ThermalReading)
 
     var description: String {
         switch self {
+        case .session(let event): return event.description
+        case .thermal(let reading): return reading.description
         case .signal(let signo): return "signal \(OSEvent.signalName(signo))"
         case .pressure(let level): return "psi \(level)"
         case .clock: return "clock"
         }
     }
+}
+
+/// The device's state the session mapping reads: whether it is locked, whether Low Power Mode is on,
+/// its thermal state.
+struct DeviceState: Equatable {
+    var locked: Bool
+    var lowPower: Bool
+    var thermal: ThermalState = .nominal
 }

@@ -26,6 +26,12 @@ struct RunValues: Equatable {
     /// (0.25 s). Kept as text so that an error quotes what was given.
     var pressureDelay: String?
     var noClock = false
+    /// `--session-events`: logind, UPower and power-profiles on the system bus.
+    var sessionEvents = false
+    /// `--system-bus ADDRESS`; nil: the system bus.
+    var systemBus: String?
+    /// `--thermal-folder DIR`; nil: /sys/class/thermal.
+    var thermalFolder: String?
     var socket: String?
     var noSocket = false
     /// `--isolate` ("*": every plugin) or `--isolate ID,…`; nil: none.
@@ -60,6 +66,15 @@ struct RunValues: Equatable {
         options.osEvents.signals = !noSignals
         options.osEvents.pressure = !noPressure
         options.osEvents.clock = !noClock
+        options.osEvents.session = sessionEvents
+        if let systemBus {
+            guard sessionEvents else { throw ValidationError("--system-bus is for --session-events") }
+            options.osEvents.sessionBusAddress = systemBus
+        }
+        if let thermalFolder {
+            guard sessionEvents else { throw ValidationError("--thermal-folder is for --session-events") }
+            options.osEvents.thermalFolder = thermalFolder
+        }
         if let pressureFile { options.osEvents.pressureFile = pressureFile }
         options.osEvents.warningTrigger = pressureWarning
         options.osEvents.criticalTrigger = pressureCritical
@@ -118,6 +133,7 @@ struct RunValues: Equatable {
             case "--no-signals": values.noSignals = true
             case "--no-pressure": values.noPressure = true
             case "--no-clock": values.noClock = true
+            case "--session-events": values.sessionEvents = true
             case "--no-socket": values.noSocket = true
             case "--allow-unsafe-plugins": values.allowUnsafePlugins = true
             case "--allow-no-plugins": values.allowNoPlugins = true
@@ -153,6 +169,8 @@ struct RunValues: Equatable {
                 case "--script": values.script = value
                 case "--pressure-file": values.pressureFile = value
                 case "--socket": values.socket = value
+                case "--system-bus": values.systemBus = value
+                case "--thermal-folder": values.thermalFolder = value
                 case "--archive": values.engine.archive = value
                 case "--timeline": values.engine.timeline = value
                 case "--trace-export": values.engine.traceExport = value

@@ -73,9 +73,9 @@ final class IsolationContainmentTests: XCTestCase {
         XCTAssertLessThan(result.exitedAfter, 60, "each sequence ends when its process does: \(result.errorText)")
         XCTAssertNotNil(result.outputsEndedAfterExit)
         XCTAssertEqual(StrayProcesses.running(in: folder), [], "every daemon it started was killed")
-        // The scan, the describing step and the 16 sequences that apply (not `scenes`, not
+        // The scan, the describing step and the 17 sequences that apply (not `scenes`, not
         // `notifications`: it observes only what the sequences post) each ran its init once.
-        XCTAssertEqual(StrayProcesses.recorded(in: folder).count, 18)
+        XCTAssertEqual(StrayProcesses.recorded(in: folder).count, 19)
         let report = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(result.output.utf8)) as? [String: Any], result.output)
         let checks = (report["checks"] as? [[String: Any]] ?? []).map { ($0["id"] as? String ?? "", $0) }
         let unload = try XCTUnwrap(checks.first { $0.0 == "unload" }?.1)

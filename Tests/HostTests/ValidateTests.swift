@@ -44,7 +44,7 @@ final class ValidateTests: XCTestCase {
     }
 
     static let sequences = ["launch", "launch-background", "home-and-return", "lock-unlock", "interruption", "memory-warning", "time-change",
-                            "terminate-background", "terminate-suspended", "purge", "open-url", "fetch", "remote-notification", "url-session", "handoff",
+                            "device-state", "terminate-background", "terminate-suspended", "purge", "open-url", "fetch", "remote-notification", "url-session", "handoff",
                             "restoration", "notifications", "scenes"]
     /// Every check, in report order.
     static let checkIDs = ["load", "init", "delegates"] + sequences.map { "sequence:\($0)" } + ["budgets", "completions", "host-api", "output", "unload"]
@@ -90,7 +90,7 @@ final class ValidateTests: XCTestCase {
                        + "a sound ELF shared object for this machine, a valid descriptor (in a process of its own)")
         XCTAssertEqual(checks.first { $0.contains("sequence:scenes") },
                        "SKIP  sequence:scenes                 not run: it implements no scene delegate method and observes no scene notification")
-        XCTAssertEqual(lines.suffix(2), ["result: 26 checks: 25 passed, 0 failed, 1 skipped", ""])
+        XCTAssertEqual(lines.suffix(2), ["result: 27 checks: 26 passed, 0 failed, 1 skipped", ""])
     }
 
     /// A failing plugin: status 1; each finding once, naming every sequence it happened in; the checks
@@ -111,7 +111,7 @@ final class ValidateTests: XCTestCase {
             FAIL  sequence:memory-warning         launch; memory-warning normal; memory-warning warning; memory-warning critical; terminate
                   - killed by SIGBUS while handling didReceiveMemoryWarning (in memory-warning)
             """), text.output)
-        XCTAssertTrue(text.output.hasSuffix("result: 26 checks: 23 passed, 1 failed, 2 skipped\n"), text.output)
+        XCTAssertTrue(text.output.hasSuffix("result: 27 checks: 24 passed, 1 failed, 2 skipped\n"), text.output)
     }
 
     /// One state-preservation gate without the other: `delegates` fails naming both methods (neither
@@ -255,7 +255,7 @@ final class ValidateTests: XCTestCase {
         let lines = process.output
         let index = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("FAIL  sequence:memory-warning") })
         XCTAssertEqual(lines[index + 1], "      - did not end within 2.000 s: killed by the validator while handling didReceiveMemoryWarning (in memory-warning)")
-        XCTAssertEqual(lines.last, "result: 26 checks: 23 passed, 1 failed, 2 skipped")
+        XCTAssertEqual(lines.last, "result: 27 checks: 24 passed, 1 failed, 2 skipped")
     }
 
     /// --fail-fast: after the first failed check the sequences not begun are skipped, naming it; the
@@ -318,7 +318,7 @@ final class ValidateTests: XCTestCase {
             """, folder + "/report.xml"])
         XCTAssertEqual(read.status, 0, read.output)
         let lines = read.output.split(separator: "\n").map(String.init)
-        XCTAssertEqual(lines.first, "suite com.example.junit 26 1 2 0")
+        XCTAssertEqual(lines.first, "suite com.example.junit 27 1 2 0")
         XCTAssertEqual(lines.filter { $0.hasPrefix("case ") }.map { $0.split(separator: " ")[1] }.map(String.init), Self.checkIDs)
         XCTAssertTrue(lines.contains("case sequence:memory-warning validate.com.example.junit "
                                      + "Failure:killed by SIGBUS while handling didReceiveMemoryWarning (in memory-warning)"), read.output)

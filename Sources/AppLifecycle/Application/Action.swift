@@ -8,6 +8,8 @@ public struct Action: Sendable, CustomStringConvertible {
         case home, foreground, lock, unlock
         case memoryWarning(MemoryWarningLevel)
         case significantTimeChange
+        case powerState(lowPower: Bool)
+        case thermalState(ThermalState)
         case openURL(url: String, sourceApplication: String?, annotation: UserInfoValue?, scene: String?)
         case backgroundFetch
         case urlSessionEvents(String)
@@ -77,6 +79,14 @@ public struct Action: Sendable, CustomStringConvertible {
     public static func memoryWarning(_ level: MemoryWarningLevel = .warning) -> Action { Action(kind: .memoryWarning(level)) }
     /// A significant time change (midnight, carrier time update, DST, a clock step).
     public static let significantTimeChange = Action(kind: .significantTimeChange)
+    /// Low Power Mode turns on or off (Apple: `ProcessInfo.isLowPowerModeEnabled`). The device's state:
+    /// legal in every state. A change posts `powerStateDidChange` to a running application (queued,
+    /// coalesced, while it is suspended; nothing while it is not running); the same value again does
+    /// nothing.
+    public static func powerState(lowPower: Bool) -> Action { Action(kind: .powerState(lowPower: lowPower)) }
+    /// The device's thermal state changes (Apple: `ProcessInfo.thermalState`). As `powerState`:
+    /// legal in every state; a change posts `thermalStateDidChange`; the same value again does nothing.
+    public static func thermalState(_ state: ThermalState) -> Action { Action(kind: .thermalState(state)) }
     /// A request to open a URL (launching the application if it is not running).
     public static func openURL(_ url: String, sourceApplication: String? = nil, annotation: UserInfoValue? = nil) -> Action {
         Action(kind: .openURL(url: url, sourceApplication: sourceApplication, annotation: annotation, scene: nil))
@@ -202,6 +212,8 @@ public struct Action: Sendable, CustomStringConvertible {
         case .unlock: return "unlock"
         case .memoryWarning: return "memory-warning"
         case .significantTimeChange: return "time-change"
+        case .powerState: return "low-power"
+        case .thermalState: return "thermal"
         case .openURL: return "open-url"
         case .backgroundFetch: return "fetch"
         case .urlSessionEvents: return "url-session"
@@ -222,6 +234,8 @@ public struct Action: Sendable, CustomStringConvertible {
         switch kind {
         case .launch(let options, _, _): return options.isEmpty ? nil : options.description
         case .memoryWarning(let level): return level.rawValue
+        case .powerState(let lowPower): return lowPower ? "on" : "off"
+        case .thermalState(let thermal): return thermal.description
         case .openURL(let url, let source, _, _): return source.map { "\(url) from \($0)" } ?? url
         case .scene(.connect(_, true)): return "background"
         case .continueUserActivity(let activity, _, let error):
@@ -244,6 +258,8 @@ public struct Action: Sendable, CustomStringConvertible {
             if let scene { text += " scene=\(scene)" }
             return text
         case .memoryWarning(let level): return "\(name) \(level)"
+        case .powerState(let lowPower): return "\(name) \(lowPower ? "on" : "off")"
+        case .thermalState(let thermal): return "\(name) \(thermal)"
         case .openURL(let url, let source, _, let scene):
             var text = source.map { "\(name) \(url) source=\($0)" } ?? "\(name) \(url)"
             if let scene { text += " scene=\(scene)" }

@@ -130,3 +130,17 @@ extension Application {
         trace(.sceneStateChanged(scene: scene.id, from: oldState, to: newState, reason: reason))
     }
 }
+
+extension Application {
+    /// A change of the device's power or thermal state, already recorded: posted to the observers of
+    /// a running application (Apple has no delegate method for it); queued, coalesced to the most
+    /// recent of its kind, while suspended (delivered on resume); nothing while not running (the new
+    /// value is read at the next launch). [loop-thread]
+    func deliverDeviceChange(_ name: NotificationName) throws(Killed) {
+        switch state {
+        case .notRunning: return
+        case .suspended: enqueue(name, sender: sender.rawValue, userInfo: nil, systemEvent: true)
+        default: try postLifecycle(name)
+        }
+    }
+}

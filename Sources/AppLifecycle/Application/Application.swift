@@ -46,6 +46,20 @@ public final class Application: @unchecked Sendable {
         get { boundProtectedData.flag }
         set { boundProtectedData.set(newValue) }
     }
+    /// Whether Low Power Mode is on (Apple: `ProcessInfo.isLowPowerModeEnabled`). The device's state:
+    /// it outlives termination; set by `Action.powerState(lowPower:)`, and `powerStateDidChange` is
+    /// posted after each change. [loop-thread: checked]
+    public internal(set) var isLowPowerModeEnabled: Bool {
+        get { boundLowPower.flag }
+        set { boundLowPower.set(newValue) }
+    }
+    /// The device's thermal state (Apple: `ProcessInfo.thermalState`). The device's state: it
+    /// outlives termination; set by `Action.thermalState(_:)`, and `thermalStateDidChange` is posted
+    /// after each change. [loop-thread: checked]
+    public internal(set) var thermalState: ThermalState {
+        get { ThermalState(rawValue: boundThermal.value) ?? .nominal }
+        set { boundThermal.set(newValue.rawValue) }
+    }
     /// Receives every trace event, on the loop thread, in order. [loop-thread: checked]
     public var traceHandler: ((TraceEvent) -> Void)? {
         get { boundTraceHandler.value }
@@ -63,6 +77,8 @@ public final class Application: @unchecked Sendable {
     private let boundState: LoopBoundByte
     private let boundDeviceLocked: LoopBoundByte
     private let boundProtectedData: LoopBoundByte
+    private let boundLowPower: LoopBoundByte
+    private let boundThermal: LoopBoundByte
     private var boundTraceHandler: LoopBound<((TraceEvent) -> Void)?>
 
     /// The application's identity as the sender of its lifecycle notifications.
@@ -228,6 +244,8 @@ public final class Application: @unchecked Sendable {
         boundState = LoopBoundByte(ApplicationState.notRunning.word, loop: loop, name: "Application.state")
         boundDeviceLocked = LoopBoundByte(0, loop: loop, name: "Application.isDeviceLocked")
         boundProtectedData = LoopBoundByte(1, loop: loop, name: "Application.isProtectedDataAvailable")
+        boundLowPower = LoopBoundByte(0, loop: loop, name: "Application.isLowPowerModeEnabled")
+        boundThermal = LoopBoundByte(ThermalState.nominal.rawValue, loop: loop, name: "Application.thermalState")
         boundBudgetPhase = LoopBoundByte(0, loop: loop, name: "Application.budgetPhase")
         boundTraceHandler = LoopBound(nil, loop: loop, name: "Application.traceHandler")
         center = AppNotificationCenter(loop: loop)
@@ -404,6 +422,8 @@ public final class Application: @unchecked Sendable {
             }
         case .significantTimeChange:
             guard state != .notRunning else { throw illegal() }
+        case .powerState, .thermalState:
+            break  // the device's state: legal in every state, like lock
         case .openURL(_, _, _, let scene):
             if isDeviceLocked, !targetIsInForeground(scene) { throw illegal("the device is locked; unlock it first") }
             if isSceneBased, interrupted, !targetIsInForeground(scene) { throw illegal("an interruption is in progress; dismiss or accept it first") }
@@ -491,6 +511,14 @@ public final class Application: @unchecked Sendable {
             }
             try callDelegates(.didReceiveMemoryWarning, { $0.didReceiveMemoryWarning != nil }, { $0.didReceiveMemoryWarning?($1) })
             try postLifecycle(.didReceiveMemoryWarning, userInfo: ["level": .string(level.rawValue)])
+        case .powerState(let lowPower):
+            guard lowPower != isLowPowerModeEnabled else { return }
+            isLowPowerModeEnabled = lowPower
+            try deliverDeviceChange(.powerStateDidChange)
+        case .thermalState(let thermal):
+            guard thermal != thermalState else { return }
+            thermalState = thermal
+            try deliverDeviceChange(.thermalStateDidChange)
         case .significantTimeChange:
             if state == .suspended {
                 enqueue(.significantTimeChange, sender: sender.rawValue, userInfo: nil, systemEvent: true)

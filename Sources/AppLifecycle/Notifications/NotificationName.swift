@@ -58,7 +58,7 @@ public struct NotificationName: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The name whose id is `id`, if that id was issued by this process's intern table (standard
-    /// names: 1...28, for ever); nil for 0 or an id never issued. Lock-free. [thread-safe]
+    /// names: 1...30, for ever); nil for 0 or an id never issued. Lock-free. [thread-safe]
     @inline(__always)
     public init?(internedID id: UInt32) {
         guard NameRegistry.shared.isInterned(id) else { return nil }
@@ -133,9 +133,16 @@ public struct NotificationName: Hashable, Sendable, CustomStringConvertible {
     public static let sceneWillEnterForeground = NotificationName(id: 27)
     /// `UIScene.didEnterBackgroundNotification`: a scene moved to the background (sender: the scene).
     public static let sceneDidEnterBackground = NotificationName(id: 28)
+    /// `NSProcessInfoPowerStateDidChangeNotification`: Low Power Mode turned on or off; read
+    /// `Application.isLowPowerModeEnabled` (sender: the application). Coalesced while suspended.
+    public static let powerStateDidChange = NotificationName(id: 29)
+    /// `NSProcessInfoThermalStateDidChangeNotification`: the thermal state changed; read
+    /// `Application.thermalState` (sender: the application). Coalesced while suspended.
+    public static let thermalStateDidChange = NotificationName(id: 30)
 
     /// The standard application and device names (ids 1...22), in id order: UIKit's application and
-    /// device notifications. The scene names (`sceneNames`, ids 23...28) are predefined too, but not in this list.
+    /// device notifications. The scene names (`sceneNames`, ids 23...28) and the ProcessInfo names
+    /// (`processInfoNames`, 29 and 30) are predefined too, but not in this list.
     public static var standard: [NotificationName] {
         (1...StandardName.applicationNames).map { NotificationName(id: UInt32($0)) }
     }
@@ -143,7 +150,13 @@ public struct NotificationName: Hashable, Sendable, CustomStringConvertible {
     /// The six UIScene names (Apple, "Managing your app's life cycle"), ids 23...28, in id order; posted per scene with the scene
     /// as sender.
     public static var sceneNames: [NotificationName] {
-        (StandardName.applicationNames + 1...StandardName.table.count).map { NotificationName(id: UInt32($0)) }
+        (StandardName.applicationNames + 1...StandardName.sceneNamesEnd).map { NotificationName(id: UInt32($0)) }
+    }
+
+    /// The two ProcessInfo names (Apple, Foundation), ids 29 and 30: `powerStateDidChange`,
+    /// `thermalStateDidChange`. Predefined, but in neither `standard` nor `sceneNames`.
+    public static var processInfoNames: [NotificationName] {
+        (StandardName.sceneNamesEnd + 1...StandardName.table.count).map { NotificationName(id: UInt32($0)) }
     }
 }
 
@@ -151,6 +164,8 @@ public struct NotificationName: Hashable, Sendable, CustomStringConvertible {
 enum StandardName {
     /// How many of the table's names are application and device names (the rest are scene names).
     static let applicationNames = 22
+    /// The id of the last scene name; the ProcessInfo names follow.
+    static let sceneNamesEnd = 28
 
     static let table: [(name: String, alias: String, kind: String?)] = [
         ("didFinishLaunching", "UIApplicationDidFinishLaunchingNotification", nil),
@@ -181,6 +196,8 @@ enum StandardName {
         ("sceneWillDeactivate", "UISceneWillDeactivateNotification", nil),
         ("sceneWillEnterForeground", "UISceneWillEnterForegroundNotification", nil),
         ("sceneDidEnterBackground", "UISceneDidEnterBackgroundNotification", nil),
+        ("powerStateDidChange", "NSProcessInfoPowerStateDidChangeNotification", "power-state"),
+        ("thermalStateDidChange", "NSProcessInfoThermalStateDidChangeNotification", "thermal-state"),
     ]
 }
 

@@ -102,6 +102,9 @@ extension IsolatedPlugin {
             guard let query = HostQuery(rawValue: asked) else { throw ProtocolViolation("a query of kind \(asked)") }
             switch query {
             case .backgroundTimeRemaining: reply(word, lc_status(LC_OK), value: handle.app.backgroundTimeRemainingSeconds.bitPattern)
+            case .deviceState:
+                let value = UInt64(handle.app.isLowPowerModeEnabled ? 1 : 0) | UInt64(handle.app.thermalState.rawValue) << 8
+                reply(word, lc_status(LC_OK), value: value)
             case .sessionIDs:
                 let ids = handle.app.sceneSessions.map(\.persistentIdentifier)
                 reply(word, lc_status(LC_OK), value: UInt64(ids.count), message: ids.map { $0 + "\n" }.joined())
@@ -194,7 +197,7 @@ extension IsolatedPlugin {
             return name
         }
         if let name = names[field.id] { return name }
-        guard field.id >= 1, field.id <= 28, let name = NotificationName(internedID: field.id) else {
+        guard NotificationName.isStandardID(field.id), let name = NotificationName(internedID: field.id) else {
             throw ProtocolViolation("name id \(field.id) was never sent with its text")
         }
         return name

@@ -504,4 +504,7 @@ enum HostQuery: UInt8 {
     /// `session_list` (ABI 1.5): the reply's message is the session ids, oldest first, each followed
     /// by a newline (ids are `A-Z a-z 0-9 . _ -`); its value is how many.
     case sessionIDs = 2
+    /// `is_low_power_mode_enabled` and `thermal_state` (ABI 1.6): the reply's value has Low Power
+    /// Mode in bit 0 and the thermal state (`lc_thermal_state`) in bits 8 to 15.
+    case deviceState = 3
 }

@@ -147,6 +147,21 @@ enum RunnerHostAPI {
             let left = Double(bitPattern: reply.value)
             return left < 0 ? 0 : left
         }
+        // ABI 1.6: the device's power and thermal state, asked of the host (a `query`).
+        func deviceState(_ plugin: OpaquePointer?) -> UInt64? {
+            guard plugin != nil, PluginHandles.plugin(for: plugin) != nil, let runner = PluginRunner.current,
+                  runner.link.loop.isOnLoopThread else { return nil }
+            let reply = runner.link.request { out, id in
+                out.begin(.query, word: id)
+                out.u8(HostQuery.deviceState.rawValue)
+                out.end()
+            }
+            return reply.status == LC_OK ? reply.value : nil
+        }
+        table.is_low_power_mode_enabled = { plugin in deviceState(plugin).map { $0 & 1 != 0 } ?? false }
+        table.thermal_state = { plugin in
+            lc_thermal_state(UInt32(min((deviceState(plugin) ?? 0) >> 8 & 0xFF, 3)))
+        }
         // ABI 1.5: scene requests, checked by the host (the application is there) and performed by it.
         func request(_ plugin: OpaquePointer?, _ kind: UInt8, _ function: String, _ session: UnsafePointer<CChar>?,
                      _ activity: OpaquePointer?) -> lc_status

@@ -120,7 +120,7 @@ final class RunnerLink: @unchecked Sendable {
             lastHostName = (field.id, name, name.cString)
             return name
         }
-        guard field.id <= 28, let name = NotificationName(internedID: field.id) else { Self.fatal("the host sent an unknown name id \(field.id)") }
+        guard NotificationName.isStandardID(field.id), let name = NotificationName(internedID: field.id) else { Self.fatal("the host sent an unknown name id \(field.id)") }
         return name
     }
 

@@ -58,6 +58,8 @@ struct ValidationSequence: Sendable {
         ValidationSequence("interruption", ["launch", "interrupt", "dismiss", "interrupt", "accept", "(until suspended)", "foreground", "terminate"]),
         ValidationSequence("memory-warning", ["launch", "memory-warning normal", "memory-warning warning", "memory-warning critical", "terminate"]),
         ValidationSequence("time-change", ["launch", "time-change", "home", "(until suspended)", "time-change", "time-change", "foreground", "terminate"]),
+        ValidationSequence("device-state", ["launch", "low-power on", "thermal serious", "home", "(until suspended)", "low-power off",
+                                            "thermal critical", "foreground", "thermal nominal", "terminate"]),
         ValidationSequence("terminate-background", ["launch", "home", "terminate"]),
         ValidationSequence("terminate-suspended", ["launch", "home", "(until suspended)", "terminate"]),
         ValidationSequence("purge", ["launch", "home", "(until suspended)", "purge"]),
@@ -91,6 +93,7 @@ struct ValidationSequence: Sendable {
         .didFinishLaunching, .didBecomeActive, .willResignActive, .didEnterBackground, .willEnterForeground, .willTerminate,
         .didReceiveMemoryWarning, .significantTimeChange, .protectedDataWillBecomeUnavailable, .protectedDataDidBecomeAvailable,
         .sceneWillConnect, .sceneDidDisconnect, .sceneDidActivate, .sceneWillDeactivate, .sceneWillEnterForeground, .sceneDidEnterBackground,
+        .powerStateDidChange, .thermalStateDidChange,
     ]
 
     /// The scene notifications (a plugin observing one of them is taken through `scenes`).
