@@ -58,7 +58,7 @@ extern "C" {
                                 //      with LC_ACTION_LOCAL_NOTIFICATION, _OPEN_LOCAL_NOTIFICATION, _REMOTE_REGISTRATION
                                 //      and lc_action_t.device_token; handleEventsForBackgroundURLSession:completionHandler:
                                 //      (lc_complete_void_fn, LC_ACTION_URL_SESSION, lc_action_t.url_session)
-                                // 1.6: isolated plugins frozen while the application is suspended (lc_load_options_t.freezer)
+                                // 1.6: isolated plugins frozen while the application is suspended (lc_load_options_t.freezer);
                                 //      Low Power Mode and the thermal state (LC_NAME_POWER_STATE_DID_CHANGE,
                                 //      LC_NAME_THERMAL_STATE_DID_CHANGE, lc_thermal_state, lc_app_is_low_power_mode_enabled,
                                 //      lc_app_thermal_state, the host API's is_low_power_mode_enabled and thermal_state,
