@@ -154,6 +154,11 @@ static void malformed(struct lcs_bus *b, sd_bus_message *m, const char *what, co
     emit(b, LCS_BUS_MALFORMED, 0, NULL, "%s from %s on %s (signature '%s'): %s", what, sender, path, signature, why);
 }
 
+/// Whether `path` is the object of the session followed (known once logind answered).
+static int is_our_session(const struct lcs_bus *b, const char *path) {
+    return path && b->session[0] && strcmp(path, b->session) == 0;
+}
+
 static int has_signature(sd_bus_message *m, const char *expected) {
     const char *signature = sd.get_signature(m, 1);
     return signature && strcmp(signature, expected) == 0;
@@ -227,7 +232,7 @@ static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
     const char *path = sd.get_path(m);
     switch (w->kind) {
     case W_SESSION_PROPS:
-        if (!path || !b->session[0] || strcmp(path, b->session) != 0) return 0;
+        if (!is_our_session(b, path)) return 0;
         properties_changed(b, m, "org.freedesktop.login1.Session", "LockedHint", LCS_BUS_LOCKED_HINT);
         return 0;
     case W_SLEEP: {
@@ -254,26 +259,27 @@ static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 }
 
 // Lock and Unlock are sent to every session's object: only ours counts.
+static int session_signal(sd_bus_message *m, struct watch *w, lcs_bus_event_kind kind, const char *member) {
+    struct lcs_bus *b = w->bus;
+    if (!is_our_session(b, sd.get_path(m))) return 0;  // another session's
+    if (!has_signature(m, "")) {
+        char why[64];
+        snprintf(why, sizeof why, "%s takes no arguments", member);
+        malformed(b, m, member, why);
+        return 0;
+    }
+    emit(b, kind, kind == LCS_BUS_LOCK ? 1 : 0, NULL, "%s", member);
+    return 0;
+}
+
 static int on_lock(sd_bus_message *m, void *userdata, sd_bus_error *e) {
     (void)e;
-    struct watch *w = userdata;
-    struct lcs_bus *b = w->bus;
-    const char *path = sd.get_path(m);
-    if (!path || !b->session[0] || strcmp(path, b->session) != 0) return 0;  // another session's
-    if (!has_signature(m, "")) { malformed(b, m, "Lock", "Lock takes no arguments"); return 0; }
-    emit(b, LCS_BUS_LOCK, 1, NULL, "Lock");
-    return 0;
+    return session_signal(m, userdata, LCS_BUS_LOCK, "Lock");
 }
 
 static int on_unlock(sd_bus_message *m, void *userdata, sd_bus_error *e) {
     (void)e;
-    struct watch *w = userdata;
-    struct lcs_bus *b = w->bus;
-    const char *path = sd.get_path(m);
-    if (!path || !b->session[0] || strcmp(path, b->session) != 0) return 0;  // another session's
-    if (!has_signature(m, "")) { malformed(b, m, "Unlock", "Unlock takes no arguments"); return 0; }
-    emit(b, LCS_BUS_UNLOCK, 0, NULL, "Unlock");
-    return 0;
+    return session_signal(m, userdata, LCS_BUS_UNLOCK, "Unlock");
 }
 
 static int on_installed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) {
