@@ -109,16 +109,24 @@ struct PluginCgroup: Sendable {
     /// This process's cgroup v2 folder: its path in `/proc/self/cgroup` (`0::PATH`) below the mount
     /// point of the cgroup2 file system that holds it (`/proc/self/mountinfo`), if mounted read-write.
     private static func findHome() -> String? {
-        guard let own = readSmallFile("/proc/self/cgroup")?.split(separator: "\n").first(where: { $0.hasPrefix("0::") })?.dropFirst(3),
-              let mounts = readSmallFile("/proc/self/mountinfo")
+        guard let own = readSmallFile("/proc/self/cgroup")?.split(separator: "\n").first(where: { $0.hasPrefix("0::") })?.dropFirst(3)
         else { return nil }
+        return folder(of: String(own)) { type, _ in type == "cgroup2" }
+    }
+
+    /// The folder of the cgroup `path` (as `/proc/self/cgroup` gives it) below the first read-write
+    /// mount in `/proc/self/mountinfo` whose file-system type and super options `mount` accepts and
+    /// whose root holds `path`; nil when there is none.
+    static func folder(of path: String, inMount mount: (_ type: Substring, _ superOptions: [Substring]) -> Bool) -> String? {
+        guard let mounts = readSmallFile("/proc/self/mountinfo") else { return nil }
         for line in mounts.split(separator: "\n") {
             // id parent major:minor root mount-point options [optional fields] - type source super-options
             let fields = line.split(separator: " ")
-            guard let dash = fields.firstIndex(of: "-"), dash >= 6, dash + 1 < fields.count, fields[dash + 1] == "cgroup2",
+            guard let dash = fields.firstIndex(of: "-"), dash >= 6, dash + 1 < fields.count,
+                  mount(fields[dash + 1], dash + 3 < fields.count ? fields[dash + 3].split(separator: ",") : []),
                   fields[5].split(separator: ",").contains("rw")
             else { continue }
-            let root = unescaped(fields[3]), point = unescaped(fields[4]), path = String(own)
+            let root = unescaped(fields[3]), point = unescaped(fields[4])
             guard root == "/" || path == root || path.hasPrefix(root + "/") else { continue }
             let below = root == "/" ? path : String(path.dropFirst(root.count))
             return below == "/" || below.isEmpty ? point : point + below

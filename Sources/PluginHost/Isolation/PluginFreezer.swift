@@ -75,19 +75,8 @@ struct FreezerCgroupV1: Sendable {
     private static func findHome() -> String? {
         guard let own = PluginCgroup.readSmallFile("/proc/self/cgroup")?.split(separator: "\n").lazy.map({ $0.split(separator: ":", maxSplits: 2) })
                 .first(where: { $0.count == 3 && $0[1].split(separator: ",").contains("freezer") })?[2],
-              let mounts = PluginCgroup.readSmallFile("/proc/self/mountinfo")
+              let home = PluginCgroup.folder(of: String(own), inMount: { type, options in type == "cgroup" && options.contains("freezer") })
         else { return nil }
-        for line in mounts.split(separator: "\n") {
-            let fields = line.split(separator: " ")
-            guard let dash = fields.firstIndex(of: "-"), dash >= 6, dash + 3 < fields.count, fields[dash + 1] == "cgroup",
-                  fields[dash + 3].split(separator: ",").contains("freezer"), fields[5].split(separator: ",").contains("rw")
-            else { continue }
-            let root = PluginCgroup.unescaped(fields[3]), point = PluginCgroup.unescaped(fields[4]), path = String(own)
-            guard root == "/" || path == root || path.hasPrefix(root + "/") else { continue }
-            let below = root == "/" ? path : String(path.dropFirst(root.count))
-            let home = below == "/" || below.isEmpty ? point : point + below
-            return access(home, W_OK) == 0 ? home : nil
-        }
-        return nil
+        return access(home, W_OK) == 0 ? home : nil
     }
 }
