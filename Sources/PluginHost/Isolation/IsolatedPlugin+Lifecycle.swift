@@ -211,10 +211,7 @@ extension IsolatedPlugin {
             process.kill()
             handle.loop.perform { process.reap(within: .seconds(1)) }
         }
-        stopWatching()
-        completeOpenRequests()
-        forgetRegistrations()
-        if wasRunning { handle.unloadFailed(plugin) }
+        takeOut(handle, unregister: wasRunning)
         failure = PluginFailure(plugin: plugin.id, cause: cause, event: event, restart: .none)
         if wasRunning || isRestarting { report(cause, event: event, restartable: !unloading) }
     }
@@ -295,11 +292,18 @@ extension IsolatedPlugin {
         process.reap(within: .seconds(1))
         status = .failed
         awaitsLaunch = true
+        takeOut(handle, unregister: true)
+        handle.app.record(.pluginFreezing(plugin: plugin.id, .killed))
+    }
+
+    /// Takes out a plugin whose process is gone or going: the loop stops watching it, its open
+    /// requests complete with `.failed`, what it registered is forgotten and (`unregister`) the
+    /// application's registrations of it removed.
+    private func takeOut(_ handle: AppHandle, unregister: Bool) {
         stopWatching()
         completeOpenRequests()
         forgetRegistrations()
-        handle.unloadFailed(plugin)
-        handle.app.record(.pluginFreezing(plugin: plugin.id, .killed))
+        if unregister { handle.unloadFailed(plugin) }
     }
 
     /// Starts the plugin killed with the suspended application again, in a new process, as the

@@ -39,8 +39,9 @@ final class ProcessContainment: Sendable {
     private static let exitHook: Void = { atexit { ProcessContainment.endAll() } }()
 
     /// Contains the just-started `runner` (it has run no plugin code yet), born in `cgroup` when it
-    /// was given one.
-    init(runner: pid_t, cgroup: PluginCgroup?, freezer choice: FreezerChoice = .auto) {
+    /// was given one, and frozen while the application is suspended as `choice` asks: the v1
+    /// freezer's cgroup is made here (the runner moved into it) when that is the freezer it gets.
+    init(runner: pid_t, cgroup: PluginCgroup?, freezer choice: FreezerChoice) {
         self.runner = runner
         self.cgroup = cgroup
         let freezesByCgroup = cgroup.map { access($0.path + "/cgroup.freeze", W_OK) == 0 } ?? false
