@@ -283,8 +283,7 @@ extension AppHandle {
             engineAction = .urlSessionEvents(String(cString: identifier))
         case LC_ACTION_LOW_POWER_MODE: engineAction = .powerState(lowPower: a.low_power_mode)  // 1.6
         case LC_ACTION_THERMAL_STATE:  // 1.6
-            guard let state = ThermalState(rawValue: UInt8(truncatingIfNeeded: a.thermal_state.rawValue)),
-                  a.thermal_state.rawValue <= 3 else {
+            guard a.thermal_state.rawValue <= 3, let state = ThermalState(rawValue: UInt8(a.thermal_state.rawValue)) else {
                 return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT),
                               "lc_app_perform: thermal_state \(a.thermal_state.rawValue) is not LC_THERMAL_NOMINAL, _FAIR, _SERIOUS or _CRITICAL")
             }
