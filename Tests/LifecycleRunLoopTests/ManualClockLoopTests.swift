@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import XCTest
 
 @testable import LifecycleRunLoop
@@ -52,7 +53,7 @@ final class ManualClockLoopTests: XCTestCase {
         defer { reader.cancel() }
         var manualFired = false
         var realFired = false
-        let posted = LoopConfinedBox(false)
+        let posted = Mutex(false)
         loop.addTimer(after: .milliseconds(10)) { manualFired = true }
         loop.addRealTimeTimer(after: .milliseconds(10)) { realFired = true }
         let writeEnd = fds[1]
@@ -60,12 +61,12 @@ final class ManualClockLoopTests: XCTestCase {
             var byte: UInt8 = 7
             _ = write(writeEnd, &byte, 1)
         }.start()
-        loop.perform { posted.value = true }
+        loop.perform { posted.withLock { $0 = true } }
         let started = MonotonicInstant.now
         try loop.run(for: .milliseconds(100))
         XCTAssertGreaterThanOrEqual(MonotonicInstant.now.duration(since: started), .milliseconds(100), "run(for:) is real time")
         XCTAssertEqual(read, [7])
-        XCTAssertTrue(posted.value)
+        XCTAssertTrue(posted.withLock { $0 })
         XCTAssertTrue(realFired, "a real-time timer passes in real time")
         XCTAssertFalse(manualFired, "a manual-clock timer waits for advance")
         XCTAssertEqual(loop.elapsed, .zero)
@@ -110,23 +111,17 @@ final class ManualClockLoopTests: XCTestCase {
         XCTAssertThrowsError(try manual.advance(by: .seconds(-1))) { error in
             XCTAssertEqual((error as? RunLoopError)?.message, "MainRunLoop.advance(by:): the duration -1.0 seconds is negative")
         }
-        let message = LoopConfinedBox<String?>(nil)
+        let message = Mutex<String?>(nil)
         let done = DispatchSemaphore(value: 0)
         Thread {
-            do throws(RunLoopError) { try manual.advance(by: .seconds(1)) } catch { message.value = error.message }
+            do throws(RunLoopError) { try manual.advance(by: .seconds(1)) } catch { message.withLock { $0 = error.message } }
             done.signal()
         }.start()
         done.wait()
-        XCTAssertEqual(message.value, "MainRunLoop.advance(by:) must be called on the loop's thread")
+        XCTAssertEqual(message.withLock { $0 }, "MainRunLoop.advance(by:) must be called on the loop's thread")
         // The largest advance saturates, never wraps.
         try manual.advance(by: MainRunLoop.maxAdvance)
         try manual.advance(by: MainRunLoop.maxAdvance)
         XCTAssertEqual(manual.now.nanoseconds, .max)
     }
-}
-
-/// A value written by one thread and read by another after a semaphore (which orders them).
-private final class LoopConfinedBox<Value>: @unchecked Sendable {
-    var value: Value
-    init(_ value: Value) { self.value = value }
 }
