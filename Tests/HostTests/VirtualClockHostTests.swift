@@ -103,6 +103,23 @@ final class VirtualClockHostTests: XCTestCase {
         return times
     }
 
+    /// The control socket is served in real time on the virtual clock, while the application's timers
+    /// wait for a `wait`: a background time of 0.2 s does not run out in 0.5 s of real time.
+    func testTheControlSocketIsLiveWhileTheVirtualClockStandsStill() throws {
+        let folder = try CBuild.temporaryFolder("virtual-socket")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let plugin = try IsolationFixtures.build(Self.source, named: "virtual-socket")
+        let (process, socket) = try startHostWithSocket(in: folder, ["--clock", "virtual", "--plugin", plugin, "--budget", "background-task=0.2",
+                                                                    "--budget", "expiration-warning=0.1"])
+        XCTAssertEqual(try CBuild.run(HostEndToEndTests.host, ["send", "--socket", socket, "home"]).output, "ok background\n")
+        usleep(500_000)
+        let status = try CBuild.run(HostEndToEndTests.host, ["status", "--socket", socket])
+        XCTAssertTrue(status.output.hasPrefix("{\"state\":\"background\""), status.output)
+        XCTAssertEqual(try CBuild.run(HostEndToEndTests.host, ["send", "--socket", socket, "terminate"]).output, "ok not-running\n")
+        XCTAssertEqual(process.wait(), 0)
+        XCTAssertFalse(process.output.contains { $0.contains("\"name\":\"expiring\"") }, "no expiry: \(process.output)")
+    }
+
     func testAClockOtherThanRealOrVirtualIsRefused() throws {
         let result = try CBuild.run(HostEndToEndTests.host, ["run", "--clock", "wall", "--no-socket"])
         XCTAssertEqual(result.status, 64, result.output)
