@@ -4,7 +4,7 @@ import Glibc
 extension MainRunLoop {
     // MARK: Sources
 
-    /// Adds a timer that fires at `deadline` on the monotonic clock, then every `interval` if given.
+    /// Adds a timer that fires at `deadline` on the loop's clock, then every `interval` if given.
     ///
     /// [loop-thread] The callback runs on a loop turn at or after the deadline, never inline and never
     /// before it; timers due in the same turn fire by deadline, equal deadlines in creation order.
@@ -34,7 +34,39 @@ extension MainRunLoop {
     public func addTimer(after delay: Duration, repeating interval: Duration? = nil,
                          _ callback: @escaping () -> Void) -> LoopSource
     {
-        addTimer(at: Self.instant(after: delay), repeating: interval, callback)
+        addTimer(at: Self.instant(nowNanoseconds, after: delay), repeating: interval, callback)
+    }
+
+    /// Adds a timer that fires `delay` from now on the monotonic clock — real time — whatever the
+    /// loop's clock, then every `interval` if given.
+    ///
+    /// [loop-thread] For deadlines that belong to IO rather than to the application: a socket's line
+    /// timeout, a keep-alive, a child process's deadline, a poll of a sysfs file. On a manual clock
+    /// they still pass in real time (they arm the timerfd) while the application's timers wait for
+    /// `advance(by:)`. On the monotonic clock this is `addTimer(after:repeating:_:)`. Otherwise the
+    /// same guarantees; a turn runs the loop-clock timers due, then the real-time ones.
+    @discardableResult
+    public func addRealTimeTimer(after delay: Duration, repeating interval: Duration? = nil,
+                                 _ callback: @escaping () -> Void) -> LoopSource
+    {
+        addRealTimeTimer(at: Self.instant(lcs_monotonic_ns(), after: delay), repeating: interval, callback)
+    }
+
+    /// Adds a timer that fires at `deadline` on the monotonic clock (`MonotonicInstant.now`'s) whatever
+    /// the loop's clock, then every `interval` if given. [loop-thread] As `addRealTimeTimer(after:)`.
+    @discardableResult
+    public func addRealTimeTimer(at deadline: MonotonicInstant, repeating interval: Duration? = nil,
+                                 _ callback: @escaping () -> Void) -> LoopSource
+    {
+        guard isManual else { return addTimer(at: deadline, repeating: interval, callback) }
+        precondition(isOnLoopThread, "MainRunLoop.addRealTimeTimer must be called on the loop thread")
+        let source = LoopSource(loop: self, id: makeSourceID(), kind: .realTimeTimer, callback: .plain(callback))
+        source.deadline = Swift.max(deadline.nanoseconds, 1)
+        if let interval { source.interval = UInt64(Swift.max(interval.nanosecondsClamped, 1)) }
+        source.inHeap = true
+        state.pointee.realTimers.push(TimerHeap.Entry(deadline: source.deadline, id: source.id, source: source))
+        if armedDeadline == 0 || source.deadline < armedDeadline { armTimerFD(source.deadline) }
+        return source
     }
 
     /// Watches `fd` for readability (level-triggered: `EPOLLIN`; hang-up and error also count).
@@ -133,6 +165,15 @@ extension MainRunLoop {
                     cancelledTimers = 0
                 }
             }
+        case .realTimeTimer:
+            source.deactivate()
+            if source.inHeap {
+                state.pointee.cancelledRealTimers += 1
+                if state.pointee.cancelledRealTimers > 64, state.pointee.cancelledRealTimers * 2 > state.pointee.realTimers.count {
+                    state.pointee.realTimers.removeAll { !$0.source.isActive }
+                    state.pointee.cancelledRealTimers = 0
+                }
+            }
         case .io(let fd):
             readers[source.id] = nil
             // ENOENT/EBADF when the fd was already closed: nothing left to remove.
@@ -182,21 +223,43 @@ extension MainRunLoop {
         }
     }
 
-    /// The prepare step: arms the timerfd for the earliest active deadline.
+    /// The prepare step: arms the timerfd for the earliest active deadline (on a manual clock, the
+    /// earliest real-time timer's, and a wake-up if a timer on the manual clock is due).
     func rearmTimer() {
         dropCancelledTimersAtTop()
         arm(timers.firstDeadline ?? 0)
+        if isManual {
+            while let top = state.pointee.realTimers.first, !top.source.isActive {
+                state.pointee.realTimers.removeFirst()
+                top.source.inHeap = false
+                state.pointee.cancelledRealTimers -= 1
+            }
+            armTimerFD(state.pointee.realTimers.firstDeadline ?? 0)
+        }
     }
 
+    /// Arms for a timer on the loop's clock due at `deadline` (0: none).
     func arm(_ deadline: UInt64) {
+        if isManual { return armManual(deadline) }
+        armTimerFD(deadline)
+    }
+
+    func armTimerFD(_ deadline: UInt64) {
         guard deadline != armedDeadline else { return }
         // Cannot fail for a valid timerfd and a normalised time; a past deadline fires at once.
         _ = lcs_timerfd_set_abs(timerFD, deadline, 0)
         armedDeadline = deadline
     }
 
-    static func instant(after delay: Duration) -> MonotonicInstant {
-        let now = lcs_monotonic_ns()
+    /// On a manual clock the timerfd stays disarmed: a timer already due makes the loop's fd readable
+    /// (a wake-up on the eventfd), so the next turn runs it without waiting; a later one waits for
+    /// `advance(by:)`.
+    private func armManual(_ deadline: UInt64) {
+        if deadline != 0, deadline <= manualNow.load(ordering: .relaxed) { _ = lcs_eventfd_signal(wakeFD) }
+    }
+
+    /// `delay` after `now` (nanoseconds), saturating; a delay ≤ 0 is `now`.
+    static func instant(_ now: UInt64, after delay: Duration) -> MonotonicInstant {
         let delta = delay.nanosecondsClamped
         guard delta > 0 else { return MonotonicInstant(nanoseconds: now) }
         let (sum, overflow) = now.addingReportingOverflow(UInt64(delta))
