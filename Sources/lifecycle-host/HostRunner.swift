@@ -54,9 +54,9 @@ struct RunOptions {
 /// SIGTERM or SIGINT arrives while the main thread is stuck (see `EmergencyExit`).
 final class HostRunner: @unchecked Sendable {
     // @unchecked: used on the main thread only (the loop's); closures handed to the loop run there too.
-    private var options: RunOptions
+    private(set) var options: RunOptions
     private var writer: TraceWriter
-    private var handle: AppHandle?
+    private(set) var handle: AppHandle?
     private var sources: HostOSEvents?
     private var signalWatch: PendingSignalWatch?
     private var server: ControlServer?
@@ -364,8 +364,13 @@ final class HostRunner: @unchecked Sendable {
             if case .action = command, origin.isScript { fromScriptAction = true }
             if !fromScriptAction { hostLine("input", command.description, detail: origin.description) }
         }
-        let failure = command.perform(on: handle.app, fromScript: origin?.isScript == true) { name, info in
-            hostLine("post", name.rawValue, detail: info.isEmpty ? nil : info.description)
+        let failure: String?
+        if case .reload(let id, let path, let force) = command {
+            failure = reload(id, path: path, force: force, in: handle)
+        } else {
+            failure = command.perform(on: handle.app, fromScript: origin?.isScript == true) { name, info in
+                hostLine("post", name.rawValue, detail: info.isEmpty ? nil : info.description)
+            }
         }
         if let failure, origin?.isScript != true {
             hostLine("error", command.description, detail: failure)
@@ -482,7 +487,7 @@ final class HostRunner: @unchecked Sendable {
     }
 
     /// A line of the host's own (not the engine's) in the trace.
-    private func hostLine(_ kind: String, _ name: String, plugin: String? = nil, detail: String? = nil) {
+    func hostLine(_ kind: String, _ name: String, plugin: String? = nil, detail: String? = nil) {
         let state = handle?.app.state ?? .notRunning
         operators?.hostLine(kind: kind)
         writer.write(TraceLine(kind: kind, name: name, state: state, plugin: plugin, detail: detail))

@@ -1,0 +1,171 @@
+import AppLifecycle
+import CLifecycleABI
+import LifecycleC
+
+/// Why a plugin was not reloaded; its old instance runs on (unless `oldInstanceGone`). [value]
+package struct PluginReloadFailure: Error, Sendable, CustomStringConvertible {
+    /// The id asked for.
+    package let id: String
+    /// Why, in words (the file and the loader's reason, the init's message, what is outstanding).
+    package let reason: String
+    /// `LC_ERR_NOT_FOUND` (no such plugin), `LC_ERR_INVALID_ARGUMENT` (a bad id or path),
+    /// `LC_ERR_ILLEGAL_ACTION` (something outstanding, without force), `LC_ERR_PLUGIN_REFUSED` or
+    /// `LC_ERR_VERSION` (the new file or its init refused), `LC_ERR_WRONG_THREAD`.
+    package let status: lc_status
+
+    package var message: String { "cannot reload '\(id)': \(reason)" }
+    package var description: String { message }
+}
+
+/// How a reload may go.
+package struct PluginReloadOptions: OptionSet, Sendable {
+    package let rawValue: UInt32
+    package init(rawValue: UInt32) { self.rawValue = rawValue }
+
+    /// Reloads even with a background task, a completion handler or queued `perform_async` work of the
+    /// plugin outstanding (the host's `reload ID --force`): its background tasks are ended first; a
+    /// completion handler is left to its budget; queued work still runs, in the old image, its host
+    /// calls refused as an unloaded plugin's.
+    package static let force = PluginReloadOptions(rawValue: 1 << 0)
+}
+
+extension AppHandle {
+    /// Replaces the loaded plugin `id` with a new instance loaded from `path` (nil: the file the old
+    /// instance was loaded from, read again), in place, without stopping the application. [loop-thread]
+    ///
+    /// In order, traced between `plugin-reload begin [id] (path)` and `plugin-reload end [id] (path)`:
+    /// 1. Unless `.force`: refused while the plugin has a background task open, a completion handler
+    ///    pending or `perform_async` work queued.
+    /// 2. The new file is opened and checked as any load (`OpenedPlugin.open`), from a private copy of
+    ///    its bytes (`PluginLoadOptions.privateCopy`); its id must be `id`.
+    /// 3. The old instance's state is asked for through its state-preservation delegates
+    ///    (`Application.preserveForReload`, in memory; traced as delegate calls).
+    /// 4. The old instance's observers and timers are parked under a name no plugin can have, and the
+    ///    new instance's `init` runs under the id. If it fails, what it registered is removed, the old
+    ///    instance's observers and timers are given back, and the old instance runs on as before.
+    /// 5. The old instance is unloaded (its observers, delegate and timers removed, its `deinit` run);
+    ///    the new instance's delegate functions are bound and registered, after the other plugins'.
+    /// 6. The new instance is handed the state (`Application.restoreAfterReload`).
+    ///
+    /// Every other plugin sees only the trace lines. The old `lc_plugin *` becomes stale (calls with it
+    /// are refused as an unloaded plugin's, `PluginHandles`); the new instance has its own, and owns
+    /// only what it registers. Both images stay mapped (RTLD_NODELETE). Costs: one file copy, the
+    /// plugin's own calls, O(timers) and O(delegates) searches.
+    /// - Throws: `PluginReloadFailure`, traced as `plugin-reload failed [id] (reason; the old instance
+    ///   runs on)` once `begin` was traced; an unknown or invalid id is refused before any trace.
+    package func reloadPlugin(id: String, path newPath: String? = nil, options: PluginReloadOptions = [],
+                              loading: PluginLoadOptions = []) throws(PluginReloadFailure) -> LoadedPlugin
+    {
+        func refuse(_ reason: String, _ status: Int) -> PluginReloadFailure {
+            PluginReloadFailure(id: id, reason: reason, status: lc_status(status))
+        }
+        guard loop.isOnLoopThread else { throw refuse("plugins are reloaded on the main run loop's thread", LC_ERR_WRONG_THREAD) }
+        if let problem = Self.idProblem(id) { throw refuse("invalid id: \(problem)", LC_ERR_INVALID_ARGUMENT) }
+        guard let old = plugin(id: id) else { throw refuse("no plugin with that id is loaded", LC_ERR_NOT_FOUND) }
+        if let newPath, newPath.utf8.first != UInt8(ascii: "/") {
+            throw refuse("the path is relative; plugins are loaded from absolute paths only", LC_ERR_INVALID_ARGUMENT)
+        }
+        let path = newPath ?? old.path
+        app.traceReload(id, .began(path: path))
+        func fail(_ reason: String, _ status: Int) -> PluginReloadFailure {
+            app.traceReload(id, .failed(reason: reason))
+            return refuse(reason, status)
+        }
+        if old.isIsolated { throw fail("an isolated plugin cannot be reloaded yet", LC_ERR_ILLEGAL_ACTION) }
+        if let busy = outstanding(of: old) {
+            guard options.contains(.force) else { throw fail("\(busy) (reload it with --force to go ahead anyway)", LC_ERR_ILLEGAL_ACTION) }
+            old.endAllBackgroundTasks(in: self)
+        }
+        let opened: OpenedPlugin
+        do {
+            opened = try app.runLoading(path: path) { () throws(PluginRefusal) in
+                try OpenedPlugin.open(path, options: loading.union(.privateCopy))
+            }
+        } catch {
+            throw fail(error.message, Int(error.status))
+        }
+        guard opened.id == id else { throw fail("\(path) is the plugin '\(opened.id)', not '\(id)'", LC_ERR_PLUGIN_REFUSED) }
+
+        var preserved: UserInfo?
+        if let token = old.delegateToken {
+            do { preserved = try app.preserveForReload(token) } catch { throw fail(error.message, LC_ERR_ILLEGAL_ACTION) }
+        }
+        let new: LoadedPlugin
+        do {
+            new = try initialiseBeside(old, opened)
+        } catch {
+            throw fail(error.reason, Int(error.status))
+        }
+        let (handlers, rows) = new.bindDelegates()
+        new.implementedRows = rows
+
+        _ = pluginSet.remove(old)
+        pluginSet.removeSceneDelegate(old, in: self)
+        old.deactivate(in: self, owner: Self.parkedOwner(id))
+        if !rows.isEmpty {
+            do {
+                new.delegateToken = try app.addDelegate(handlers, id: id)
+            } catch {
+                // Not expected: the old instance's delegate was removed just before.
+                new.deactivate(in: self)
+                throw fail("its delegate functions were refused: \(error.message); the plugin is unloaded", LC_ERR_PLUGIN_REFUSED)
+            }
+        }
+        pluginSet.register(new)
+        if let preserved, let token = new.delegateToken {
+            // A watchdog kill here is traced by the engine; the new instance stays loaded.
+            try? app.restoreAfterReload(token, preserved)
+        }
+        app.traceReload(id, .ended(path: path))
+        return new
+    }
+
+    /// The name a reloaded plugin's observers and timers are parked under while its new instance's
+    /// `init` runs: a space cannot appear in a plugin id, so no plugin can have it.
+    static func parkedOwner(_ id: String) -> String { "\(id) (reloading)" }
+
+    /// Runs the new instance's `init` beside the old one (`reloadPlugin` step 4): the old instance's
+    /// observers and timers parked meanwhile, given back if the init fails. [loop-thread]
+    private func initialiseBeside(_ old: LoadedPlugin, _ opened: OpenedPlugin) throws(PluginRefusal) -> LoadedPlugin {
+        let parked = Self.parkedOwner(old.id)
+        // Its callbacks are still checked as its own (they are named by the owner index they had).
+        old.rememberCallerIndices(in: self)
+        let center = app.center
+        let hadObservers = center.moveOwner(old.id, to: parked)
+        moveTimers(owner: old.id, to: parked)
+        do {
+            return try app.runLoading(path: opened.path) { () throws(PluginRefusal) in
+                app.identifyLoading(opened.id)
+                return try initialise(opened, hostTable: nil)
+            }
+        } catch {
+            if hadObservers { _ = center.moveOwner(parked, to: old.id) }
+            moveTimers(owner: parked, to: old.id)
+            throw error
+        }
+    }
+
+    /// What the plugin has outstanding that its reload would cut short, in words; nil for nothing.
+    private func outstanding(of plugin: LoadedPlugin) -> String? {
+        var what: [String] = []
+        let tasks = app.backgroundTaskCount(owner: plugin.id)
+        if tasks > 0 { what.append("\(tasks) background task\(tasks == 1 ? "" : "s") open") }
+        if app.hasPendingCompletion(delegate: plugin.id) { what.append("a completion handler pending") }
+        let work = plugin.workOwner.queuedWork
+        if work > 0 { what.append("\(work) perform_async callback\(work == 1 ? "" : "s") queued") }
+        return what.isEmpty ? nil : "it has " + what.joined(separator: ", ")
+    }
+}
+
+extension LoadedPlugin {
+    /// Ends every background task it began (a forced reload). [loop-thread]
+    func endAllBackgroundTasks(in handle: AppHandle) {
+        handle.app.endBackgroundTasks(owner: id)
+        tasksForgotten()
+    }
+
+    /// Interns its owner indices now, under its id, if not yet done (`callerMismatch`). [loop-thread]
+    func rememberCallerIndices(in handle: AppHandle) {
+        if callerIndices == nil { callerIndices = (handle.app.center.ownerID(id), handle.app.center.ownerID(path)) }
+    }
+}
