@@ -36,7 +36,9 @@ extension AppHandle {
     /// In order, traced between `plugin-reload begin [id] (path)` and `plugin-reload end [id] (path)`:
     /// 1. Unless `.force`: refused while the plugin has a background task open, a completion handler
     ///    pending or `perform_async` work queued.
-    /// 2. The new file is opened and checked as any load (`OpenedPlugin.open`), from a private copy of
+    /// 2. `vet`, when given, is asked about the file (the host scans it in a process of its own, as it
+    ///    scans every file it loads in its process: a new build that crashes in init is refused, not
+    ///    the host's end); then the new file is opened and checked as any load (`OpenedPlugin.open`), from a private copy of
     ///    its bytes (`PluginLoadOptions.privateCopy`); its id must be `id`.
     /// 3. The old instance's state is asked for through its state-preservation delegates
     ///    (`Application.preserveForReload`, in memory; traced as delegate calls).
@@ -54,7 +56,8 @@ extension AppHandle {
     /// - Throws: `PluginReloadFailure`, traced as `plugin-reload failed [id] (reason; the old instance
     ///   runs on)` once `begin` was traced; an unknown or invalid id is refused before any trace.
     package func reloadPlugin(id: String, path newPath: String? = nil, options: PluginReloadOptions = [],
-                              loading: PluginLoadOptions = []) throws(PluginReloadFailure) -> LoadedPlugin
+                              loading: PluginLoadOptions = [], vet: ((String) -> PluginRefusal?)? = nil)
+        throws(PluginReloadFailure) -> LoadedPlugin
     {
         func refuse(_ reason: String, _ status: Int) -> PluginReloadFailure {
             PluginReloadFailure(id: id, reason: reason, status: lc_status(status))
@@ -76,6 +79,7 @@ extension AppHandle {
             guard options.contains(.force) else { throw fail("\(busy) (reload it with --force to go ahead anyway)", LC_ERR_ILLEGAL_ACTION) }
             old.endAllBackgroundTasks(in: self)
         }
+        if let vet, let refusal = vet(path) { throw fail(refusal.message, Int(refusal.status)) }
         let opened: OpenedPlugin
         do {
             opened = try app.runLoading(path: path) { () throws(PluginRefusal) in
@@ -94,7 +98,7 @@ extension AppHandle {
         do {
             new = try initialiseBeside(old, opened)
         } catch {
-            throw fail(error.reason, Int(error.status))
+            throw fail(error.message, Int(error.status))
         }
         let (handlers, rows) = new.bindDelegates()
         new.implementedRows = rows

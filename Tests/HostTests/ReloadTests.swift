@@ -1,0 +1,273 @@
+import Foundation
+import Synchronization
+import TestSupport
+import XCTest
+
+@testable import lifecycle_host
+
+/// `reload ID [PATH] [--force]` on the built host: real plugins built twice from one fixture
+/// (Fixtures/reload_fixture.c, `-DBUILD`), a real control socket, a second plugin counting a stream
+/// of notifications posted from another connection the whole time (docs/host.md, "Reloading a plugin").
+final class ReloadTests: XCTestCase {
+    static let fixture = CBuild.root + "/Tests/HostTests/Fixtures/reload_fixture.c"
+    let id = "com.example.reloadable"
+
+    /// A folder with the counter and build A of the reloadable plugin, the log file they write.
+    struct Rig {
+        let folder: String
+        let log: String
+        let counter: String
+        let plugin: String
+    }
+
+    func makeRig(_ name: String) throws -> Rig {
+        let folder = try CBuild.temporaryFolder(name)
+        let counter = try CBuild.sharedObject(file: Self.fixture, defines: ["COUNTER"], named: "counter", in: folder)
+        let plugin = try build("A", named: "reloadable", in: folder)
+        return Rig(folder: folder, log: folder + "/reload.log", counter: counter, plugin: plugin)
+    }
+
+    func build(_ build: String, _ defines: [String] = [], named name: String, in folder: String) throws -> String {
+        try CBuild.sharedObject(file: Self.fixture, defines: ["BUILD=\"\(build)\""] + defines, named: name, in: folder)
+    }
+
+    /// The host running with the counter and the reloadable plugin, launched and active.
+    func start(_ rig: Rig, _ extra: [String] = []) throws -> (process: RunningProcess, socket: String) {
+        let socket = rig.folder + "/host.sock"
+        let process = try RunningProcess(HostEndToEndTests.host,
+                                         ["run", "--trace", "json", "--socket", socket, "--no-signals", "--no-pressure", "--no-clock",
+                                          "--plugin", rig.counter, "--plugin", rig.plugin] + extra,
+                                         environment: ["RELOAD_LOG": rig.log])
+        XCTAssertNotNil(process.waitForLine { $0.contains("\"name\":\"didBecomeActive\"") }, "launched")
+        return (process, socket)
+    }
+
+    /// The log's lines written by the host's process (not by the scans' processes), without the pid.
+    func hostLog(_ rig: Rig, pid: Int32) -> [String] {
+        let text = (try? String(contentsOfFile: rig.log, encoding: .utf8)) ?? ""
+        let prefix = "\(pid) "
+        return text.split(separator: "\n").filter { $0.hasPrefix(prefix) }.map { String($0.dropFirst(prefix.count)) }
+    }
+
+    func request(_ socket: String, _ line: String) throws -> String { try ControlClient.request(path: socket, line: line) }
+
+    /// The trace's JSON objects after the `input` line of `command`, up to and including the first line
+    /// `until` accepts, as `kind name [plugin] (detail)`.
+    func traceLines(_ output: [String], after command: String, until: (String) -> Bool) -> [String] {
+        var lines: [String] = []
+        var inside = false
+        for line in output {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else { continue }
+            let kind = object["kind"] as? String ?? "", name = object["name"] as? String ?? ""
+            if !inside {
+                inside = kind == "input" && name == command
+                continue
+            }
+            var text = "\(kind) \(name)"
+            if let plugin = object["plugin"] as? String { text += " [\(plugin)]" }
+            if let detail = object["detail"] as? String { text += " (\(detail))" }
+            lines.append(text)
+            if until(text) { break }
+        }
+        return lines
+    }
+
+    /// Posts `com.example.tick` over the control socket, one request at a time, until `stop` is set and
+    /// then `after` more; returns how many were answered `ok` (and the first failure, if any).
+    final class Poster: @unchecked Sendable {
+        // @unchecked: `thread` is written once before start and joined through `done`.
+        let posted = Atomic<Int>(0)
+        let stop = Atomic<Bool>(false)
+        let failure = Mutex<String?>(nil)
+        private let done = DispatchSemaphore(value: 0)
+
+        init(socket: String, after: Int) {
+            let thread = Thread { [self] in
+                var extra = -1
+                while extra != 0 {
+                    do {
+                        let reply = try ControlClient.request(path: socket, line: "send post com.example.tick")
+                        guard reply.hasPrefix("ok ") else {
+                            failure.withLock { $0 = reply }
+                            break
+                        }
+                        posted.wrappingAdd(1, ordering: .relaxed)
+                    } catch {
+                        failure.withLock { $0 = "\(error)" }
+                        break
+                    }
+                    if extra > 0 { extra -= 1 } else if extra < 0, stop.load(ordering: .relaxed) { extra = after }
+                }
+                done.signal()
+            }
+            thread.start()
+        }
+
+        /// Waits until at least `count` were posted (at most 20 s).
+        func waitFor(_ count: Int) {
+            let deadline = Date().addingTimeInterval(20)
+            while posted.load(ordering: .relaxed) < count, Date() < deadline, failure.withLock({ $0 }) == nil { usleep(1000) }
+        }
+
+        /// Sets `stop`, waits for the thread to end; how many were posted.
+        func finish() -> Int {
+            stop.store(true, ordering: .relaxed)
+            _ = done.wait(timeout: .now() + 60)
+            return posted.load(ordering: .relaxed)
+        }
+    }
+
+    // MARK: In process
+
+    func testReloadUnderLoadKeepsEveryNotificationOfTheOtherPluginAndHandsTheStateToTheNewBuild() throws {
+        let rig = try makeRig("reload-inproc")
+        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
+        let (process, socket) = try start(rig)
+        defer { _ = process.wait(timeout: 5) }
+        // The new build replaces the file by rename, as compilers and install(1) write.
+        let staged = try build("B", named: "staged", in: rig.folder)
+        XCTAssertEqual(rename(staged, rig.plugin), 0)
+
+        let poster = Poster(socket: socket, after: 100)
+        poster.waitFor(100)
+        XCTAssertEqual(try request(socket, "send reload \(id)"), "ok active")
+        let posted = poster.finish()
+        XCTAssertNil(poster.failure.withLock { $0 })
+        XCTAssertGreaterThanOrEqual(posted, 200)
+        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
+        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
+
+        // The trace of the reload: its own lines and the reloaded plugin's delegate calls, nothing else.
+        let lines = traceLines(process.output, after: "reload \(id)") { $0.hasPrefix("plugin reloaded") }
+        XCTAssertEqual(lines, [
+            "plugin-reload begin [\(id)] (\(rig.plugin))",
+            "delegate application:shouldSaveApplicationState: [\(id)]",
+            "delegate application:willEncodeRestorableStateWithCoder: [\(id)]",
+            "delegate application:shouldRestoreApplicationState: [\(id)]",
+            "delegate application:didDecodeRestorableStateWithCoder: [\(id)]",
+            "plugin-reload end [\(id)] (\(rig.plugin))",
+            "plugin reloaded [\(id)] (1.0-B \(rig.plugin))",
+        ])
+
+        // Build A saw `before` ticks, handed them over, B went on from there: every tick seen once.
+        let log = hostLog(rig, pid: process.pid)
+        let encoded = log.first { $0.hasPrefix("encode A seen=") }.flatMap { Int($0.dropFirst("encode A seen=".count)) }
+        let before = try XCTUnwrap(encoded, "\(log)")
+        XCTAssertGreaterThanOrEqual(before, 100)
+        XCTAssertLessThan(before, posted)
+        XCTAssertEqual(log, [
+            "init counter", "init A",
+            "save A", "encode A seen=\(before)",
+            "init B", "deinit A seen=\(before)",
+            "restore? B from A", "decode B seen=\(before)",
+            "terminate counter seen=\(posted)", "terminate B seen=\(posted)",
+            "deinit B seen=\(posted)", "deinit counter seen=\(posted)",
+        ])
+    }
+
+    func testAFileRewrittenInPlaceIsLoadedAgainNotAnsweredWithTheOldImage() throws {
+        let rig = try makeRig("reload-inplace")
+        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
+        let (process, socket) = try start(rig)
+        defer { _ = process.wait(timeout: 5) }
+        // Same inode, new bytes: as `cp new.so plugin.so` writes.
+        let staged = try build("B", named: "staged", in: rig.folder)
+        let inode = try FileManager.default.attributesOfItem(atPath: rig.plugin)[.systemFileNumber] as? UInt64
+        try Data(contentsOf: URL(fileURLWithPath: staged)).write(to: URL(fileURLWithPath: rig.plugin), options: [])
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: rig.plugin)[.systemFileNumber] as? UInt64, inode)
+        XCTAssertEqual(try request(socket, "send reload \(id)"), "ok active")
+        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
+        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
+        XCTAssertEqual(hostLog(rig, pid: process.pid), [
+            "init counter", "init A", "save A", "encode A seen=0", "init B", "deinit A seen=0", "restore? B from A", "decode B seen=0",
+            "terminate counter seen=0", "terminate B seen=0", "deinit B seen=0", "deinit counter seen=0",
+        ])
+    }
+
+    // MARK: Failures keep the old instance
+
+    func testANewBuildWhoseInitFailsLeavesTheOldInstanceRunningAndSaysWhy() throws {
+        let rig = try makeRig("reload-initfail")
+        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
+        let (process, socket) = try start(rig)
+        defer { _ = process.wait(timeout: 5) }
+        let failing = try build("F", ["FAIL_IN_HOST"], named: "failing", in: rig.folder)
+        XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
+        XCTAssertEqual(try request(socket, "send reload \(id) \(failing)"),
+                       "error: cannot reload '\(id)': \(failing): init failed with LC_ERR_PLUGIN_REFUSED: build F refuses to start")
+        // The old instance still observes (its observers were given back; the failed init's are gone).
+        XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
+        // One that fails in its scan's process too is refused there, before the old instance is asked anything.
+        let scanned = try build("G", ["FAIL_INIT"], named: "scanned", in: rig.folder)
+        XCTAssertEqual(try request(socket, "send reload \(id) \(scanned)"),
+                       "error: cannot reload '\(id)': \(scanned): init failed with LC_ERR_PLUGIN_REFUSED: build G refuses to start")
+        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
+        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
+        XCTAssertEqual(hostLog(rig, pid: process.pid), [
+            "init counter", "init A", "save A", "encode A seen=1", "init F failing",
+            "terminate counter seen=2", "terminate A seen=2", "deinit A seen=2", "deinit counter seen=2",
+        ])
+        let lines = traceLines(process.output, after: "reload \(id) \(failing)") { $0.hasPrefix("error") }
+        XCTAssertEqual(lines, [
+            "plugin-reload begin [\(id)] (\(failing))",
+            "delegate application:shouldSaveApplicationState: [\(id)]",
+            "delegate application:willEncodeRestorableStateWithCoder: [\(id)]",
+            "plugin-reload failed [\(id)] (\(failing): init failed with LC_ERR_PLUGIN_REFUSED: build F refuses to start; the old instance runs on)",
+            "error reload \(id) \(failing) (cannot reload '\(id)': \(failing): init failed with LC_ERR_PLUGIN_REFUSED: build F refuses to start)",
+        ])
+    }
+
+    func testARefusedFileAnUnknownIdAndBadArgumentsAreAnsweredAndChangeNothing() throws {
+        let rig = try makeRig("reload-refused")
+        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
+        let notPlugin = rig.folder + "/notes.so"
+        try "not an ELF file\n".write(toFile: notPlugin, atomically: true, encoding: .utf8)
+        let other = try CBuild.sharedObject(file: Self.fixture, defines: ["COUNTER"], named: "other", in: rig.folder)
+        let (process, socket) = try start(rig)
+        defer { _ = process.wait(timeout: 5) }
+        let cases: [(String, String)] = [
+            ("send reload com.example.nothing", "error: cannot reload 'com.example.nothing': no plugin with that id is loaded"),
+            ("send reload nodots", "error: cannot reload 'nodots': invalid id: a reverse-DNS id has at least two dot-separated labels, e.g. 'com.example.echo'"),
+            ("send reload", "error: 'reload' needs a plugin id, then optionally an absolute path to load it from (reload ID [PATH] [--force])"),
+            ("send reload \(id) a b", "error: 'reload' needs a plugin id, then optionally an absolute path to load it from (reload ID [PATH] [--force])"),
+            ("send reload \(id) relative.so", "error: 'reload': the path 'relative.so' is relative; plugins are loaded from absolute paths only"),
+            ("send reload \(id) --force --force", "error: 'reload': --force is given twice (reload ID [PATH] [--force])"),
+            ("send reload \(id) --now", "error: 'reload': unknown option '--now' (reload ID [PATH] [--force])"),
+            ("send reload \(id) /" + String(repeating: "x", count: 5000), "error: 'reload': the path is 5001 bytes; the limit is 4095"),
+            ("send reload \(id) \(notPlugin)",
+             "error: cannot reload '\(id)': \(notPlugin): not an ELF shared object"),
+            ("send reload \(id) \(rig.folder)/missing.so",
+             "error: cannot reload '\(id)': \(rig.folder)/missing.so: cannot open: No such file or directory"),
+            ("send reload \(id) \(other)", "error: cannot reload '\(id)': \(other) is the plugin 'com.example.counter', not '\(id)'"),
+        ]
+        for (line, answer) in cases {
+            XCTAssertEqual(try request(socket, line), answer, line)
+        }
+        XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
+        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
+        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
+        XCTAssertEqual(hostLog(rig, pid: process.pid), [
+            "init counter", "init A", "terminate counter seen=1", "terminate A seen=1", "deinit A seen=1", "deinit counter seen=1",
+        ], "no reload touched the old instance: nothing was encoded")
+    }
+
+    func testABackgroundTaskOutstandingRefusesTheReloadUnlessForced() throws {
+        let rig = try makeRig("reload-busy")
+        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
+        let (process, socket) = try start(rig)
+        defer { _ = process.wait(timeout: 5) }
+        XCTAssertEqual(try request(socket, "send post com.example.hold"), "ok active")
+        XCTAssertEqual(try request(socket, "send reload \(id)"),
+                       "error: cannot reload '\(id)': it has 1 background task open (reload it with --force to go ahead anyway)")
+        XCTAssertEqual(try request(socket, "send reload \(id) --force"), "ok active")
+        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
+        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
+        XCTAssertEqual(hostLog(rig, pid: process.pid), [
+            "init counter", "init A", "hold A", "save A", "encode A seen=0", "init A", "deinit A seen=0", "restore? A from A",
+            "decode A seen=0", "terminate counter seen=0", "terminate A seen=0", "deinit A seen=0", "deinit counter seen=0",
+        ])
+        let lines = traceLines(process.output, after: "reload \(id) --force") { $0.hasPrefix("plugin reloaded") }
+        XCTAssertEqual(lines.first, "plugin-reload begin [\(id)] (\(rig.plugin))")
+        XCTAssertEqual(lines[1], "background-task end [\(id)] (#1 hold)", "the old instance's task is ended first")
+    }
+}
