@@ -16,9 +16,25 @@ extension HostRunner {
                                                  vet: { scanner.check($0) })
             EmergencyExit.addPluginImage(id: plugin.id, ranges: plugin.imageRanges)
             hostLine("plugin", "reloaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)")
+            if let pluginWatch, path != nil, let problem = pluginWatch.watch(plugin.path, id: plugin.id) {
+                hostLine("error", "watch", plugin: plugin.id, detail: problem)
+            }
             return nil
         } catch {
             return error.message
+        }
+    }
+
+    /// `--watch`: watches every plugin file loaded; a change that settled is reloaded as `reload ID`
+    /// from the origin `watch PATH changed`. A file that cannot be watched is an error line; the run
+    /// goes on. [loop-thread]
+    func watchPlugins(_ handle: AppHandle) {
+        let watch = PluginWatch(loop: handle.loop) { [unowned self] id, path in
+            perform(.reload(id: id, path: nil, force: false), origin: .watch(path: path))
+        }
+        pluginWatch = watch
+        for plugin in handle.plugins {
+            if let problem = watch.watch(plugin.path, id: plugin.id) { hostLine("error", "watch", plugin: plugin.id, detail: problem) }
         }
     }
 }

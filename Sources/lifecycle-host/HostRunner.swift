@@ -32,8 +32,10 @@ struct RunOptions {
     /// Every plugin file loaded here is scanned first (`--rescan`, `--scan-budget`).
     var rescan = false
     var scanBudget = PluginScanner.defaultBudget
-    /// How plugins are loaded (`--allow-unsafe-plugins`).
+    /// How plugins are loaded (`--allow-unsafe-plugins`; `--watch` adds `.privateCopy`).
     var pluginLoading: PluginLoadOptions = []
+    /// `--watch`: the plugin files are watched and reloaded when they change (`PluginWatch`).
+    var watch = false
     /// `--allow-no-plugins`: run on when plugins were asked for and none could be loaded.
     var allowNoPlugins = false
     /// The demo: the text trace in columns no wider than 100, each step's comment before its events,
@@ -58,6 +60,8 @@ final class HostRunner: @unchecked Sendable {
     private var writer: TraceWriter
     private(set) var handle: AppHandle?
     private var sources: HostOSEvents?
+    /// The plugin files watched (`--watch`).
+    var pluginWatch: PluginWatch?
     private var signalWatch: PendingSignalWatch?
     private var server: ControlServer?
     /// Metrics and systemd notifications (`OperatorHooks`).
@@ -193,6 +197,7 @@ final class HostRunner: @unchecked Sendable {
 
         operators.started(handle) { [unowned self] kind, name, detail in hostLine(kind, name, detail: detail) }
         loadPlugins(handle)
+        if options.watch { watchPlugins(handle) }
         // Plugins were asked for and none loaded: end now, before the launch, unless told to run on.
         if loadedPlugins == 0, refusedPlugins > 0, !options.allowNoPlugins {
             let asked = refusedPlugins == 1 ? "the plugin asked for could not be loaded" : "none of the \(refusedPlugins) plugins asked for could be loaded"

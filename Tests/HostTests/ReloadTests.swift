@@ -165,22 +165,49 @@ final class ReloadTests: XCTestCase {
         ])
     }
 
-    func testAFileRewrittenInPlaceIsLoadedAgainNotAnsweredWithTheOldImage() throws {
-        let rig = try makeRig("reload-inplace")
+    // MARK: --watch
+
+    func testWatchReloadsOnceForAFileRewrittenInPlaceAndOnceForAFileReplacedByRename() throws {
+        let rig = try makeRig("reload-watch")
         defer { try? FileManager.default.removeItem(atPath: rig.folder) }
-        let (process, socket) = try start(rig)
+        let (process, socket) = try start(rig, ["--watch"])
         defer { _ = process.wait(timeout: 5) }
-        // Same inode, new bytes: as `cp new.so plugin.so` writes.
-        let staged = try build("B", named: "staged", in: rig.folder)
+        let buildB = try build("B", named: "staged-b", in: rig.folder)
+        let buildC = try build("C", named: "staged-c", in: rig.folder)
+        XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
+
+        // In place (same inode, as `cp new.so plugin.so` writes, in several writes): loaded again, not
+        // answered with the running image, which was loaded from a private copy and is not disturbed.
         let inode = try FileManager.default.attributesOfItem(atPath: rig.plugin)[.systemFileNumber] as? UInt64
-        try Data(contentsOf: URL(fileURLWithPath: staged)).write(to: URL(fileURLWithPath: rig.plugin), options: [])
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: buildB))
+        let file = try FileHandle(forWritingTo: URL(fileURLWithPath: rig.plugin))
+        try file.truncate(atOffset: 0)
+        for start in stride(from: 0, to: bytes.count, by: 4096) {
+            try file.write(contentsOf: bytes[start..<min(start + 4096, bytes.count)])
+            usleep(2000)
+        }
+        try file.close()
         XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: rig.plugin)[.systemFileNumber] as? UInt64, inode)
-        XCTAssertEqual(try request(socket, "send reload \(id)"), "ok active")
+        XCTAssertNotNil(process.waitForLine { $0.contains("\"kind\":\"plugin\",\"name\":\"reloaded\"") }, "reloaded")
+        XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
+
+        // By rename, as compilers and install(1) write.
+        XCTAssertEqual(rename(buildC, rig.plugin), 0)
+        let afterFirst = process.output.count
+        XCTAssertNotNil(process.waitForLine(after: afterFirst) { $0.contains("\"kind\":\"plugin\",\"name\":\"reloaded\"") }, "reloaded")
+        usleep(600_000)  // three settle times: a second reload of either change would have come
         XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
         XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
+
+        let inputs = process.output.filter { $0.contains("\"kind\":\"input\",\"name\":\"reload ") }
+        XCTAssertEqual(inputs.count, 2, "\(inputs)")
+        XCTAssertTrue(inputs.allSatisfy { $0.contains("\"detail\":\"watch \(rig.plugin) changed\"") }, "\(inputs)")
+        XCTAssertEqual(process.output.filter { $0.contains("\"kind\":\"plugin\",\"name\":\"reloaded\"") }.count, 2)
         XCTAssertEqual(hostLog(rig, pid: process.pid), [
-            "init counter", "init A", "save A", "encode A seen=0", "init B", "deinit A seen=0", "restore? B from A", "decode B seen=0",
-            "terminate counter seen=0", "terminate B seen=0", "deinit B seen=0", "deinit counter seen=0",
+            "init counter", "init A",
+            "save A", "encode A seen=1", "init B", "deinit A seen=1", "restore? B from A", "decode B seen=1",
+            "save B", "encode B seen=2", "init C", "deinit B seen=2", "restore? C from B", "decode C seen=2",
+            "terminate counter seen=2", "terminate C seen=2", "deinit C seen=2", "deinit counter seen=2",
         ])
     }
 
