@@ -29,30 +29,49 @@ package struct PluginReloadOptions: OptionSet, Sendable {
     package static let force = PluginReloadOptions(rawValue: 1 << 0)
 }
 
+/// The new instance of a plugin being reloaded, before its `init` (`AppHandle.reloadPlugin`): loaded
+/// in this process (its file opened and checked) or in a new runner process (which described it).
+struct ReloadCandidate {
+    /// Its id, as its descriptor says.
+    let id: String
+    /// Runs its `init` (the old instance's registrations parked meanwhile); a refusal has removed
+    /// what it registered and stopped whatever it started.
+    let initialise: () throws(PluginRefusal) -> LoadedPlugin
+    /// The delegate to register for the initialised instance; nil when it implements no method.
+    let delegate: (LoadedPlugin) -> DelegateHandlers?
+    /// Drops it, with the reason, when the reload stops before its `init`.
+    let discard: (String) -> Void
+}
+
 extension AppHandle {
     /// Replaces the loaded plugin `id` with a new instance loaded from `path` (nil: the file the old
     /// instance was loaded from, read again), in place, without stopping the application. [loop-thread]
     ///
     /// In order, traced between `plugin-reload begin [id] (path)` and `plugin-reload end [id] (path)`:
     /// 1. Unless `.force`: refused while the plugin has a background task open, a completion handler
-    ///    pending or `perform_async` work queued.
-    /// 2. `vet`, when given, is asked about the file (the host scans it in a process of its own, as it
-    ///    scans every file it loads in its process: a new build that crashes in init is refused, not
-    ///    the host's end); then the new file is opened and checked as any load (`OpenedPlugin.open`), from a private copy of
-    ///    its bytes (`PluginLoadOptions.privateCopy`); its id must be `id`.
+    ///    pending or (in this process) `perform_async` work queued.
+    /// 2. The new instance is prepared. In this process: `vet`, when given, is asked about the file
+    ///    (the host scans it in a process of its own, as it scans every file it loads in its process: a
+    ///    new build that crashes in init is refused, not the host's end); then the file is opened and
+    ///    checked as any load (`OpenedPlugin.open`), from a private copy of its bytes
+    ///    (`PluginLoadOptions.privateCopy`). Isolated: a new runner process is started on the file,
+    ///    with the old one's settings, and describes the plugin. Either way its id must be `id`.
     /// 3. The old instance's state is asked for through its state-preservation delegates
     ///    (`Application.preserveForReload`, in memory; traced as delegate calls).
     /// 4. The old instance's observers and timers are parked under a name no plugin can have, and the
-    ///    new instance's `init` runs under the id. If it fails, what it registered is removed, the old
-    ///    instance's observers and timers are given back, and the old instance runs on as before.
-    /// 5. The old instance is unloaded (its observers, delegate and timers removed, its `deinit` run);
-    ///    the new instance's delegate functions are bound and registered, after the other plugins'.
+    ///    new instance's `init` runs under the id. If it fails, what it registered is removed (an
+    ///    isolated one's process is stopped), the old instance's observers and timers are given back,
+    ///    and the old instance runs on as before.
+    /// 5. The old instance is unloaded (its observers, delegate and timers removed, its `deinit` run;
+    ///    an isolated one's runner stops); the new instance's delegate is registered, after the other
+    ///    plugins'.
     /// 6. The new instance is handed the state (`Application.restoreAfterReload`).
     ///
     /// Every other plugin sees only the trace lines. The old `lc_plugin *` becomes stale (calls with it
     /// are refused as an unloaded plugin's, `PluginHandles`); the new instance has its own, and owns
-    /// only what it registers. Both images stay mapped (RTLD_NODELETE). Costs: one file copy, the
-    /// plugin's own calls, O(timers) and O(delegates) searches.
+    /// only what it registers. Images stay mapped (RTLD_NODELETE): each reload in this process maps one
+    /// more. Costs: one file copy or one process start, the plugin's own calls, O(timers) and
+    /// O(delegates) searches.
     /// - Throws: `PluginReloadFailure`, traced as `plugin-reload failed [id] (reason; the old instance
     ///   runs on)` once `begin` was traced; an unknown or invalid id is refused before any trace.
     package func reloadPlugin(id: String, path newPath: String? = nil, options: PluginReloadOptions = [],
@@ -74,39 +93,45 @@ extension AppHandle {
             app.traceReload(id, .failed(reason: reason))
             return refuse(reason, status)
         }
-        if old.isIsolated { throw fail("an isolated plugin cannot be reloaded yet", LC_ERR_ILLEGAL_ACTION) }
         if let busy = outstanding(of: old) {
             guard options.contains(.force) else { throw fail("\(busy) (reload it with --force to go ahead anyway)", LC_ERR_ILLEGAL_ACTION) }
             old.endAllBackgroundTasks(in: self)
         }
-        if let vet, let refusal = vet(path) { throw fail(refusal.message, Int(refusal.status)) }
-        let opened: OpenedPlugin
-        do {
-            opened = try app.runLoading(path: path) { () throws(PluginRefusal) in
-                try OpenedPlugin.open(path, options: loading.union(.privateCopy))
+        let candidate: ReloadCandidate
+        do throws(PluginRefusal) {
+            if let proxy = old.isolation {
+                candidate = try isolatedCandidate(replacing: proxy, path: path)
+            } else {
+                candidate = try inProcessCandidate(path: path, loading: loading, vet: vet)
             }
         } catch {
             throw fail(error.message, Int(error.status))
         }
-        guard opened.id == id else { throw fail("\(path) is the plugin '\(opened.id)', not '\(id)'", LC_ERR_PLUGIN_REFUSED) }
+        guard candidate.id == id else {
+            let reason = "\(path) is the plugin '\(candidate.id)', not '\(id)'"
+            candidate.discard(reason)
+            throw fail(reason, LC_ERR_PLUGIN_REFUSED)
+        }
 
         var preserved: UserInfo?
         if let token = old.delegateToken {
-            do { preserved = try app.preserveForReload(token) } catch { throw fail(error.message, LC_ERR_ILLEGAL_ACTION) }
+            do { preserved = try app.preserveForReload(token) } catch {
+                candidate.discard("the reload stopped")
+                throw fail(error.message, LC_ERR_ILLEGAL_ACTION)
+            }
         }
         let new: LoadedPlugin
-        do {
-            new = try initialiseBeside(old, opened)
+        do throws(PluginRefusal) {
+            new = try initialiseBeside(old, candidate)
         } catch {
             throw fail(error.message, Int(error.status))
         }
-        let (handlers, rows) = new.bindDelegates()
-        new.implementedRows = rows
+        let handlers = candidate.delegate(new)
 
         _ = pluginSet.remove(old)
         pluginSet.removeSceneDelegate(old, in: self)
         old.deactivate(in: self, owner: Self.parkedOwner(id))
-        if !rows.isEmpty {
+        if let handlers {
             do {
                 new.delegateToken = try app.addDelegate(handlers, id: id)
             } catch {
@@ -116,6 +141,7 @@ extension AppHandle {
             }
         }
         pluginSet.register(new)
+        if let proxy = new.isolation { pluginSet.adopt(proxy, in: self) }
         if let preserved, let token = new.delegateToken {
             // A watchdog kill here is traced by the engine; the new instance stays loaded.
             try? app.restoreAfterReload(token, preserved)
@@ -128,9 +154,33 @@ extension AppHandle {
     /// `init` runs: a space cannot appear in a plugin id, so no plugin can have it.
     static func parkedOwner(_ id: String) -> String { "\(id) (reloading)" }
 
+    /// A new instance in this process: the file vetted, then opened and checked from a private copy.
+    private func inProcessCandidate(path: String, loading: PluginLoadOptions, vet: ((String) -> PluginRefusal?)?)
+        throws(PluginRefusal) -> ReloadCandidate
+    {
+        if let vet, let refusal = vet(path) { throw refusal }
+        let opened = try app.runLoading(path: path) { () throws(PluginRefusal) in
+            try OpenedPlugin.open(path, options: loading.union(.privateCopy))
+        }
+        return ReloadCandidate(
+            id: opened.id,
+            initialise: { () throws(PluginRefusal) in
+                try self.app.runLoading(path: opened.path) { () throws(PluginRefusal) in
+                    self.app.identifyLoading(opened.id)
+                    return try self.initialise(opened, hostTable: nil)
+                }
+            },
+            delegate: { new in
+                let (handlers, rows) = new.bindDelegates()
+                new.implementedRows = rows
+                return rows.isEmpty ? nil : handlers
+            },
+            discard: { _ in })  // nothing of it ran but its entry function: its image stays mapped, unused
+    }
+
     /// Runs the new instance's `init` beside the old one (`reloadPlugin` step 4): the old instance's
     /// observers and timers parked meanwhile, given back if the init fails. [loop-thread]
-    private func initialiseBeside(_ old: LoadedPlugin, _ opened: OpenedPlugin) throws(PluginRefusal) -> LoadedPlugin {
+    private func initialiseBeside(_ old: LoadedPlugin, _ candidate: ReloadCandidate) throws(PluginRefusal) -> LoadedPlugin {
         let parked = Self.parkedOwner(old.id)
         // Its callbacks are still checked as its own (they are named by the owner index they had).
         old.rememberCallerIndices(in: self)
@@ -138,10 +188,7 @@ extension AppHandle {
         let hadObservers = center.moveOwner(old.id, to: parked)
         moveTimers(owner: old.id, to: parked)
         do {
-            return try app.runLoading(path: opened.path) { () throws(PluginRefusal) in
-                app.identifyLoading(opened.id)
-                return try initialise(opened, hostTable: nil)
-            }
+            return try candidate.initialise()
         } catch {
             if hadObservers { _ = center.moveOwner(parked, to: old.id) }
             moveTimers(owner: parked, to: old.id)

@@ -117,25 +117,34 @@ final class ReloadTests: XCTestCase {
         }
     }
 
-    // MARK: In process
+    /// The log's lines without their pids, each with its pid.
+    func fullLog(_ rig: Rig) -> [(pid: Int32, text: String)] {
+        let text = (try? String(contentsOfFile: rig.log, encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").compactMap { line in
+            guard let space = line.firstIndex(of: " "), let pid = Int32(line[..<space]) else { return nil }
+            return (pid, String(line[line.index(after: space)...]))
+        }
+    }
 
-    func testReloadUnderLoadKeepsEveryNotificationOfTheOtherPluginAndHandsTheStateToTheNewBuild() throws {
-        let rig = try makeRig("reload-inproc")
-        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
-        let (process, socket) = try start(rig)
-        defer { _ = process.wait(timeout: 5) }
-        // The new build replaces the file by rename, as compilers and install(1) write.
+    /// Runs the host, reloads the plugin with build B (put in place by rename) while another connection
+    /// posts ticks before, during and after, terminates; checks the answers, the exact trace of the
+    /// reload and that every tick was counted. Returns how many were posted and how many build A had
+    /// seen when it handed its state over.
+    func reloadUnderLoad(_ rig: Rig, _ extra: [String] = [], file: StaticString = #filePath, line: UInt = #line) throws
+        -> (process: RunningProcess, posted: Int, before: Int)
+    {
+        let (process, socket) = try start(rig, extra)
         let staged = try build("B", named: "staged", in: rig.folder)
-        XCTAssertEqual(rename(staged, rig.plugin), 0)
+        XCTAssertEqual(rename(staged, rig.plugin), 0, file: file, line: line)
 
         let poster = Poster(socket: socket, after: 100)
         poster.waitFor(100)
-        XCTAssertEqual(try request(socket, "send reload \(id)"), "ok active")
+        XCTAssertEqual(try request(socket, "send reload \(id)"), "ok active", file: file, line: line)
         let posted = poster.finish()
-        XCTAssertNil(poster.failure.withLock { $0 })
-        XCTAssertGreaterThanOrEqual(posted, 200)
-        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
-        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
+        XCTAssertNil(poster.failure.withLock { $0 }, file: file, line: line)
+        XCTAssertGreaterThanOrEqual(posted, 200, file: file, line: line)
+        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running", file: file, line: line)
+        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError, file: file, line: line)
 
         // The trace of the reload: its own lines and the reloaded plugin's delegate calls, nothing else.
         let lines = traceLines(process.output, after: "reload \(id)") { $0.hasPrefix("plugin reloaded") }
@@ -147,22 +156,53 @@ final class ReloadTests: XCTestCase {
             "delegate application:didDecodeRestorableStateWithCoder: [\(id)]",
             "plugin-reload end [\(id)] (\(rig.plugin))",
             "plugin reloaded [\(id)] (1.0-B \(rig.plugin))",
-        ])
+        ], file: file, line: line)
+        let encoded = fullLog(rig).first { $0.text.hasPrefix("encode A seen=") }.flatMap { Int($0.text.dropFirst("encode A seen=".count)) }
+        let before = try XCTUnwrap(encoded, "\(fullLog(rig))", file: file, line: line)
+        XCTAssertGreaterThanOrEqual(before, 100, file: file, line: line)
+        XCTAssertLessThan(before, posted, file: file, line: line)
+        return (process, posted, before)
+    }
 
-        // Build A saw `before` ticks, handed them over, B went on from there: every tick seen once.
-        let log = hostLog(rig, pid: process.pid)
-        let encoded = log.first { $0.hasPrefix("encode A seen=") }.flatMap { Int($0.dropFirst("encode A seen=".count)) }
-        let before = try XCTUnwrap(encoded, "\(log)")
-        XCTAssertGreaterThanOrEqual(before, 100)
-        XCTAssertLessThan(before, posted)
-        XCTAssertEqual(log, [
+    /// What the run wrote, in order: build A saw `before` ticks and handed them over, B went on from
+    /// there, the counter saw every tick.
+    func expectedLog(posted: Int, before: Int) -> [String] {
+        [
             "init counter", "init A",
             "save A", "encode A seen=\(before)",
             "init B", "deinit A seen=\(before)",
             "restore? B from A", "decode B seen=\(before)",
             "terminate counter seen=\(posted)", "terminate B seen=\(posted)",
             "deinit B seen=\(posted)", "deinit counter seen=\(posted)",
-        ])
+        ]
+    }
+
+    // MARK: In process
+
+    func testReloadUnderLoadKeepsEveryNotificationOfTheOtherPluginAndHandsTheStateToTheNewBuild() throws {
+        let rig = try makeRig("reload-inproc")
+        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
+        let (process, posted, before) = try reloadUnderLoad(rig)
+        XCTAssertEqual(hostLog(rig, pid: process.pid), expectedLog(posted: posted, before: before))
+    }
+
+    // MARK: Isolated
+
+    func testAnIsolatedPluginIsReloadedUnderLoadByANewRunnerStartedBeforeTheOldStops() throws {
+        let rig = try makeRig("reload-isolated")
+        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
+        let (process, posted, before) = try reloadUnderLoad(rig, ["--isolate", id])
+        // The counter runs in the host's process (its scan's lines left out); the reloadable plugin's
+        // builds each in a runner of its own.
+        let log = fullLog(rig).filter { $0.pid == process.pid || !$0.text.contains("counter") }
+        XCTAssertEqual(log.map(\.text), expectedLog(posted: posted, before: before))
+        func pids(of build: String) -> Set<Int32> {
+            Set(log.filter { $0.text.split(separator: " ").dropFirst().first == Substring(build) }.map(\.pid))
+        }
+        let runnerA = pids(of: "A"), runnerB = pids(of: "B")
+        XCTAssertEqual(runnerA.count, 1, "\(log)")
+        XCTAssertEqual(runnerB.count, 1, "\(log)")
+        XCTAssertTrue(runnerA.isDisjoint(with: runnerB) && !runnerA.contains(process.pid) && !runnerB.contains(process.pid), "\(log)")
     }
 
     // MARK: --watch
