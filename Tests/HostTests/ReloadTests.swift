@@ -284,6 +284,26 @@ final class ReloadTests: XCTestCase {
         ])
     }
 
+    func testAnIsolatedNewBuildWhoseInitFailsLeavesTheOldRunnerRunning() throws {
+        let rig = try makeRig("reload-isolated-fail")
+        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
+        let (process, socket) = try start(rig, ["--isolate", id])
+        defer { _ = process.wait(timeout: 5) }
+        let failing = try build("F", ["FAIL_INIT"], named: "failing", in: rig.folder)
+        XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
+        XCTAssertEqual(try request(socket, "send reload \(id) \(failing)"),
+                       "error: cannot reload '\(id)': \(failing): init failed with LC_ERR_PLUGIN_REFUSED: build F refuses to start")
+        XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
+        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
+        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
+        let log = fullLog(rig).filter { $0.pid == process.pid || !$0.text.contains("counter") }
+        XCTAssertEqual(log.map(\.text), [
+            "init counter", "init A", "save A", "encode A seen=1", "init F failing",
+            "terminate counter seen=2", "terminate A seen=2", "deinit A seen=2", "deinit counter seen=2",
+        ])
+        XCTAssertEqual(Set(log.filter { $0.text.hasSuffix(" A") || $0.text.contains(" A ") }.map(\.pid)).count, 1, "one runner ran A throughout")
+    }
+
     func testARefusedFileAnUnknownIdAndBadArgumentsAreAnsweredAndChangeNothing() throws {
         let rig = try makeRig("reload-refused")
         defer { try? FileManager.default.removeItem(atPath: rig.folder) }
@@ -316,6 +336,25 @@ final class ReloadTests: XCTestCase {
         XCTAssertEqual(hostLog(rig, pid: process.pid), [
             "init counter", "init A", "terminate counter seen=1", "terminate A seen=1", "deinit A seen=1", "deinit counter seen=1",
         ], "no reload touched the old instance: nothing was encoded")
+    }
+
+    func testAPendingCompletionHandlerRefusesTheReloadUntilItIsCalled() throws {
+        let rig = try makeRig("reload-completion")
+        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
+        let (process, socket) = try start(rig, ["--background-mode", "fetch"])
+        defer { _ = process.wait(timeout: 5) }
+        XCTAssertEqual(try request(socket, "send home"), "ok suspended")
+        XCTAssertEqual(try request(socket, "send fetch"), "ok background", "held in the background by the pending handler")
+        XCTAssertEqual(try request(socket, "send reload \(id)"),
+                       "error: cannot reload '\(id)': it has a completion handler pending (reload it with --force to go ahead anyway)")
+        XCTAssertEqual(try request(socket, "send post com.example.release"), "ok suspended")
+        XCTAssertEqual(try request(socket, "send reload \(id)"), "ok suspended", "a reload is not an iOS event: it runs while suspended")
+        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
+        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
+        XCTAssertEqual(hostLog(rig, pid: process.pid), [
+            "init counter", "init A", "fetch A", "fetched A", "save A", "encode A seen=0", "init A", "deinit A seen=0",
+            "restore? A from A", "decode A seen=0", "deinit A seen=0", "deinit counter seen=0",
+        ])
     }
 
     func testABackgroundTaskOutstandingRefusesTheReloadUnlessForced() throws {

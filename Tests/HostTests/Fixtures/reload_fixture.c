@@ -28,6 +28,8 @@ static const lc_host_api_t *host;
 static lc_plugin *self;
 static long long seen;
 static lc_task_id held;
+/// The completion handler of a fetch, kept until `com.example.release` (NULL: none pending).
+static void (*fetched)(lc_fetch_result);
 
 __attribute__((format(printf, 1, 2))) static void note(const char *format, ...) {
     const char *path = getenv("RELOAD_LOG");
@@ -55,6 +57,12 @@ __attribute__((unused)) static void release(const lc_notification_t *n, void *ct
     (void)n, (void)ctx;
     if (held && host->end_background_task(self, held) == LC_OK) note("release " WHO "\n");
     held = 0;
+    if (fetched) {
+        void (*done)(lc_fetch_result) = fetched;
+        fetched = NULL;
+        note("fetched " WHO "\n");
+        done(LC_FETCH_NEW_DATA);
+    }
 }
 
 /// Whether this process is `lifecycle-host run` (not a scan's or runner's `plugin-runner`).
@@ -103,6 +111,12 @@ void applicationWillTerminate(lc_app *app) {
 }
 
 #ifndef COUNTER
+void application_performFetchWithCompletionHandler(lc_app *app, void (*done)(lc_fetch_result)) {
+    (void)app;
+    fetched = done;  // completed at com.example.release
+    note("fetch " WHO "\n");
+}
+
 bool application_shouldSaveApplicationState(lc_app *app, lc_dict *coder) {
     (void)app, (void)coder;
     note("save " WHO "\n");
