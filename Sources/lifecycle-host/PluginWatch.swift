@@ -27,7 +27,8 @@ final class PluginWatch {
     private var folders: [String: Int32] = [:]
     /// By plugin id: its file's path and its settle timer, when one is running.
     private var files: [String: (path: String, timer: LoopSource?)] = [:]
-    private let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 64 << 10, alignment: 8)
+    /// Where events are read to (one array for the life of the watch).
+    private var buffer = [UInt8](repeating: 0, count: 64 << 10)
 
     /// The settle time when not told: a few writes of a linker or a copy fall well within it.
     static let defaultSettle: Duration = .milliseconds(200)
@@ -42,7 +43,6 @@ final class PluginWatch {
         reader?.cancel()
         for (_, file) in files { file.timer?.cancel() }
         if fd >= 0 { close(fd) }
-        buffer.deallocate()
     }
 
     /// Watches the file at `path` (absolute) of the plugin `id`. [loop-thread]
@@ -80,27 +80,28 @@ final class PluginWatch {
     /// Reads every event queued; a change restarts its plugin's settle timer.
     private func readable() {
         while true {
-            let count = read(fd, buffer.baseAddress, buffer.count)
+            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
             if count < 0, errno == EINTR { continue }
             guard count > 0 else { return }  // EAGAIN: all read
-            var offset = 0
-            let header = 16  // wd, mask, cookie, len (struct inotify_event without its name)
-            while offset + header <= count {
-                let descriptor = buffer.load(fromByteOffset: offset, as: Int32.self)
-                let mask = buffer.load(fromByteOffset: offset + 4, as: UInt32.self)
-                let length = Int(buffer.load(fromByteOffset: offset + 12, as: UInt32.self))
-                guard length <= count - offset - header else { return }  // never, from the kernel: stop reading rather than trust it
-                let start = offset + header
-                offset = start + length
-                if mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                    for id in files.keys { restart(id) }
-                    continue
+            var changed: [String] = []
+            var overflow = false
+            buffer.withUnsafeBytes { bytes in
+                var offset = 0
+                let header = 16  // wd, mask, cookie, len (struct inotify_event without its name)
+                while offset + header <= count {
+                    let descriptor = bytes.loadUnaligned(fromByteOffset: offset, as: Int32.self)
+                    let mask = bytes.loadUnaligned(fromByteOffset: offset + 4, as: UInt32.self)
+                    let length = Int(bytes.loadUnaligned(fromByteOffset: offset + 12, as: UInt32.self))
+                    guard length <= count - offset - header else { return }  // never, from the kernel: stop rather than trust it
+                    let start = offset + header
+                    offset = start + length
+                    if mask & UInt32(IN_Q_OVERFLOW) != 0 { overflow = true }
+                    guard length > 0, let watched = names[descriptor] else { continue }
+                    let name = String(decoding: bytes[start..<(start + length)].prefix { $0 != 0 }, as: UTF8.self)
+                    if let id = watched[name] { changed.append(id) }
                 }
-                guard length > 0, let watched = names[descriptor] else { continue }
-                let bytes = UnsafeRawBufferPointer(rebasing: buffer[start..<(start + length)])
-                let name = String(decoding: bytes.prefix { $0 != 0 }, as: UTF8.self)
-                if let id = watched[name] { restart(id) }
             }
+            for id in overflow ? Array(files.keys) : changed { restart(id) }
         }
     }
 

@@ -74,8 +74,7 @@ final class ReloadTests: XCTestCase {
 
     /// Posts `com.example.tick` over the control socket, one request at a time, until `stop` is set and
     /// then `after` more; returns how many were answered `ok` (and the first failure, if any).
-    final class Poster: @unchecked Sendable {
-        // @unchecked: `thread` is written once before start and joined through `done`.
+    final class Poster: Sendable {
         let posted = Atomic<Int>(0)
         let stop = Atomic<Bool>(false)
         let failure = Mutex<String?>(nil)
