@@ -1,5 +1,5 @@
 /// What the engine does for a plugin replaced in place by a new build of it (docs/host.md,
-/// "Reloading a plugin"; docs/lifecycle.md, decision 58): the old delegate's state is handed to the
+/// "Reloading a plugin"; docs/lifecycle.md, decision 59): the old delegate's state is handed to the
 /// new one through the state-preservation delegates, in memory.
 ///
 /// A reload is not an iOS event, so it does not wait for a moment at which iOS would save: the gates
