@@ -17,18 +17,6 @@ package struct PluginReloadFailure: Error, Sendable, CustomStringConvertible {
     package var description: String { message }
 }
 
-/// How a reload may go.
-package struct PluginReloadOptions: OptionSet, Sendable {
-    package let rawValue: UInt32
-    package init(rawValue: UInt32) { self.rawValue = rawValue }
-
-    /// Reloads even with a background task, a completion handler or queued `perform_async` work of the
-    /// plugin outstanding (the host's `reload ID --force`): its background tasks are ended first; a
-    /// completion handler is left to its budget; queued work still runs, in the old image, its host
-    /// calls refused as an unloaded plugin's.
-    package static let force = PluginReloadOptions(rawValue: 1 << 0)
-}
-
 /// The new instance of a plugin being reloaded, before its `init` (`AppHandle.reloadPlugin`): loaded
 /// in this process (its file opened and checked) or in a new runner process (which described it).
 struct ReloadCandidate {
@@ -48,7 +36,7 @@ extension AppHandle {
     /// instance was loaded from, read again), in place, without stopping the application. [loop-thread]
     ///
     /// In order, traced between `plugin-reload begin [id] (path)` and `plugin-reload end [id] (path)`:
-    /// 1. Unless `.force`: refused while the plugin has a background task open, a completion handler
+    /// 1. Unless `force`: refused while the plugin has a background task open, a completion handler
     ///    pending or (in this process) `perform_async` work queued.
     /// 2. The new instance is prepared. In this process: `vet`, when given, is asked about the file
     ///    (the host scans it in a process of its own, as it scans every file it loads in its process: a
@@ -74,7 +62,12 @@ extension AppHandle {
     /// O(delegates) searches.
     /// - Throws: `PluginReloadFailure`, traced as `plugin-reload failed [id] (reason; the old instance
     ///   runs on)` once `begin` was traced; an unknown or invalid id is refused before any trace.
-    package func reloadPlugin(id: String, path newPath: String? = nil, options: PluginReloadOptions = [],
+    ///
+    /// `force` (the host's `reload ID --force`) reloads even with something outstanding: its background
+    /// tasks are ended first; a pending completion handler stays pending (the new instance never had
+    /// it; its budget ends it if nothing calls it); queued work still runs, in the old image, its host
+    /// calls refused as an unloaded plugin's.
+    package func reloadPlugin(id: String, path newPath: String? = nil, force: Bool = false,
                               loading: PluginLoadOptions = [], vet: ((String) -> PluginRefusal?)? = nil)
         throws(PluginReloadFailure) -> LoadedPlugin
     {
@@ -94,7 +87,7 @@ extension AppHandle {
             return refuse(reason, status)
         }
         if let busy = outstanding(of: old) {
-            guard options.contains(.force) else { throw fail("\(busy) (reload it with --force to go ahead anyway)", LC_ERR_ILLEGAL_ACTION) }
+            guard force else { throw fail("\(busy) (reload it with --force to go ahead anyway)", LC_ERR_ILLEGAL_ACTION) }
             old.endAllBackgroundTasks(in: self)
         }
         let candidate: ReloadCandidate

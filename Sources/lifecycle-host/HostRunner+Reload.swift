@@ -12,7 +12,7 @@ extension HostRunner {
         var scanner = PluginScanner(rescan: false, budget: options.scanBudget, options: options.pluginLoading)
         defer { if let problem = scanner.save() { hostLine("error", "plugin registry", detail: problem) } }
         do throws(PluginReloadFailure) {
-            let plugin = try handle.reloadPlugin(id: id, path: path, options: force ? PluginReloadOptions.force : [], loading: options.pluginLoading,
+            let plugin = try handle.reloadPlugin(id: id, path: path, force: force, loading: options.pluginLoading,
                                                  vet: { scanner.check($0) })
             EmergencyExit.addPluginImage(id: plugin.id, ranges: plugin.imageRanges)
             hostLine("plugin", "reloaded", plugin: plugin.id, detail: "\(plugin.version) \(plugin.path)")

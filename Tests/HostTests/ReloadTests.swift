@@ -42,6 +42,22 @@ final class ReloadTests: XCTestCase {
         return (process, socket)
     }
 
+    /// Makes a rig named `name`, starts the host on it (`extra` options), runs `body` (the requests),
+    /// terminates the run and checks that it ended with status 0, then runs `check` (on what it wrote).
+    func session(_ name: String, _ extra: [String] = [], file: StaticString = #filePath, line: UInt = #line,
+                 _ body: (_ rig: Rig, _ process: RunningProcess, _ socket: String) throws -> Void,
+                 then check: (_ rig: Rig, _ process: RunningProcess) throws -> Void) throws
+    {
+        let rig = try makeRig(name)
+        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
+        let (process, socket) = try start(rig, extra)
+        defer { _ = process.wait(timeout: 5) }
+        try body(rig, process, socket)
+        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running", file: file, line: line)
+        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError, file: file, line: line)
+        try check(rig, process)
+    }
+
     /// The log's lines written by the host's process (not by the scans' processes), without the pid.
     func hostLog(_ rig: Rig, pid: Int32) -> [String] {
         let text = (try? String(contentsOfFile: rig.log, encoding: .utf8)) ?? ""
@@ -207,172 +223,155 @@ final class ReloadTests: XCTestCase {
     // MARK: --watch
 
     func testWatchReloadsOnceForAFileRewrittenInPlaceAndOnceForAFileReplacedByRename() throws {
-        let rig = try makeRig("reload-watch")
-        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
-        let (process, socket) = try start(rig, ["--watch"])
-        defer { _ = process.wait(timeout: 5) }
-        let buildB = try build("B", named: "staged-b", in: rig.folder)
-        let buildC = try build("C", named: "staged-c", in: rig.folder)
-        XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
+        try session("reload-watch", ["--watch"]) { rig, process, socket in
+            let buildB = try build("B", named: "staged-b", in: rig.folder)
+            let buildC = try build("C", named: "staged-c", in: rig.folder)
+            XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
 
-        // In place (same inode, as `cp new.so plugin.so` writes, in several writes): loaded again, not
-        // answered with the running image, which was loaded from a private copy and is not disturbed.
-        let inode = try FileManager.default.attributesOfItem(atPath: rig.plugin)[.systemFileNumber] as? UInt64
-        let bytes = try Data(contentsOf: URL(fileURLWithPath: buildB))
-        let file = try FileHandle(forWritingTo: URL(fileURLWithPath: rig.plugin))
-        try file.truncate(atOffset: 0)
-        for start in stride(from: 0, to: bytes.count, by: 4096) {
-            try file.write(contentsOf: bytes[start..<min(start + 4096, bytes.count)])
-            usleep(2000)
+            // In place (same inode, as `cp new.so plugin.so` writes, in several writes): loaded again, not
+            // answered with the running image, which was loaded from a private copy and is not disturbed.
+            let inode = try FileManager.default.attributesOfItem(atPath: rig.plugin)[.systemFileNumber] as? UInt64
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: buildB))
+            let file = try FileHandle(forWritingTo: URL(fileURLWithPath: rig.plugin))
+            try file.truncate(atOffset: 0)
+            for start in stride(from: 0, to: bytes.count, by: 4096) {
+                try file.write(contentsOf: bytes[start..<min(start + 4096, bytes.count)])
+                usleep(2000)
+            }
+            try file.close()
+            XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: rig.plugin)[.systemFileNumber] as? UInt64, inode)
+            XCTAssertNotNil(process.waitForLine { $0.contains("\"kind\":\"plugin\",\"name\":\"reloaded\"") }, "reloaded")
+            XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
+
+            // By rename, as compilers and install(1) write.
+            XCTAssertEqual(rename(buildC, rig.plugin), 0)
+            let afterFirst = process.output.count
+            XCTAssertNotNil(process.waitForLine(after: afterFirst) { $0.contains("\"kind\":\"plugin\",\"name\":\"reloaded\"") }, "reloaded")
+            usleep(600_000)  // three settle times: a second reload of either change would have come
+        } then: { rig, process in
+
+            let inputs = process.output.filter { $0.contains("\"kind\":\"input\",\"name\":\"reload ") }
+            XCTAssertEqual(inputs.count, 2, "\(inputs)")
+            XCTAssertTrue(inputs.allSatisfy { $0.contains("\"detail\":\"watch \(rig.plugin) changed\"") }, "\(inputs)")
+            XCTAssertEqual(process.output.filter { $0.contains("\"kind\":\"plugin\",\"name\":\"reloaded\"") }.count, 2)
+            XCTAssertEqual(hostLog(rig, pid: process.pid), [
+                "init counter", "init A",
+                "save A", "encode A seen=1", "init B", "deinit A seen=1", "restore? B from A", "decode B seen=1",
+                "save B", "encode B seen=2", "init C", "deinit B seen=2", "restore? C from B", "decode C seen=2",
+                "terminate counter seen=2", "terminate C seen=2", "deinit C seen=2", "deinit counter seen=2",
+            ])
         }
-        try file.close()
-        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: rig.plugin)[.systemFileNumber] as? UInt64, inode)
-        XCTAssertNotNil(process.waitForLine { $0.contains("\"kind\":\"plugin\",\"name\":\"reloaded\"") }, "reloaded")
-        XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
-
-        // By rename, as compilers and install(1) write.
-        XCTAssertEqual(rename(buildC, rig.plugin), 0)
-        let afterFirst = process.output.count
-        XCTAssertNotNil(process.waitForLine(after: afterFirst) { $0.contains("\"kind\":\"plugin\",\"name\":\"reloaded\"") }, "reloaded")
-        usleep(600_000)  // three settle times: a second reload of either change would have come
-        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
-        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
-
-        let inputs = process.output.filter { $0.contains("\"kind\":\"input\",\"name\":\"reload ") }
-        XCTAssertEqual(inputs.count, 2, "\(inputs)")
-        XCTAssertTrue(inputs.allSatisfy { $0.contains("\"detail\":\"watch \(rig.plugin) changed\"") }, "\(inputs)")
-        XCTAssertEqual(process.output.filter { $0.contains("\"kind\":\"plugin\",\"name\":\"reloaded\"") }.count, 2)
-        XCTAssertEqual(hostLog(rig, pid: process.pid), [
-            "init counter", "init A",
-            "save A", "encode A seen=1", "init B", "deinit A seen=1", "restore? B from A", "decode B seen=1",
-            "save B", "encode B seen=2", "init C", "deinit B seen=2", "restore? C from B", "decode C seen=2",
-            "terminate counter seen=2", "terminate C seen=2", "deinit C seen=2", "deinit counter seen=2",
-        ])
     }
 
     // MARK: Failures keep the old instance
 
     func testANewBuildWhoseInitFailsLeavesTheOldInstanceRunningAndSaysWhy() throws {
-        let rig = try makeRig("reload-initfail")
-        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
-        let (process, socket) = try start(rig)
-        defer { _ = process.wait(timeout: 5) }
-        let failing = try build("F", ["FAIL_IN_HOST"], named: "failing", in: rig.folder)
-        XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
-        XCTAssertEqual(try request(socket, "send reload \(id) \(failing)"),
-                       "error: cannot reload '\(id)': \(failing): init failed with LC_ERR_PLUGIN_REFUSED: build F refuses to start")
-        // The old instance still observes (its observers were given back; the failed init's are gone).
-        XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
-        // One that fails in its scan's process too is refused there, before the old instance is asked anything.
-        let scanned = try build("G", ["FAIL_INIT"], named: "scanned", in: rig.folder)
-        XCTAssertEqual(try request(socket, "send reload \(id) \(scanned)"),
-                       "error: cannot reload '\(id)': \(scanned): init failed with LC_ERR_PLUGIN_REFUSED: build G refuses to start")
-        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
-        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
-        XCTAssertEqual(hostLog(rig, pid: process.pid), [
-            "init counter", "init A", "save A", "encode A seen=1", "init F failing",
-            "terminate counter seen=2", "terminate A seen=2", "deinit A seen=2", "deinit counter seen=2",
-        ])
-        let lines = traceLines(process.output, after: "reload \(id) \(failing)") { $0.hasPrefix("error") }
-        XCTAssertEqual(lines, [
-            "plugin-reload begin [\(id)] (\(failing))",
-            "delegate application:shouldSaveApplicationState: [\(id)]",
-            "delegate application:willEncodeRestorableStateWithCoder: [\(id)]",
-            "plugin-reload failed [\(id)] (\(failing): init failed with LC_ERR_PLUGIN_REFUSED: build F refuses to start; the old instance runs on)",
-            "error reload \(id) \(failing) (cannot reload '\(id)': \(failing): init failed with LC_ERR_PLUGIN_REFUSED: build F refuses to start)",
-        ])
+        try session("reload-initfail") { rig, process, socket in
+            let failing = try build("F", ["FAIL_IN_HOST"], named: "failing", in: rig.folder)
+            XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
+            XCTAssertEqual(try request(socket, "send reload \(id) \(failing)"),
+                           "error: cannot reload '\(id)': \(failing): init failed with LC_ERR_PLUGIN_REFUSED: build F refuses to start")
+            // The old instance still observes (its observers were given back; the failed init's are gone).
+            XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
+            // One that fails in its scan's process too is refused there, before the old instance is asked anything.
+            let scanned = try build("G", ["FAIL_INIT"], named: "scanned", in: rig.folder)
+            XCTAssertEqual(try request(socket, "send reload \(id) \(scanned)"),
+                           "error: cannot reload '\(id)': \(scanned): init failed with LC_ERR_PLUGIN_REFUSED: build G refuses to start")
+        } then: { rig, process in
+            let failing = rig.folder + "/failing.so"
+            XCTAssertEqual(hostLog(rig, pid: process.pid), [
+                "init counter", "init A", "save A", "encode A seen=1", "init F failing",
+                "terminate counter seen=2", "terminate A seen=2", "deinit A seen=2", "deinit counter seen=2",
+            ])
+            let lines = traceLines(process.output, after: "reload \(id) \(failing)") { $0.hasPrefix("error") }
+            XCTAssertEqual(lines, [
+                "plugin-reload begin [\(id)] (\(failing))",
+                "delegate application:shouldSaveApplicationState: [\(id)]",
+                "delegate application:willEncodeRestorableStateWithCoder: [\(id)]",
+                "plugin-reload failed [\(id)] (\(failing): init failed with LC_ERR_PLUGIN_REFUSED: build F refuses to start; the old instance runs on)",
+                "error reload \(id) \(failing) (cannot reload '\(id)': \(failing): init failed with LC_ERR_PLUGIN_REFUSED: build F refuses to start)",
+            ])
+        }
     }
 
     func testAnIsolatedNewBuildWhoseInitFailsLeavesTheOldRunnerRunning() throws {
-        let rig = try makeRig("reload-isolated-fail")
-        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
-        let (process, socket) = try start(rig, ["--isolate", id])
-        defer { _ = process.wait(timeout: 5) }
-        let failing = try build("F", ["FAIL_INIT"], named: "failing", in: rig.folder)
-        XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
-        XCTAssertEqual(try request(socket, "send reload \(id) \(failing)"),
-                       "error: cannot reload '\(id)': \(failing): init failed with LC_ERR_PLUGIN_REFUSED: build F refuses to start")
-        XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
-        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
-        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
-        let log = fullLog(rig).filter { $0.pid == process.pid || !$0.text.contains("counter") }
-        XCTAssertEqual(log.map(\.text), [
-            "init counter", "init A", "save A", "encode A seen=1", "init F failing",
-            "terminate counter seen=2", "terminate A seen=2", "deinit A seen=2", "deinit counter seen=2",
-        ])
-        XCTAssertEqual(Set(log.filter { $0.text.hasSuffix(" A") || $0.text.contains(" A ") }.map(\.pid)).count, 1, "one runner ran A throughout")
+        try session("reload-isolated-fail", ["--isolate", id]) { rig, process, socket in
+            let failing = try build("F", ["FAIL_INIT"], named: "failing", in: rig.folder)
+            XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
+            XCTAssertEqual(try request(socket, "send reload \(id) \(failing)"),
+                           "error: cannot reload '\(id)': \(failing): init failed with LC_ERR_PLUGIN_REFUSED: build F refuses to start")
+            XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
+        } then: { rig, process in
+            let log = fullLog(rig).filter { $0.pid == process.pid || !$0.text.contains("counter") }
+            XCTAssertEqual(log.map(\.text), [
+                "init counter", "init A", "save A", "encode A seen=1", "init F failing",
+                "terminate counter seen=2", "terminate A seen=2", "deinit A seen=2", "deinit counter seen=2",
+            ])
+            XCTAssertEqual(Set(log.filter { $0.text.hasSuffix(" A") || $0.text.contains(" A ") }.map(\.pid)).count, 1, "one runner ran A throughout")
+        }
     }
 
     func testARefusedFileAnUnknownIdAndBadArgumentsAreAnsweredAndChangeNothing() throws {
-        let rig = try makeRig("reload-refused")
-        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
-        let notPlugin = rig.folder + "/notes.so"
-        try "not an ELF file\n".write(toFile: notPlugin, atomically: true, encoding: .utf8)
-        let other = try CBuild.sharedObject(file: Self.fixture, defines: ["COUNTER"], named: "other", in: rig.folder)
-        let (process, socket) = try start(rig)
-        defer { _ = process.wait(timeout: 5) }
-        let cases: [(String, String)] = [
-            ("send reload com.example.nothing", "error: cannot reload 'com.example.nothing': no plugin with that id is loaded"),
-            ("send reload nodots", "error: cannot reload 'nodots': invalid id: a reverse-DNS id has at least two dot-separated labels, e.g. 'com.example.echo'"),
-            ("send reload", "error: 'reload' needs a plugin id, then optionally an absolute path to load it from (reload ID [PATH] [--force])"),
-            ("send reload \(id) a b", "error: 'reload' needs a plugin id, then optionally an absolute path to load it from (reload ID [PATH] [--force])"),
-            ("send reload \(id) relative.so", "error: 'reload': the path 'relative.so' is relative; plugins are loaded from absolute paths only"),
-            ("send reload \(id) --force --force", "error: 'reload': --force is given twice (reload ID [PATH] [--force])"),
-            ("send reload \(id) --now", "error: 'reload': unknown option '--now' (reload ID [PATH] [--force])"),
-            ("send reload \(id) /" + String(repeating: "x", count: 5000), "error: 'reload': the path is 5001 bytes; the limit is 4095"),
-            ("send reload \(id) \(notPlugin)",
-             "error: cannot reload '\(id)': \(notPlugin): not an ELF shared object"),
-            ("send reload \(id) \(rig.folder)/missing.so",
-             "error: cannot reload '\(id)': \(rig.folder)/missing.so: cannot open: No such file or directory"),
-            ("send reload \(id) \(other)", "error: cannot reload '\(id)': \(other) is the plugin 'com.example.counter', not '\(id)'"),
-        ]
-        for (line, answer) in cases {
-            XCTAssertEqual(try request(socket, line), answer, line)
+        try session("reload-refused") { rig, process, socket in
+            let notPlugin = rig.folder + "/notes.so"
+            try "not an ELF file\n".write(toFile: notPlugin, atomically: true, encoding: .utf8)
+            let other = try CBuild.sharedObject(file: Self.fixture, defines: ["COUNTER"], named: "other", in: rig.folder)
+            let cases: [(String, String)] = [
+                ("send reload com.example.nothing", "error: cannot reload 'com.example.nothing': no plugin with that id is loaded"),
+                ("send reload nodots", "error: cannot reload 'nodots': invalid id: a reverse-DNS id has at least two dot-separated labels, e.g. 'com.example.echo'"),
+                ("send reload", "error: 'reload' needs a plugin id, then optionally an absolute path to load it from (reload ID [PATH] [--force])"),
+                ("send reload \(id) a b", "error: 'reload' needs a plugin id, then optionally an absolute path to load it from (reload ID [PATH] [--force])"),
+                ("send reload \(id) relative.so", "error: 'reload': the path 'relative.so' is relative; plugins are loaded from absolute paths only"),
+                ("send reload \(id) --force --force", "error: 'reload': --force is given twice (reload ID [PATH] [--force])"),
+                ("send reload \(id) --now", "error: 'reload': unknown option '--now' (reload ID [PATH] [--force])"),
+                ("send reload \(id) /" + String(repeating: "x", count: 5000), "error: 'reload': the path is 5001 bytes; the limit is 4095"),
+                ("send reload \(id) \(notPlugin)",
+                 "error: cannot reload '\(id)': \(notPlugin): not an ELF shared object"),
+                ("send reload \(id) \(rig.folder)/missing.so",
+                 "error: cannot reload '\(id)': \(rig.folder)/missing.so: cannot open: No such file or directory"),
+                ("send reload \(id) \(other)", "error: cannot reload '\(id)': \(other) is the plugin 'com.example.counter', not '\(id)'"),
+            ]
+            for (line, answer) in cases {
+                XCTAssertEqual(try request(socket, line), answer, line)
+            }
+            XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
+        } then: { rig, process in
+            XCTAssertEqual(hostLog(rig, pid: process.pid), [
+                "init counter", "init A", "terminate counter seen=1", "terminate A seen=1", "deinit A seen=1", "deinit counter seen=1",
+            ], "no reload touched the old instance: nothing was encoded")
         }
-        XCTAssertEqual(try request(socket, "send post com.example.tick"), "ok active")
-        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
-        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
-        XCTAssertEqual(hostLog(rig, pid: process.pid), [
-            "init counter", "init A", "terminate counter seen=1", "terminate A seen=1", "deinit A seen=1", "deinit counter seen=1",
-        ], "no reload touched the old instance: nothing was encoded")
     }
 
     func testAPendingCompletionHandlerRefusesTheReloadUntilItIsCalled() throws {
-        let rig = try makeRig("reload-completion")
-        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
-        let (process, socket) = try start(rig, ["--background-mode", "fetch"])
-        defer { _ = process.wait(timeout: 5) }
-        XCTAssertEqual(try request(socket, "send home"), "ok suspended")
-        XCTAssertEqual(try request(socket, "send fetch"), "ok background", "held in the background by the pending handler")
-        XCTAssertEqual(try request(socket, "send reload \(id)"),
-                       "error: cannot reload '\(id)': it has a completion handler pending (reload it with --force to go ahead anyway)")
-        XCTAssertEqual(try request(socket, "send post com.example.release"), "ok suspended")
-        XCTAssertEqual(try request(socket, "send reload \(id)"), "ok suspended", "a reload is not an iOS event: it runs while suspended")
-        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
-        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
-        XCTAssertEqual(hostLog(rig, pid: process.pid), [
-            "init counter", "init A", "fetch A", "fetched A", "save A", "encode A seen=0", "init A", "deinit A seen=0",
-            "restore? A from A", "decode A seen=0", "deinit A seen=0", "deinit counter seen=0",
-        ])
+        try session("reload-completion", ["--background-mode", "fetch"]) { rig, process, socket in
+            XCTAssertEqual(try request(socket, "send home"), "ok suspended")
+            XCTAssertEqual(try request(socket, "send fetch"), "ok background", "held in the background by the pending handler")
+            XCTAssertEqual(try request(socket, "send reload \(id)"),
+                           "error: cannot reload '\(id)': it has a completion handler pending (reload it with --force to go ahead anyway)")
+            XCTAssertEqual(try request(socket, "send post com.example.release"), "ok suspended")
+            XCTAssertEqual(try request(socket, "send reload \(id)"), "ok suspended", "a reload is not an iOS event: it runs while suspended")
+        } then: { rig, process in
+            XCTAssertEqual(hostLog(rig, pid: process.pid), [
+                "init counter", "init A", "fetch A", "fetched A", "save A", "encode A seen=0", "init A", "deinit A seen=0",
+                "restore? A from A", "decode A seen=0", "deinit A seen=0", "deinit counter seen=0",
+            ])
+        }
     }
 
     func testABackgroundTaskOutstandingRefusesTheReloadUnlessForced() throws {
-        let rig = try makeRig("reload-busy")
-        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
-        let (process, socket) = try start(rig)
-        defer { _ = process.wait(timeout: 5) }
-        XCTAssertEqual(try request(socket, "send post com.example.hold"), "ok active")
-        XCTAssertEqual(try request(socket, "send reload \(id)"),
-                       "error: cannot reload '\(id)': it has 1 background task open (reload it with --force to go ahead anyway)")
-        XCTAssertEqual(try request(socket, "send reload \(id) --force"), "ok active")
-        XCTAssertEqual(try request(socket, "send terminate"), "ok not-running")
-        XCTAssertEqual(process.wait(timeout: 10), 0, process.standardError)
-        XCTAssertEqual(hostLog(rig, pid: process.pid), [
-            "init counter", "init A", "hold A", "save A", "encode A seen=0", "init A", "deinit A seen=0", "restore? A from A",
-            "decode A seen=0", "terminate counter seen=0", "terminate A seen=0", "deinit A seen=0", "deinit counter seen=0",
-        ])
-        let lines = traceLines(process.output, after: "reload \(id) --force") { $0.hasPrefix("plugin reloaded") }
-        XCTAssertEqual(lines.first, "plugin-reload begin [\(id)] (\(rig.plugin))")
-        XCTAssertEqual(lines[1], "background-task end [\(id)] (#1 hold)", "the old instance's task is ended first")
+        try session("reload-busy") { rig, process, socket in
+            XCTAssertEqual(try request(socket, "send post com.example.hold"), "ok active")
+            XCTAssertEqual(try request(socket, "send reload \(id)"),
+                           "error: cannot reload '\(id)': it has 1 background task open (reload it with --force to go ahead anyway)")
+            XCTAssertEqual(try request(socket, "send reload \(id) --force"), "ok active")
+        } then: { rig, process in
+            XCTAssertEqual(hostLog(rig, pid: process.pid), [
+                "init counter", "init A", "hold A", "save A", "encode A seen=0", "init A", "deinit A seen=0", "restore? A from A",
+                "decode A seen=0", "terminate counter seen=0", "terminate A seen=0", "deinit A seen=0", "deinit counter seen=0",
+            ])
+            let lines = traceLines(process.output, after: "reload \(id) --force") { $0.hasPrefix("plugin reloaded") }
+            XCTAssertEqual(lines.first, "plugin-reload begin [\(id)] (\(rig.plugin))")
+            XCTAssertEqual(lines[1], "background-task end [\(id)] (#1 hold)", "the old instance's task is ended first")
+        }
     }
 }
