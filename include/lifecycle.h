@@ -1187,8 +1187,9 @@ enum {
 ///   it are refused as an unloaded plugin's).
 /// - LC_ERR_INVALID_ARGUMENT: app or id NULL, an invalid id, a relative path, an unknown flag bit.
 /// - LC_ERR_NOT_FOUND: no plugin with that id is loaded.
-/// - LC_ERR_ILLEGAL_ACTION: something outstanding (see LC_RELOAD_FORCE) without LC_RELOAD_FORCE; the
-///   watchdog killed the application while the old instance encoded its state.
+/// - LC_ERR_ILLEGAL_ACTION: something outstanding (see LC_RELOAD_FORCE) without LC_RELOAD_FORCE; called
+///   while one of the plugin's callbacks runs (e.g. from an observer of a post it made), force or not;
+///   the watchdog killed the application while the old instance encoded its state.
 /// - LC_ERR_PLUGIN_REFUSED, LC_ERR_VERSION, LC_ERR_SYSTEM: the new file, its runner or its init was
 ///   refused (the message names the file and the reason).
 /// Every failure leaves the old instance loaded and running as before.

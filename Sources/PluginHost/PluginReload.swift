@@ -36,7 +36,8 @@ extension AppHandle {
     /// instance was loaded from, read again), in place, without stopping the application. [loop-thread]
     ///
     /// In order, traced between `plugin-reload begin [id] (path)` and `plugin-reload end [id] (path)`:
-    /// 1. Unless `force`: refused while the plugin has a background task open, a completion handler
+    /// 1. Refused while one of its callbacks runs (a call from inside it, at any depth); unless `force`,
+    ///    refused while the plugin has a background task open, a completion handler
     ///    pending or (in this process) `perform_async` work queued.
     /// 2. The new instance is prepared. In this process: `vet`, when given, is asked about the file
     ///    (the host scans it in a process of its own, as it scans every file it loads in its process: a
@@ -85,6 +86,11 @@ extension AppHandle {
         func fail(_ reason: String, _ status: Int) -> PluginReloadFailure {
             app.traceReload(id, .failed(reason: reason))
             return refuse(reason, status)
+        }
+        // Never from inside one of its own callbacks (an embedder's observer of a post it made): its
+        // code is on the stack, and its deinit would free what that code is using. Force or not.
+        if app.center.probe.isRunning(owner: app.center.ownerID(id)) {
+            throw fail("one of its callbacks is running (a plugin is reloaded from outside its own callbacks)", LC_ERR_ILLEGAL_ACTION)
         }
         if let busy = outstanding(of: old) {
             guard force else { throw fail("\(busy) (reload it with --force to go ahead anyway)", LC_ERR_ILLEGAL_ACTION) }

@@ -47,6 +47,9 @@ final class ReloadABITests: XCTestCase {
               trace: plugin-reload end [\(id)] (\(b))
             reload B: LC_OK
             new handle: yes, id \(id)
+            from inside its callback:   trace: plugin-reload begin [\(id)] (\(b))
+            \(failed) (one of its callbacks is running (a plugin is reloaded from outside its own callbacks); the old instance runs on)
+            LC_ERR_ILLEGAL_ACTION: lc_app_reload_plugin: cannot reload '\(id)': one of its callbacks is running (a plugin is reloaded from outside its own callbacks)
             unloaded; reload now: LC_ERR_NOT_FOUND: lc_app_reload_plugin: cannot reload '\(id)': no plugin with that id is loaded
             """
         XCTAssertEqual(CBuild.mismatchedLines(got, expected), [], result.output)

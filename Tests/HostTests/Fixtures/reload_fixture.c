@@ -77,6 +77,12 @@ __attribute__((unused)) static bool in_host_process(void) {
     return (ssize_t)first + 1 < length && strcmp(command + first + 1, "run") == 0;
 }
 
+/// Posts com.example.echoed from inside its own callback (the C ABI test reloads from an observer of it).
+__attribute__((unused)) static void echo(const lc_notification_t *n, void *ctx) {
+    (void)n, (void)ctx;
+    host->post(self, "com.example.echoed", NULL, NULL);
+}
+
 static lc_status fixture_init(const lc_host_api_t *h, lc_plugin *plugin, void **state) {
     (void)state;
     host = h;
@@ -94,6 +100,7 @@ static lc_status fixture_init(const lc_host_api_t *h, lc_plugin *plugin, void **
 #ifndef COUNTER
     if ((status = h->observe(plugin, "com.example.hold", NULL, hold, NULL, NULL)) != LC_OK) return status;
     if ((status = h->observe(plugin, "com.example.release", NULL, release, NULL, NULL)) != LC_OK) return status;
+    if ((status = h->observe(plugin, "com.example.echo", NULL, echo, NULL, NULL)) != LC_OK) return status;
 #endif
     note("init " WHO "\n");
     return LC_OK;

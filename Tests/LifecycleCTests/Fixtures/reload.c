@@ -27,6 +27,15 @@ static lc_status reload(lc_app *app, const char *id, const char *path, lc_reload
     return status;
 }
 
+/// An observer of the post the plugin makes from inside its own callback: reloads it from there.
+static void echoed(const lc_notification_t *notification, void *ctx) {
+    (void)notification;
+    lc_app *app = ctx;
+    printf("from inside its callback: ");
+    lc_plugin *out = NULL;
+    reload(app, ID, NULL, LC_RELOAD_FORCE, &out);
+}
+
 int main(void) {
     printf("abi %d.%d\n", LC_ABI_VERSION_MAJOR, LC_ABI_VERSION_MINOR);
     lc_app *app = NULL;
@@ -48,7 +57,9 @@ int main(void) {
     if (reload(app, ID, PLUGIN_B, LC_RELOAD_FORCE, &out) == LC_OK) {
         printf("new handle: %s, id %s\n", out != a && out != NULL ? "yes" : "no", lc_plugin_id(out));
     }
-    // The old handle is stale: a call with it is refused, not a crash.
+    CHECK(lc_app_perform_simple(app, LC_ACTION_LAUNCH));
+    CHECK(lc_app_observe(app, "com.example.echoed", NULL, echoed, app, NULL));
+    CHECK(lc_app_post(app, "com.example.echo", NULL, NULL));
     CHECK(lc_app_unload_plugin(app, ID));
     printf("unloaded; reload now: ");
     reload(app, ID, NULL, 0, &out);
