@@ -220,6 +220,30 @@ final class ReloadTests: XCTestCase {
         XCTAssertTrue(runnerA.isDisjoint(with: runnerB) && !runnerA.contains(process.pid) && !runnerB.contains(process.pid), "\(log)")
     }
 
+    // MARK: Scenario files
+
+    func testAReloadInAScenarioRunsInOrderAndAFailedOneIsAScriptError() throws {
+        let rig = try makeRig("reload-script")
+        defer { try? FileManager.default.removeItem(atPath: rig.folder) }
+        let newBuild = try build("B", named: "b", in: rig.folder)
+        let script = rig.folder + "/reload.scenario"
+        try "launch\npost com.example.tick\nreload \(id) \(newBuild)\npost com.example.tick\nreload com.example.nothing\nterminate\n"
+            .write(toFile: script, atomically: true, encoding: .utf8)
+        let result = try CBuild.run(HostEndToEndTests.host, ["run", "--no-socket", "--no-pressure", "--no-clock", "--no-signals", "--script", script,
+                                                             "--plugin", rig.counter, "--plugin", rig.plugin],
+                                    environment: ["RELOAD_LOG": rig.log])
+        XCTAssertEqual(result.status, 2, result.output)
+        XCTAssertTrue(result.output.hasSuffix("\(script):5: cannot reload 'com.example.nothing': no plugin with that id is loaded\n"), result.output)
+        let host = Set(fullLog(rig).filter { $0.text == "init counter" }.map(\.pid)).filter { pid in
+            fullLog(rig).contains { $0.pid == pid && $0.text.hasPrefix("decode") }
+        }
+        XCTAssertEqual(host.count, 1, "\(fullLog(rig))")
+        XCTAssertEqual(fullLog(rig).filter { host.contains($0.pid) }.map(\.text), [
+            "init counter", "init A", "save A", "encode A seen=1", "init B", "deinit A seen=1", "restore? B from A", "decode B seen=1",
+            "deinit B seen=2", "deinit counter seen=2",
+        ], "the script stopped at line 5: no terminate")
+    }
+
     // MARK: --watch
 
     func testWatchReloadsOnceForAFileRewrittenInPlaceAndOnceForAFileReplacedByRename() throws {
