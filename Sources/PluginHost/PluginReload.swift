@@ -47,9 +47,9 @@ extension AppHandle {
     ///    with the old one's settings, and describes the plugin. Either way its id must be `id`.
     /// 3. The old instance's state is asked for through its state-preservation delegates
     ///    (`Application.preserveForReload`, in memory; traced as delegate calls).
-    /// 4. The old instance's observers and timers are parked under a name no plugin can have, and the
-    ///    new instance's `init` runs under the id. If it fails, what it registered is removed (an
-    ///    isolated one's process is stopped), the old instance's observers and timers are given back,
+    /// 4. The old instance's observers, timers and background tasks are parked under a name no plugin
+    ///    can have, and the new instance's `init` runs under the id. If it fails, what it registered is removed (an
+    ///    isolated one's process is stopped), the old instance's registrations are given back,
     ///    and the old instance runs on as before.
     /// 5. The old instance is unloaded (its observers, delegate and timers removed, its `deinit` run;
     ///    an isolated one's runner stops); the new instance's delegate is registered, after the other
@@ -149,7 +149,7 @@ extension AppHandle {
         return new
     }
 
-    /// The name a reloaded plugin's observers and timers are parked under while its new instance's
+    /// The name a reloaded plugin's registrations are parked under while its new instance's
     /// `init` runs: a space cannot appear in a plugin id, so no plugin can have it.
     static func parkedOwner(_ id: String) -> String { "\(id) (reloading)" }
 
@@ -178,7 +178,8 @@ extension AppHandle {
     }
 
     /// Runs the new instance's `init` beside the old one (`reloadPlugin` step 4): the old instance's
-    /// observers and timers parked meanwhile, given back if the init fails. [loop-thread]
+    /// observers, timers and background tasks (one it began while encoding its state) parked meanwhile,
+    /// given back if the init fails; unloading it then removes what is parked. [loop-thread]
     private func initialiseBeside(_ old: LoadedPlugin, _ candidate: ReloadCandidate) throws(PluginRefusal) -> LoadedPlugin {
         let parked = Self.parkedOwner(old.id)
         // Its callbacks are still checked as its own (they are named by the owner index they had).
@@ -186,11 +187,13 @@ extension AppHandle {
         let center = app.center
         let hadObservers = center.moveOwner(old.id, to: parked)
         moveTimers(owner: old.id, to: parked)
+        app.moveBackgroundTasks(owner: old.id, to: parked)
         do {
             return try candidate.initialise()
         } catch {
             if hadObservers { _ = center.moveOwner(parked, to: old.id) }
             moveTimers(owner: parked, to: old.id)
+            app.moveBackgroundTasks(owner: parked, to: old.id)
             throw error
         }
     }

@@ -382,6 +382,30 @@ final class ReloadTests: XCTestCase {
         }
     }
 
+    func testATaskTheOldInstanceBeginsWhileEncodingGoesWithItNotToTheNewInstance() throws {
+        try session("reload-encode-hold") { rig, process, socket in
+            let holding = try build("H", ["HOLD_ON_ENCODE"], named: "holding", in: rig.folder)
+            let plain = try build("B", named: "b", in: rig.folder)
+            XCTAssertEqual(try request(socket, "send reload \(id) \(holding)"), "ok active")
+            XCTAssertEqual(try request(socket, "send reload \(id) \(plain)"), "ok active", "H began its task while encoding: ended as H goes")
+            XCTAssertEqual(try request(socket, "send reload \(id)"), "ok active", "B holds no task of H's")
+        } then: { rig, process in
+            let lines = traceLines(process.output, after: "reload \(id) \(rig.folder)/b.so") { $0.hasPrefix("plugin reloaded") }
+            XCTAssertEqual(lines, [
+                "plugin-reload begin [\(id)] (\(rig.folder)/b.so)",
+                "delegate application:shouldSaveApplicationState: [\(id)]",
+                "delegate application:willEncodeRestorableStateWithCoder: [\(id)]",
+                "background-task begin [\(id)] (#1 encode-hold)",
+                "background-task end [\(id) (reloading)] (#1 encode-hold)",
+                "delegate application:shouldRestoreApplicationState: [\(id)]",
+                "delegate application:didDecodeRestorableStateWithCoder: [\(id)]",
+                "plugin-reload end [\(id)] (\(rig.folder)/b.so)",
+                "plugin reloaded [\(id)] (1.0-B \(rig.folder)/b.so)",
+            ])
+            XCTAssertEqual(hostLog(rig, pid: process.pid).filter { $0.hasPrefix("hold") }, ["hold on encode H"])
+        }
+    }
+
     func testABackgroundTaskOutstandingRefusesTheReloadUnlessForced() throws {
         try session("reload-busy") { rig, process, socket in
             XCTAssertEqual(try request(socket, "send post com.example.hold"), "ok active")

@@ -1,6 +1,6 @@
 // A plugin reloaded in place by the reload tests (ReloadTests.swift). Built several times:
 // -DBUILD='"A"' / '"B"' changes what it writes; -DFAIL_INIT makes its init register an observer and
-// then fail, -DFAIL_IN_HOST only in the host's own process (`lifecycle-host run`: it passes the host's
+// then fail, -DHOLD_ON_ENCODE makes it begin a background task while it encodes its state, -DFAIL_IN_HOST only in the host's own process (`lifecycle-host run`: it passes the host's
 // scan, which runs it in a `plugin-runner` process, and fails beside the old instance); -DCOUNTER makes it the other plugin, com.example.counter, which only counts.
 // Every line goes to the file named by $RELOAD_LOG, one write() each, after the writing process's pid
 // (the host scans each file in a process of its own first: its init runs there too).
@@ -143,6 +143,10 @@ void application_willEncodeRestorableStateWithCoder(lc_app *app, lc_dict *coder)
     host->dict->set_int(coder, "seen", seen);
     host->dict->set_string(coder, "build", BUILD);
     note("encode " WHO " seen=%lld\n", seen);
+#ifdef HOLD_ON_ENCODE
+    lc_task_id task = 0;
+    if (host->begin_background_task(self, "encode-hold", NULL, NULL, &task) == LC_OK) note("hold on encode " WHO "\n");
+#endif
 }
 
 void application_didDecodeRestorableStateWithCoder(lc_app *app, const lc_dict *coder) {
