@@ -65,7 +65,8 @@ extern "C" {
                                 //      LC_ACTION_LOW_POWER_MODE and LC_ACTION_THERMAL_STATE with lc_action_t.low_power_mode
                                 //      and .thermal_state)
                                 // 1.7: a manual clock for tests (lc_clock, lc_config_t.clock appended, lc_app_advance,
-                                //      lc_app_clock_seconds)
+                                //      lc_app_clock_seconds);
+                                //      reloading a plugin in place (lc_app_reload_plugin, lc_reload_flags, LC_RELOAD_FORCE)
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -1195,6 +1196,41 @@ typedef struct lc_load_options {
 /// [main-thread]
 LC_EXPORT lc_status lc_app_load_plugin_with_options(lc_app *app, const char *path, const lc_load_options_t *options,
                                                     lc_plugin **out);
+
+/// ABI 1.7. How lc_app_reload_plugin goes (a bit set).
+typedef uint32_t lc_reload_flags;
+enum {
+    /// Reload even while the plugin has a background task open, a completion handler not yet called
+    /// or (in this process) lc_host_api_t.perform_async work queued: its background tasks are ended
+    /// first; a pending completion handler stays pending (its budget ends it if nothing calls it); queued
+    /// work still runs, in the old image, its host calls refused as an unloaded plugin's.
+    LC_RELOAD_FORCE = 1u << 0,
+};
+
+/// ABI 1.7. Replaces the loaded plugin `id` with a new instance of its file (`path` NULL: the file it
+/// was loaded from, read again) or of the file at `path` (absolute), without stopping the application
+/// (docs/host.md, "Reloading a plugin"). In order: the new file is opened and checked as
+/// lc_app_load_plugin does, from a private in-memory copy of its bytes (so that a file rewritten in
+/// place is not answered with the mapped old image) — an isolated plugin: a new runner process is
+/// started on it with the old one's options; its id must be `id`; the old instance's state is asked
+/// for through its state-preservation delegate functions (shouldSaveApplicationState, then
+/// willEncodeRestorableStateWithCoder; in memory, in any state, without archive_directory); the new
+/// instance's init runs while the old one is still loaded; the old instance is unloaded as
+/// lc_app_unload_plugin does (an isolated one's process exits only now); the new one's delegate
+/// functions are registered after the other delegates'; the new instance is handed the state
+/// (shouldRestoreApplicationState, then didDecodeRestorableStateWithCoder). Traced as `plugin-reload`
+/// events `begin`, `end` or `failed`. Other plugins see only those. [main-thread]
+/// - `*out` (may be NULL): the new instance's handle; the old handle is stale from then on (calls with
+///   it are refused as an unloaded plugin's).
+/// - LC_ERR_INVALID_ARGUMENT: app or id NULL, an invalid id, a relative path, an unknown flag bit.
+/// - LC_ERR_NOT_FOUND: no plugin with that id is loaded.
+/// - LC_ERR_ILLEGAL_ACTION: something outstanding (see LC_RELOAD_FORCE) without LC_RELOAD_FORCE; called
+///   while one of the plugin's callbacks runs (e.g. from an observer of a post it made), force or not;
+///   the watchdog killed the application while the old instance encoded its state.
+/// - LC_ERR_PLUGIN_REFUSED, LC_ERR_VERSION, LC_ERR_SYSTEM: the new file, its runner or its init was
+///   refused (the message names the file and the reason).
+/// Every failure leaves the old instance loaded and running as before.
+LC_EXPORT lc_status lc_app_reload_plugin(lc_app *app, const char *id, const char *path, lc_reload_flags flags, lc_plugin **out);
 
 // ---------------------------------------------------------------------------------------------
 // Delegate functions

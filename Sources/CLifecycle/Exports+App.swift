@@ -306,6 +306,26 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
     }
 }
 
+@c @implementation public func lc_app_reload_plugin(_ app: OpaquePointer?, _ id: UnsafePointer<CChar>?, _ path: UnsafePointer<CChar>?,
+                                    _ flags: lc_reload_flags, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> lc_status
+{
+    withApp(app, "lc_app_reload_plugin") { handle in
+        guard let id else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_reload_plugin: id is NULL") }
+        let known = lc_reload_flags(LC_RELOAD_FORCE)
+        guard flags & ~known == 0 else {
+            return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_reload_plugin: unknown flags 0x\(String(flags & ~known, radix: 16))")
+        }
+        do throws(PluginReloadFailure) {
+            let plugin = try handle.reloadPlugin(id: String(cString: id), path: path.map { String(cString: $0) },
+                                                 force: flags & known != 0)
+            out?.pointee = plugin.handle
+            return lc_status(LC_OK)
+        } catch {
+            return lcFail(error.status, "lc_app_reload_plugin: \(error.message)")
+        }
+    }
+}
+
 @c @implementation public func lc_app_load_plugin_folder(_ app: OpaquePointer?, _ folder: UnsafePointer<CChar>?,
                                          _ loaded: UnsafeMutablePointer<Int>?, _ refused: UnsafeMutablePointer<Int>?) -> lc_status
 {

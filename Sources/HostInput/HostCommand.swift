@@ -13,6 +13,10 @@ package enum HostCommand: Sendable, CustomStringConvertible {
     case expectState(ApplicationState)
     /// Check a scene's state (`expect-scene ID STATE`; `unattached`: not connected); a mismatch is a script error.
     case expectScene(String, SceneState)
+    /// Replace the plugin `id` with a new build of its file, or of the file at `path` (`reload ID [PATH]
+    /// [--force]`; `force`: even with something of it outstanding). Done by the host, which has the
+    /// plugins: `perform(on:fromScript:)` refuses it.
+    case reload(id: String, path: String?, force: Bool)
 
     package var description: String {
         switch self {
@@ -21,6 +25,8 @@ package enum HostCommand: Sendable, CustomStringConvertible {
         case .wait(let duration): return "wait \(formatDuration(duration))"
         case .expectState(let state): return "expect-state \(state)"
         case .expectScene(let id, let state): return "expect-scene \(id) \(state)"
+        case .reload(let id, let path, let force):
+            return "reload \(id)" + (path.map { " \($0)" } ?? "") + (force ? " --force" : "")
         }
     }
 }
@@ -56,6 +62,8 @@ extension HostCommand {
         case .expectScene(let id, let expected):
             let found = app.scene(id: id)?.state ?? .unattached
             if found != expected { return "expected scene \(id) \(expected), found \(found)" }
+        case .reload:
+            return "'reload' is done by the plugin host (lifecycle-host), which has the plugins"
         }
         return nil
     }

@@ -34,7 +34,7 @@ package struct ScenarioLine: Sendable {
 /// `scene connect ID [background]`, `scene activate|deactivate|background|foreground|disconnect|discard ID`,
 /// `expect-scene ID STATE`, `launch scene=ID`, `open-url URL scene=ID`; Handoff:
 /// `continue-activity TYPE [scene=ID] [title=TEXT] [error=MESSAGE] [KEY=VALUE...]`,
-/// `update-activity TYPE [scene=ID] [title=TEXT] [KEY=VALUE...]`.
+/// `update-activity TYPE [scene=ID] [title=TEXT] [KEY=VALUE...]`; plugins: `reload ID [PATH] [--force]`.
 /// VALUEs are typed: `true`/`false` → bool, `12` → integer, `1.5` → double, anything else (or
 /// anything in double quotes) → string. DURATIONs: `250ms`, `2s`, `1.5s`, `100us`, `1m`, at most
 /// `Seconds.maximum` (9223372036 s).
@@ -45,7 +45,7 @@ package enum ScenarioParser {
     package static let commands = [
         "launch", "home", "foreground", "interrupt", "dismiss", "accept", "lock", "unlock", "memory-warning",
         "time-change", "low-power", "thermal", "open-url", "fetch", "url-session", "remote-notification", "open-notification", "local-notification", "remote-registration", "post", "wait", "expect-state", "terminate", "purge",
-        "scene", "expect-scene", "continue-activity", "update-activity",
+        "scene", "expect-scene", "continue-activity", "update-activity", "reload",
     ]
 
     /// The verbs of `scene VERB ID`.
@@ -82,6 +82,7 @@ package enum ScenarioParser {
         continue-activity TYPE [scene=ID] [title=T] [error=MESSAGE] [KEY=VALUE...]   Handoff (launches or resumes the app)
         update-activity TYPE [scene=ID] [title=T] [KEY=VALUE...]                     the current activity was updated
         launch … scene=ID, open-url … scene=ID                                      target one scene (--scenes)
+        reload ID [PATH] [--force]           replace plugin ID with a new build of its file (or of PATH), keeping its state
         """
 
     /// `help` without the lines of `verbs` (a line's first word is its verb): the prompt and `send`
@@ -242,6 +243,8 @@ package enum ScenarioParser {
             let notificationName: NotificationName
             do { notificationName = try NotificationName(name) } catch { throw ScenarioError(message: error.message) }
             return .post(notificationName, try keyValues(Array(args.dropFirst()), verb))
+        case "reload":
+            return try reload(args)
         case "wait":
             guard args.count == 1 else { throw ScenarioError(message: "'wait' needs one duration, e.g. 'wait 500ms'") }
             return .wait(try duration(args[0]))

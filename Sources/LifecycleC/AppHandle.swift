@@ -192,6 +192,19 @@ package final class AppHandle: @unchecked Sendable {
     package func cancelTimers(owner: String) {
         for (id, timer) in timers where timer.owner == owner { cancelTimer(id) }
     }
+
+    /// Gives every live timer `owner` added to the owner `to` (a plugin being reloaded parks its timers
+    /// while its new instance's `init` runs: `PluginReload`), counts included. O(timers). [loop-thread]
+    package func moveTimers(owner: String, to: String) {
+        var moved = 0
+        for (id, timer) in timers where timer.owner == owner {
+            timers[id] = (timer.source, to)
+            moved += 1
+        }
+        guard moved > 0 else { return }
+        timerCounts[owner] = nil
+        timerCounts[to, default: 0] += moved
+    }
 }
 
 /// What a module above the C layer keeps on an application (`AppHandle.attachment`): the plugins

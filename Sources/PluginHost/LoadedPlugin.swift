@@ -160,6 +160,8 @@ package final class LoadedPlugin: PluginIdentity {
     }
 
     func addTask(_ id: UInt64) { tasks.withLock { _ = $0.insert(id) } }
+    /// Forgets every task it began (the engine ended them). [thread-safe]
+    func tasksForgotten() { tasks.withLock { $0.removeAll() } }
     /// Whether `id` was its task; forgets it. [thread-safe]
     func removeTask(_ id: UInt64) -> Bool { tasks.withLock { $0.remove(id) != nil } }
 
@@ -181,20 +183,24 @@ package final class LoadedPlugin: PluginIdentity {
         return Completions.complete(token, lc_fetch_result(LC_FETCH_NO_DATA), caller: caller, function: "complete")
     }
 
-    /// Removes everything the plugin registered. [loop-thread]
-    func removeRegistrations(in handle: AppHandle) {
-        handle.app.center.removeObservers(owner: id)
+    /// Removes everything the plugin registered: its observers, timers and background tasks are those
+    /// held under `owner` (nil: its id; a plugin being reloaded holds them under the name they were
+    /// parked under, `PluginReload`). [loop-thread]
+    func removeRegistrations(in handle: AppHandle, owner: String? = nil) {
+        let owner = owner ?? id
+        handle.app.center.removeObservers(owner: owner)
         if let token = delegateToken { handle.app.removeDelegate(token) }
         delegateToken = nil
-        handle.cancelTimers(owner: id)
-        handle.app.endBackgroundTasks(owner: id)
-        tasks.withLock { $0.removeAll() }
+        handle.cancelTimers(owner: owner)
+        handle.app.endBackgroundTasks(owner: owner)
+        tasksForgotten()
     }
 
-    /// Unloading: registrations removed first, then `deinit`. The image stays mapped. [loop-thread]
-    func deactivate(in handle: AppHandle) {
+    /// Unloading: registrations removed first (held under `owner`, nil: its id), then `deinit`. The
+    /// image stays mapped. [loop-thread]
+    func deactivate(in handle: AppHandle, owner: String? = nil) {
         guard isActive else { return }
-        removeRegistrations(in: handle)
+        removeRegistrations(in: handle, owner: owner)
         isActive = false
         logLimit.flush()
         quota.flushAll(handle)

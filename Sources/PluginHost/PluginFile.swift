@@ -21,11 +21,14 @@ struct PluginFile {
 
     /// Opens and checks `path`. No descriptor is left open when it throws.
     /// - Throws: the refusal's reason.
+    /// With `options` holding `.privateCopy`, the checks of the path (kind, permissions, folders) are
+    /// made on the file, then its bytes are copied into an anonymous file in memory and everything
+    /// after (the ELF checks, device and inode, the load) is that copy's (`privateCopy(of:size:)`).
     static func open(_ path: String, options: PluginLoadOptions) throws(PluginFileProblem) -> PluginFile {
         let opened = path.withCString { name in
             Result { () throws(SystemCallError) in try systemCall("open") { Glibc.open(name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC) } }
         }
-        let fd: Int32
+        var fd: Int32
         switch opened {
         case .success(let descriptor): fd = descriptor
         case .failure(let error): throw openProblem(path, error.errno)
@@ -37,6 +40,12 @@ struct PluginFile {
             if !options.contains(.allowUnsafePermissions) {
                 if let problem = unsafety(of: info, folder: nil) { throw PluginFileProblem(problem) }
                 try checkFolders(path, fd)
+            }
+            if options.contains(.privateCopy) {
+                let copy = try privateCopy(of: fd, size: UInt64(info.st_size))
+                close(fd)
+                fd = copy
+                guard fstatat(fd, "", &info, atEmptyPath) == 0 else { throw PluginFileProblem("cannot stat its copy: \(String(cString: strerror(errno)))") }
             }
             let fileSize = UInt64(info.st_size)
             let image = try withUnsafeTemporaryAllocation(byteCount: ELFImage.prefixSize, alignment: 8) { buffer throws(PluginFileProblem) in
@@ -249,7 +258,7 @@ struct PluginFile {
 
     /// Reads up to `buffer.count` bytes at `offset`, retrying on EINTR and short reads; stops at the
     /// end of the file. Returns the count, or -1 (errno says why).
-    private static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Int {
+    static func readFully(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer, at offset: UInt64) -> Int {
         var done = 0
         while done < buffer.count {
             let count: Int

@@ -53,6 +53,10 @@ package struct PluginLoadOptions: OptionSet, Sendable {
     /// what its init prints is seen once, from the load that follows (the runner only; the loader
     /// ignores it).
     package static let silent = PluginLoadOptions(rawValue: 1 << 1)
+    /// Loads a private copy of the file's bytes, made after the path's checks (`PluginFile.privateCopy`):
+    /// what a reload does, so that the new build is mapped even when the file was rewritten in place
+    /// or an image of that file is mapped already.
+    package static let privateCopy = PluginLoadOptions(rawValue: 1 << 2)
 }
 
 extension AppHandle {

@@ -16,6 +16,8 @@ enum CommandOrigin: Equatable, CustomStringConvertible {
     case socket
     /// An OS event (rendered `signal SIGTSTP`, `psi warning`, `clock`).
     case os(OSOrigin)
+    /// A plugin file watched with `--watch` changed and settled (rendered `watch PATH changed`).
+    case watch(path: String)
 
     var description: String {
         switch self {
@@ -25,6 +27,7 @@ enum CommandOrigin: Equatable, CustomStringConvertible {
         case .scriptEnded(let file): return "script \(file) ended"
         case .socket: return "socket"
         case .os(let origin): return origin.description
+        case .watch(let path): return "watch \(path) changed"
         }
     }
 

@@ -35,8 +35,10 @@ struct RunOptions {
     /// Every plugin file loaded here is scanned first (`--rescan`, `--scan-budget`).
     var rescan = false
     var scanBudget = PluginScanner.defaultBudget
-    /// How plugins are loaded (`--allow-unsafe-plugins`).
+    /// How plugins are loaded (`--allow-unsafe-plugins`; `--watch` adds `.privateCopy`).
     var pluginLoading: PluginLoadOptions = []
+    /// `--watch`: the plugin files are watched and reloaded when they change (`PluginWatch`).
+    var watch = false
     /// `--allow-no-plugins`: run on when plugins were asked for and none could be loaded.
     var allowNoPlugins = false
     /// The demo: the text trace in columns no wider than 100, each step's comment before its events,
@@ -57,10 +59,12 @@ struct RunOptions {
 /// SIGTERM or SIGINT arrives while the main thread is stuck (see `EmergencyExit`).
 final class HostRunner: @unchecked Sendable {
     // @unchecked: used on the main thread only (the loop's); closures handed to the loop run there too.
-    private var options: RunOptions
+    private(set) var options: RunOptions
     private var writer: TraceWriter
-    private var handle: AppHandle?
+    private(set) var handle: AppHandle?
     private var sources: HostOSEvents?
+    /// The plugin files watched (`--watch`).
+    var pluginWatch: PluginWatch?
     private var signalWatch: PendingSignalWatch?
     private var server: ControlServer?
     /// Metrics and systemd notifications (`OperatorHooks`).
@@ -199,6 +203,7 @@ final class HostRunner: @unchecked Sendable {
 
         operators.started(handle) { [unowned self] kind, name, detail in hostLine(kind, name, detail: detail) }
         loadPlugins(handle)
+        if options.watch { watchPlugins(handle) }
         // Plugins were asked for and none loaded: end now, before the launch, unless told to run on.
         if loadedPlugins == 0, refusedPlugins > 0, !options.allowNoPlugins {
             let asked = refusedPlugins == 1 ? "the plugin asked for could not be loaded" : "none of the \(refusedPlugins) plugins asked for could be loaded"
@@ -381,8 +386,13 @@ final class HostRunner: @unchecked Sendable {
             if case .action = command, origin.isScript { fromScriptAction = true }
             if !fromScriptAction { hostLine("input", command.description, detail: origin.description) }
         }
-        let failure = command.perform(on: handle.app, fromScript: origin?.isScript == true) { name, info in
-            hostLine("post", name.rawValue, detail: info.isEmpty ? nil : info.description)
+        let failure: String?
+        if case .reload(let id, let path, let force) = command {
+            failure = reload(id, path: path, force: force, in: handle)
+        } else {
+            failure = command.perform(on: handle.app, fromScript: origin?.isScript == true) { name, info in
+                hostLine("post", name.rawValue, detail: info.isEmpty ? nil : info.description)
+            }
         }
         if let failure, origin?.isScript != true {
             hostLine("error", command.description, detail: failure)
@@ -505,7 +515,7 @@ final class HostRunner: @unchecked Sendable {
     }
 
     /// A line of the host's own (not the engine's) in the trace.
-    private func hostLine(_ kind: String, _ name: String, plugin: String? = nil, detail: String? = nil) {
+    func hostLine(_ kind: String, _ name: String, plugin: String? = nil, detail: String? = nil) {
         let state = handle?.app.state ?? .notRunning
         operators?.hostLine(kind: kind)
         writer.write(TraceLine(kind: kind, name: name, state: state, plugin: plugin, detail: detail))

@@ -264,6 +264,9 @@ struct Run: ParsableCommand {
     @Flag(name: .customLong("allow-unsafe-plugins"), help: UnsafePlugins.help)
     var allowUnsafePlugins = false
 
+    @Flag(name: .customLong("watch"), help: "Reload a plugin when its file is written or replaced (inotify; loads plugins from private copies).")
+    var watch = false
+
     @Flag(name: .customLong("allow-no-plugins"), help: "Run even when plugins were asked for and none could be loaded (else the run ends with status 9).")
     var allowNoPlugins = false
 
@@ -287,8 +290,8 @@ struct Run: ParsableCommand {
             socket: socket,
             noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, freezer: freezer,
             clock: clock, rescan: rescan,
-            scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, allowNoPlugins: allowNoPlugins, pluginQuotas: pluginQuotas,
-            engine: engine.values,
+            scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, watch: watch, allowNoPlugins: allowNoPlugins,
+            pluginQuotas: pluginQuotas, engine: engine.values,
             metrics: metrics.values)
     }
 

@@ -45,6 +45,8 @@ struct RunValues: Equatable {
     var rescan = false
     var scanBudget: String?
     var allowUnsafePlugins = false
+    /// `--watch`: reload a plugin when its file changes.
+    var watch = false
     var allowNoPlugins = false
     /// `--plugin-quota KIND=N`, as given, in order (a later one for the same kind wins).
     var pluginQuotas: [String] = []
@@ -96,6 +98,10 @@ struct RunValues: Equatable {
         options.rescan = rescan
         options.scanBudget = try lifecycle_host.scanBudget(scanBudget)
         options.pluginLoading = allowUnsafePlugins ? .allowUnsafePermissions : []
+        // Watched plugins are loaded from private copies: a file rewritten in place (`cp` over it)
+        // must not change the code of the instance running until its reload.
+        if watch { options.pluginLoading.insert(.privateCopy) }
+        options.watch = watch
         options.allowNoPlugins = allowNoPlugins
         for quota in pluginQuotas {
             do throws(QuotaSettingError) { try options.pluginQuotas.set(parsing: quota) } catch {
@@ -143,6 +149,7 @@ struct RunValues: Equatable {
             case "--session-events": values.sessionEvents = true
             case "--no-socket": values.noSocket = true
             case "--allow-unsafe-plugins": values.allowUnsafePlugins = true
+            case "--watch": values.watch = true
             case "--allow-no-plugins": values.allowNoPlugins = true
             case "--exits-on-suspend": values.engine.exitsOnSuspend = true
             case "--scenes":

@@ -47,6 +47,21 @@ extension Application {
         return owned.count
     }
 
+    /// Gives the open background tasks `owner` began to the owner `to` (a plugin being reloaded parks
+    /// what its old instance holds while the new instance's `init` runs), counts included; their ids,
+    /// names and expiration handlers stay. O(tasks). [loop-thread]
+    public func moveBackgroundTasks(owner: String, to: String) {
+        loop.preconditionOnLoopThread("Application.moveBackgroundTasks(owner:to:)")
+        var moved = 0
+        for index in tasks.indices where tasks[index].owner == owner {
+            tasks[index].owner = to
+            moved += 1
+        }
+        guard moved > 0 else { return }
+        taskCounts[owner] = nil
+        taskCounts[to, default: 0] += moved
+    }
+
     /// How many open background tasks `owner` began (ended ones, by anyone, the watchdog included,
     /// no longer count). O(1). [loop-thread]
     public func backgroundTaskCount(owner: String) -> Int {

@@ -32,7 +32,7 @@ extension Application {
 
     /// After a call that may have filled `archive`: false, with an `archiveKept` event, when its
     /// encoding failed (nothing is saved: the previous archive stays as it was); else true.
-    private func encodingHeld(_ archive: StateArchive, after method: DelegateMethod, _ slot: DelegateSlot) -> Bool {
+    func encodingHeld(_ archive: StateArchive, after method: DelegateMethod, _ slot: DelegateSlot) -> Bool {
         guard let failure = archive.failure else { return true }
         trace(.archiveKept(method: method, delegate: slot.id, failure: failure))
         return false

@@ -119,7 +119,7 @@ public final class Application: @unchecked Sendable {
     struct OpenTask {
         let id: BackgroundTaskID
         let name: String
-        let owner: String
+        var owner: String
         let expirationHandler: (() -> Void)?
         var expirationCalled = false
     }

@@ -57,12 +57,15 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         /// they cannot be (`not frozen`, once); a plugin whose frozen processes a purge or termination
         /// killed (`killed`), started again at the next launch (`restarted`; observer: the plugin).
         public static let pluginFreezer = Kind(rawValue: "plugin-freezer")
+        /// A plugin was replaced by a new build of its file in place (name `begin`, `end` or `failed`;
+        /// observer: the plugin; docs/host.md, "Reloading a plugin").
+        public static let pluginReload = Kind(rawValue: "plugin-reload")
         /// Every kind above, in their order: the kinds the engine traces (metrics count each from 0,
         /// `LifecycleMetric.events`). A kind added above is added here.
         public static let engineKinds: [Kind] = [
             .action, .state, .sceneState, .delegate, .notification, .queued, .skipped, .discarded, .backgroundTask, .completion,
             .archive, .watchdog, .error, .pluginFailed, .pluginRestarted, .quota, .handleRefused, .sceneRequest, .pluginBacklog,
-            .pluginFreezer,
+            .pluginFreezer, .pluginReload,
         ]
         public var description: String { rawValue }
     }
@@ -191,6 +194,8 @@ public struct TraceEvent: Sendable, CustomStringConvertible {
         case pluginBacklog(plugin: String, PluginBacklog)
         /// How isolated plugins are frozen while the application is suspended (nil plugin: all of them).
         case pluginFreezing(plugin: String?, PluginFreezing)
+        /// A step of the reload of the plugin `plugin` in place.
+        case pluginReload(plugin: String, PluginReloadStep)
     }
 
     /// Position in the trace, from 1.
@@ -324,6 +329,9 @@ extension TraceEvent.Payload {
         case .pluginBacklog(let plugin, let backlog):
             let text = backlog.traceText
             return (.pluginBacklog, text.name, plugin, text.detail)
+        case .pluginReload(let plugin, let step):
+            let text = step.traceText
+            return (.pluginReload, text.name, plugin, text.detail)
         }
     }
 

@@ -15,6 +15,14 @@ package final class WorkOwner: Sendable {
     package let name: String
     /// 0 until the loop first ran this owner's work (the empty owner is never a `WorkOwner`).
     fileprivate let index = Atomic<UInt32>(0)
+    /// How many of its work items are queued and have not started (a relaxed count: exact on the loop
+    /// thread between loop turns, which is where a reload reads it).
+    private let queued = Atomic<Int>(0)
+
+    /// How many of its work items are queued and have not started. [thread-safe]
+    package var queuedWork: Int { queued.load(ordering: .relaxed) }
+    fileprivate func queuedOne() { queued.wrappingAdd(1, ordering: .relaxed) }
+    fileprivate func startedOne() { queued.wrappingSubtract(1, ordering: .relaxed) }
 
     package init(_ name: String) { self.name = name }
 }
@@ -30,9 +38,12 @@ extension AppNotificationCenter {
     /// - Returns: false, with nothing queued, when refused by the queue's bound (`MainRunLoop.send`).
     @inline(__always)
     package func enqueueWork(_ function: RawWorkFunction, context: UnsafeMutableRawPointer?, owner: WorkOwner?) -> Bool {
-        loop.send(LoopMessage(target: state.pointee.workTarget!,
-                              word0: UInt64(UInt(bitPattern: unsafeBitCast(function, to: Int.self))),
-                              word1: UInt(bitPattern: context), payload: owner))
+        owner?.queuedOne()
+        let sent = loop.send(LoopMessage(target: state.pointee.workTarget!,
+                                         word0: UInt64(UInt(bitPattern: unsafeBitCast(function, to: Int.self))),
+                                         word1: UInt(bitPattern: context), payload: owner))
+        if !sent { owner?.startedOne() }
+        return sent
     }
 
     /// Runs one queued work message. [loop-thread]
@@ -42,6 +53,7 @@ extension AppNotificationCenter {
         var owner: UInt32 = 0
         if let payload = message.payload {
             let work = unsafeDowncast(payload, to: WorkOwner.self)
+            work.startedOne()
             owner = work.index.load(ordering: .relaxed)
             if owner == 0 {
                 owner = ownerID(work.name)

@@ -163,6 +163,22 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// names it. [loop-thread]
     package func ownerID(_ owner: String) -> UInt32 { owner.isEmpty ? 0 : internOwner(owner) }
 
+    /// Gives the observers registered under `owner` to the name `to` (a plugin being reloaded parks its
+    /// observers under a name no plugin can have while its new instance's `init` registers under the
+    /// id, then takes them back if that fails). O(1): the owner's index changes name, its observers
+    /// stay where they are. Traces and the callback probe still name the index as before. The index
+    /// `to` had, if any, loses its name: it must have no observers left. [loop-thread]
+    /// - Returns: false, nothing changed, when `owner` is empty or unknown, `to` is empty, or `to`
+    ///   still has observers.
+    package func moveOwner(_ owner: String, to: String) -> Bool {
+        loop.preconditionOnLoopThread("AppNotificationCenter.moveOwner(_:to:)")
+        guard !owner.isEmpty, !to.isEmpty, let index = state.pointee.ownerIndex[owner] else { return false }
+        if let existing = state.pointee.ownerIndex[to], state.pointee.ownerObservers[Int(existing)] != 0 { return false }
+        state.pointee.ownerIndex[owner] = nil
+        state.pointee.ownerIndex[to] = index
+        return true
+    }
+
     /// The owner at index `owner` ("" for 0 or an index never issued). [loop-thread]
     func ownerName(_ owner: UInt32) -> String {
         Int(owner) < state.pointee.owners.count ? state.pointee.owners[Int(owner)] : ""

@@ -109,6 +109,17 @@ package final class CallbackProbe: @unchecked Sendable {
         return UInt32(truncatingIfNeeded: whose & 0xFFFF_FFFF)
     }
 
+    /// Whether a callback of the owner at `index` (as the center interned it; not 0) runs now, at any
+    /// level of nesting. A few relaxed loads, no lock. [loop-thread]
+    package func isRunning(owner index: UInt32) -> Bool {
+        guard index != 0 else { return false }
+        for level in 0..<Self.levels {
+            guard marks[2 * level].load(ordering: .relaxed) & ~Self.flag != 0 else { break }
+            if UInt32(truncatingIfNeeded: marks[2 * level + 1].load(ordering: .relaxed) & 0xFFFF_FFFF) == index { return true }
+        }
+        return false
+    }
+
     /// The callbacks running now: the outermost and the innermost (the same when nothing is nested);
     /// nil when the loop thread runs no marked callback.
     package func running() -> (outermost: RunningCallback, innermost: RunningCallback)? {

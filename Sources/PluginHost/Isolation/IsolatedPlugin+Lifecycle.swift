@@ -30,13 +30,7 @@ extension AppHandle {
                                 status: lc_status(LC_ERR_PLUGIN_REFUSED))
         }
         let started = try IsolatedPlugin.launch(path: path, settings: settings, prestarted: pluginSet.prestarted.removeValue(forKey: path))
-        func dismiss(_ reason: String) {
-            started.process.channel.out.begin(.refuse)
-            started.process.channel.out.string(reason)
-            started.process.channel.out.end()
-            _ = started.process.channel.writeSome()
-            started.process.reap(within: .seconds(1))
-        }
+        func dismiss(_ reason: String) { IsolatedPlugin.dismiss(started.process, reason) }
         guard onlyIf(started.id) else {
             dismiss("not isolated")
             return nil
@@ -110,10 +104,21 @@ extension AppHandle {
 }
 
 extension IsolatedPlugin {
+    /// Sends a runner that described its plugin, before init, away with `reason` (`refuse`), and
+    /// reaps it (within 1 s). [loop-thread]
+    static func dismiss(_ process: RunnerProcess, _ reason: String) {
+        process.channel.out.begin(.refuse)
+        process.channel.out.string(reason)
+        process.channel.out.end()
+        _ = process.channel.writeSome()
+        process.reap(within: .seconds(1))
+    }
+
     /// Runs init in the process (`proceed`), serving what it asks meanwhile, then registers the
-    /// plugin's delegate with the rows it implements. [loop-thread]
+    /// plugin's delegate with the rows it implements (`registeringDelegate` false: the caller does,
+    /// a reload once the old instance's delegate is gone). [loop-thread]
     /// - Returns: the refusal, nil when the plugin runs (`status` is then `.running`).
-    func initialise() -> PluginRefusal? {
+    func initialise(registeringDelegate: Bool = true) -> PluginRefusal? {
         guard let handle else { return nil }
         status = .loading
         loadAnswer = nil
@@ -145,7 +150,7 @@ extension IsolatedPlugin {
         let rows = FFIDelegates.Rows(reported: bits, scene: false)
         plugin.implementedRows = rows
         plugin.isolatedSceneRows = FFIDelegates.Rows(reported: sceneBits, scene: true)
-        if !rows.isEmpty {
+        if !rows.isEmpty, registeringDelegate {
             do {
                 plugin.delegateToken = try handle.app.addDelegate(makeHandlers(rows), id: plugin.id)
             } catch {
