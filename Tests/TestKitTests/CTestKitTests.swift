@@ -1,0 +1,60 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// The C test kit as a plugin's author uses it: a test program compiled against
+/// include/lifecycle_testkit.h and linked with the built liblifecycle-testkit.so and liblifecycle.so,
+/// run on a real plugin. The shipped example (Plugins/Sessions/sessions_test.c) passes; a test with a
+/// wrong expectation fails, with its exact report and exit status.
+final class CTestKitTests: XCTestCase {
+    /// Compiles `source` (below the repository root) into a program linked with the two libraries.
+    private func build(_ source: String, in folder: String) throws -> String {
+        let program = folder + "/" + URL(fileURLWithPath: source).deletingPathExtension().lastPathComponent
+        // Under a sanitizer, its compiler: the libraries need its runtime (CBuild.linkedProgramCompiler).
+        let compiler = CBuild.linkedProgramCompiler
+        let compile = try CBuild.run(compiler.path, compiler.flags + [
+            "-Wall", "-Wextra", "-Werror", CBuild.root + "/" + source, "-I", CBuild.root + "/include", "-L", CBuild.products,
+            "-llifecycle-testkit", "-llifecycle", "-Wl,-rpath,\(CBuild.products)", "-o", program,
+        ])
+        XCTAssertEqual(compile.status, 0, compile.output)
+        return program
+    }
+
+    private var sessions: String { CBuild.products + "/libSessions.so" }
+
+    func testTheSessionsExampleTestPasses() throws {
+        let folder = try CBuild.temporaryFolder("testkit-c")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let program = try build("Plugins/Sessions/sessions_test.c", in: folder)
+        let run = try BoundedRun.run(program, [sessions], timeout: 60)
+        XCTAssertEqual(run.status, 0, run.output + run.errorText)
+        XCTAssertEqual(run.output, "sessions_test: 23 passed, 0 failed\n")
+        // No report: only the plugin's own log lines on standard error.
+        XCTAssertFalse(run.errorText.contains("sessions_test.c:"), run.errorText)
+    }
+
+    func testAWrongExpectationFailsWithItsExactReport() throws {
+        let folder = try CBuild.temporaryFolder("testkit-wrong")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let fixture = "Tests/TestKitTests/Fixtures/wrong_expectation.c"
+        let program = try build(fixture, in: folder)
+        let run = try BoundedRun.run(program, [sessions], timeout: 60)
+        XCTAssertEqual(run.status, 1, run.output + run.errorText)
+        XCTAssertEqual(run.output, "wrong_expectation: 4 passed, 2 failed\n")
+        let file = CBuild.root + "/" + fixture
+        XCTAssertEqual(run.errorText, """
+            \(file):12: expected delegate applicationDidEnterBackground; not recorded
+              #1       12.500 s  action launch
+              #2       12.500 s  state inactive
+              #3       12.500 s  notification didFinishLaunching
+              #4       12.500 s  state active
+              #5       12.500 s  delegate applicationDidBecomeActive: [org.applifecycle.sessions]
+              #6       12.500 s  notification didBecomeActive
+            \(file):14: expected state background; not recorded after event #4
+              #4       12.500 s  state active   <- last match
+              #5       12.500 s  delegate applicationDidBecomeActive: [org.applifecycle.sessions]
+              #6       12.500 s  notification didBecomeActive
+
+            """)
+    }
+}

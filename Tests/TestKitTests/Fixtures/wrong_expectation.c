@@ -1,0 +1,17 @@
+// A test with one deliberately wrong expectation: after a launch, Sessions is not told it entered the
+// background. TestKitTests checks the report it prints, word for word, and its exit status.
+#include <lifecycle_testkit.h>
+
+int main(int argc, char **argv) {
+    if (argc != 2) return 2;
+    lct_harness *h = NULL;
+    if (lct_harness_create(NULL, &h) != LC_OK) return 3;
+    lct_load(h, argv[1]);
+    lct_advance(h, 12.5); // the events below are at 12.5 s on the manual clock
+    lct_perform(h, LC_ACTION_LAUNCH);
+    lct_expect_delegate(h, "applicationDidEnterBackground");
+    lct_expect_state(h, LC_STATE_ACTIVE);
+    lct_expect_state(h, LC_STATE_BACKGROUND);
+    lct_harness_destroy(h);
+    return lct_summary("wrong_expectation");
+}
