@@ -1,4 +1,5 @@
 import CLifecycleABI
+import Foundation
 
 extension LifecycleHarness {
     /// How the harness makes its application. Every budget is in seconds; nil keeps the engine's
@@ -43,5 +44,17 @@ extension LifecycleHarness {
         /// The engine's sentence (`lc_last_error_message()`), naming the field.
         public let message: String
         public var description: String { message }
+    }
+}
+
+extension LifecycleHarness {
+    /// The path of `lib<name>.so`, the dynamic library product `name` of the package under test, in the
+    /// folder SwiftPM builds it to: the folder of the running test bundle (`.build/debug`). `swift build`
+    /// (and `swift test`, which builds first) makes it there. Read from `/proc/self/exe`.
+    public static func builtPlugin(_ name: String) -> String {
+        var folder = URL(fileURLWithPath: (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+            ?? CommandLine.arguments[0]).deletingLastPathComponent()
+        while folder.path.contains(".xctest") { folder.deleteLastPathComponent() }
+        return folder.appendingPathComponent("lib\(name).so").path
     }
 }

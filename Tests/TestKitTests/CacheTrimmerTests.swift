@@ -1,13 +1,12 @@
 import LifecycleTestKit
-import TestSupport
 import XCTest
 
 /// The Swift example of docs/writing-a-plugin.md ("Testing your plugin"): the CacheTrimmer plugin
 /// (Plugins/CacheTrimmer) under LifecycleTestKit. It flushes its cache in a background task that a
 /// 0.05 s timer ends; out of background time, its expiration handler ends it.
 final class CacheTrimmerTests: XCTestCase {
-    /// The plugin as SwiftPM builds it (`swift build` makes libCacheTrimmer.so beside the tests).
-    let plugin = CBuild.products + "/libCacheTrimmer.so"
+    /// The plugin as SwiftPM builds it: libCacheTrimmer.so beside the test bundle.
+    let plugin = LifecycleHarness.builtPlugin("CacheTrimmer")
 
     func testTheFlushEndsItsBackgroundTaskWhenItsTimerFires() throws {
         let harness = try LifecycleHarness()
