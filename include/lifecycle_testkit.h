@@ -69,10 +69,17 @@ typedef struct lct_options {
 
 /// Creates a harness: an application on the calling thread (which becomes its main thread), with the
 /// trace recorded from the start. `*out` is owned by the caller (lct_harness_destroy). Errors:
-/// LC_ERR_INVALID_ARGUMENT (NULL out, struct_size below 4, real_clock other than 0 or 1, a config
-/// lc_app_create refuses: the message says which field); nothing is created and no check is counted.
+/// LC_ERR_INVALID_ARGUMENT (NULL out, struct_size below 4, real_clock or quiet other than 0 or 1, a
+/// config lc_app_create refuses), LC_ERR_SYSTEM (out of memory); nothing is created. A failure counts as
+/// a failed check in the process totals and is reported like one (to standard error unless quiet, and
+/// in lct_create_failure), naming the field: "FILE:LINE: lct_harness_create: real_clock is 2; 0 (the
+/// manual clock) or 1 (the monotonic clock)". A success is not counted.
 /// [thread-safe: the caller's thread becomes the main thread]
-LC_EXPORT lc_status lct_harness_create(const lct_options_t *options, lct_harness **out);
+#define lct_harness_create(options, out) lct_harness_create_at((options), (out), __FILE__, __LINE__)
+LC_EXPORT lc_status lct_harness_create_at(const lct_options_t *options, lct_harness **out, const char *file, int line);
+/// The report of the calling thread's last failed lct_harness_create ("" if none). Owned by the
+/// library, valid until the next failed lct_harness_create on this thread. [thread-safe]
+LC_EXPORT const char *lct_create_failure(void);
 /// Destroys the application (its plugins' deinit run) and the harness. NULL is ignored. The counts
 /// stay in the process totals (lct_summary). [main-thread]
 LC_EXPORT void lct_harness_destroy(lct_harness *harness);

@@ -44,10 +44,7 @@ static lc_status finish(lct_harness *h, lc_status status, const char *file, int 
 
 lc_status lct_load_at(lct_harness *harness, const char *path, const char *file, int line) {
     if (harness == NULL) return LC_ERR_INVALID_ARGUMENT;
-    if (path == NULL || *path == '\0') {
-        lct_fail(harness, file, line, false, "lct_load: no plugin path given");
-        return LC_ERR_INVALID_ARGUMENT;
-    }
+    if (!lct_given(harness, path, "lct_load: no plugin path given", file, line)) return LC_ERR_INVALID_ARGUMENT;
     char absolute[PATH_MAX];
     if (*path == '/') {
         if (strlen(path) >= sizeof absolute) {

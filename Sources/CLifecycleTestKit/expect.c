@@ -58,10 +58,7 @@ static bool expect(lct_harness *h, const match *m, const char *expected, const c
 
 bool lct_expect_delegate_at(lct_harness *harness, const char *selector, const char *file, int line) {
     if (harness == NULL) return false;
-    if (selector == NULL || *selector == '\0') {
-        lct_fail(harness, file, line, false, "lct_expect_delegate: no selector given");
-        return false;
-    }
+    if (!lct_given(harness, selector, "lct_expect_delegate: no selector given", file, line)) return false;
     match m = {.kind = "delegate", .name = selector, .selector = true};
     char expected[320];
     snprintf(expected, sizeof expected, "delegate %.255s", selector);
@@ -108,10 +105,7 @@ bool lct_expect_state_at(lct_harness *harness, lc_state state, const char *file,
 bool lct_expect_event_at(lct_harness *harness, const char *kind, const char *name, const char *observer, const char *file,
                          int line) {
     if (harness == NULL) return false;
-    if (kind == NULL || *kind == '\0') {
-        lct_fail(harness, file, line, false, "lct_expect_event: no kind given");
-        return false;
-    }
+    if (!lct_given(harness, kind, "lct_expect_event: no kind given", file, line)) return false;
     match m = {.kind = kind, .name = name, .observer = observer};
     char expected[800];
     snprintf(expected, sizeof expected, "%.255s %.255s [%.255s]", kind, name ? name : "(any name)", observer ? observer : "any observer");

@@ -17,6 +17,11 @@
 static atomic_size_t total_checks;
 static atomic_size_t total_failures;
 
+void lct_count_failure(void) {
+    atomic_fetch_add(&total_checks, 1);
+    atomic_fetch_add(&total_failures, 1);
+}
+
 void lct_pass(lct_harness *harness) {
     harness->checks++;
     atomic_fetch_add(&total_checks, 1);
@@ -45,8 +50,7 @@ static void describe_events(FILE *out, const lct_harness *h) {
 void lct_fail(lct_harness *harness, const char *file, int line, bool with_events, const char *format, ...) {
     harness->checks++;
     harness->failures++;
-    atomic_fetch_add(&total_checks, 1);
-    atomic_fetch_add(&total_failures, 1);
+    lct_count_failure();
     char *text = NULL;
     size_t length = 0;
     FILE *out = open_memstream(&text, &length);
@@ -72,6 +76,12 @@ void lct_fail(lct_harness *harness, const char *file, int line, bool with_events
         fputs(text, stderr);
         fflush(stderr);
     }
+}
+
+bool lct_given(lct_harness *harness, const char *text, const char *missing, const char *file, int line) {
+    if (text != NULL && *text != '\0') return true;
+    lct_fail(harness, file, line, false, "%s", missing);
+    return false;
 }
 
 bool lct_lost_events(lct_harness *harness, const char *file, int line) {

@@ -30,11 +30,15 @@ void lct_record(const lc_trace_event_t *event, void *harness);
 /// The recorded event at `index` (< event_count).
 const lc_trace_event_t *lct_event(const lct_harness *harness, size_t index);
 
+/// Counts a failed check in the process totals only (a harness that could not be made).
+void lct_count_failure(void);
 /// Counts a check that passed.
 void lct_pass(lct_harness *harness);
 /// Counts a failed check and prints (unless quiet) its report: "FILE:LINE: WHAT", then, when
 /// `with_events`, the last matched event and those recorded after it.
 void lct_fail(lct_harness *harness, const char *file, int line, bool with_events, const char *format, ...)
     __attribute__((format(printf, 5, 6)));
+/// Whether `text` is given (not NULL, not empty); if not, fails the check (at file:line) with `missing`.
+bool lct_given(lct_harness *harness, const char *text, const char *missing, const char *file, int line);
 /// Whether events were lost; if so, fails the check (at file:line) saying how many.
 bool lct_lost_events(lct_harness *harness, const char *file, int line);

@@ -31,9 +31,9 @@ public final class LifecycleHarness {
     private let harness: OpaquePointer
 
     /// Makes the application (on the calling thread) with the trace recorded from the start.
-    /// - Throws: `CreationError` when the engine refuses the options (a budget out of range:
-    ///   the message names the field).
-    public init(_ options: Options = Options()) throws {
+    /// - Throws: `CreationError` when the engine refuses the options (a budget out of range: the
+    ///   message names the field, as the C kit reports it).
+    public init(_ options: Options = Options(), file: StaticString = #filePath, line: UInt = #line) throws(CreationError) {
         var config = lc_config_t()
         lc_config_init(&config)
         options.apply(to: &config)
@@ -41,10 +41,14 @@ public final class LifecycleHarness {
         let status = withUnsafePointer(to: &config) { config in
             var kit = lct_options_t(struct_size: UInt32(MemoryLayout<lct_options_t>.size), real_clock: options.realClock ? 1 : 0,
                                     config: config, quiet: 1)
-            return lct_harness_create(&kit, &made)
+            return "\(file)".withCString { lct_harness_create_at(&kit, &made, $0, Int32(clamping: line)) }
         }
         guard status == LC_OK, let made else {
-            throw CreationError(status: status, message: String(cString: lc_last_error_message()))
+            // "FILE:LINE: lct_harness_create: WHY\n": the thrown error carries WHY.
+            var message = String(cString: lct_create_failure())
+            if let colon = message.range(of: "lct_harness_create: ") { message = String(message[colon.upperBound...]) }
+            if message.hasSuffix("\n") { message.removeLast() }
+            throw CreationError(status: status, message: message)
         }
         harness = made
     }
