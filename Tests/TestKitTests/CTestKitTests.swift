@@ -40,17 +40,18 @@ final class CTestKitTests: XCTestCase {
         let program = try build(fixture, in: folder)
         let run = try BoundedRun.run(program, [sessions], timeout: 60)
         XCTAssertEqual(run.status, 1, run.output + run.errorText)
-        XCTAssertEqual(run.output, "wrong_expectation: 4 passed, 2 failed\n")
+        XCTAssertEqual(run.output, "wrong_expectation: 4 passed, 3 failed\n")
         let file = CBuild.root + "/" + fixture
         XCTAssertEqual(run.errorText, """
-            \(file):12: expected delegate applicationDidEnterBackground; not recorded
+            \(file):10: lct_harness_create: options->real_clock is 2; 0 (the manual clock) or 1 (the monotonic clock)
+            \(file):15: expected delegate applicationDidEnterBackground; not recorded
               #1       12.500 s  action launch
               #2       12.500 s  state inactive
               #3       12.500 s  notification didFinishLaunching
               #4       12.500 s  state active
               #5       12.500 s  delegate applicationDidBecomeActive: [org.applifecycle.sessions]
               #6       12.500 s  notification didBecomeActive
-            \(file):14: expected state background; not recorded after event #4
+            \(file):17: expected state background; not recorded after event #4
               #4       12.500 s  state active   <- last match
               #5       12.500 s  delegate applicationDidBecomeActive: [org.applifecycle.sessions]
               #6       12.500 s  notification didBecomeActive

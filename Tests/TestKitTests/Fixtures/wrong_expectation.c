@@ -1,10 +1,13 @@
-// A test with one deliberately wrong expectation: after a launch, Sessions is not told it entered the
-// background. TestKitTests checks the report it prints, word for word, and its exit status.
+// A test with deliberately wrong checks: options the kit refuses, and, after a launch, expectations
+// that Sessions entered the background. TestKitTests checks the reports it prints, word for word, the
+// summary, and the exit status.
 #include <lifecycle_testkit.h>
 
 int main(int argc, char **argv) {
     if (argc != 2) return 2;
+    lct_options_t refused = {.struct_size = sizeof refused, .real_clock = 2};
     lct_harness *h = NULL;
+    if (lct_harness_create(&refused, &h) == LC_OK || h != NULL) return 3;
     if (lct_harness_create(NULL, &h) != LC_OK) return 3;
     lct_load(h, argv[1]);
     lct_advance(h, 12.5); // the events below are at 12.5 s on the manual clock
