@@ -116,11 +116,12 @@ install: check-built check-tools
 	ln -sfn "$(REALNAME)" "$(DESTDIR)$(LIBDIR)/$(SONAME)"
 	ln -sfn "$(SONAME)" "$(DESTDIR)$(LIBDIR)/liblifecycle.so"
 	install -m 644 include/lifecycle.h "$(DESTDIR)$(INCLUDEDIR)/lifecycle.h"
-	# The test kit: it calls liblifecycle, which it names (DT_NEEDED) and finds beside itself ($$ORIGIN).
+	# The test kit: it calls liblifecycle, which it names (DT_NEEDED) and finds beside itself ($$ORIGIN);
+	# SwiftPM linked it with the Swift runtime too (libswiftCore.so), found as liblifecycle finds it.
 	install -m 755 "$(BUILD_DIR)/liblifecycle-testkit.so" "$(DESTDIR)$(LIBDIR)/$(TESTKIT_REALNAME)"
 	$(PATCHELF) --set-soname "$(TESTKIT_SONAME)" "$(DESTDIR)$(LIBDIR)/$(TESTKIT_REALNAME)"
 	$(PATCHELF) --add-needed "$(SONAME)" "$(DESTDIR)$(LIBDIR)/$(TESTKIT_REALNAME)"
-	$(PATCHELF) --set-rpath '$$ORIGIN' "$(DESTDIR)$(LIBDIR)/$(TESTKIT_REALNAME)"
+	$(PATCHELF) --set-rpath '$$ORIGIN:$(SWIFT_RUNTIME_DIR)' "$(DESTDIR)$(LIBDIR)/$(TESTKIT_REALNAME)"
 	ln -sfn "$(TESTKIT_REALNAME)" "$(DESTDIR)$(LIBDIR)/$(TESTKIT_SONAME)"
 	ln -sfn "$(TESTKIT_SONAME)" "$(DESTDIR)$(LIBDIR)/liblifecycle-testkit.so"
 	install -m 644 include/lifecycle_testkit.h "$(DESTDIR)$(INCLUDEDIR)/lifecycle_testkit.h"

@@ -227,6 +227,9 @@ final class InstallTests: XCTestCase {
         let kitDynamic = try sh("'\(readelf)' -d '\(lib)/liblifecycle-testkit.so.\(Self.version)'")
         XCTAssertTrue(kitDynamic.contains("Library soname: [liblifecycle-testkit.so.\(Self.major)]"), kitDynamic)
         XCTAssertTrue(kitDynamic.contains("Shared library: [liblifecycle.so.\(Self.major)]"), kitDynamic)
+        let kitLdd = try sh("env -u LD_LIBRARY_PATH ldd '\(lib)/liblifecycle-testkit.so.\(Self.version)'")
+        XCTAssertFalse(kitLdd.contains("not found"), kitLdd)
+        XCTAssertTrue(kitLdd.contains("liblifecycle.so.\(Self.major) => \(lib)/liblifecycle.so.\(Self.major)"), kitLdd)
         try sh("cd '\(folder)' && \(cc) -Wall -Werror '\(root)/Plugins/Sessions/sessions_test.c' $(pkg-config --cflags --libs lifecycle-testkit) -o kit_test",
                environment: pkg)
         XCTAssertEqual(try sh("env -u LD_LIBRARY_PATH '\(folder)/kit_test' '\(CBuild.products)/libSessions.so' 2>/dev/null"),
