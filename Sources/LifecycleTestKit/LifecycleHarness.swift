@@ -74,6 +74,13 @@ public final class LifecycleHarness {
         check(file, line) { lct_load_at(harness, path, $0, $1) == LC_OK }
     }
 
+    /// Records each delivery of the notification `name` as an event of kind `posted` (detail: the
+    /// userInfo's JSON): a plugin's own posts are not in the trace, so a test observes their name first.
+    @discardableResult
+    public func observe(_ name: String, file: StaticString = #filePath, line: UInt = #line) -> Bool {
+        check(file, line) { lct_observe_at(harness, name, $0, $1) == LC_OK }
+    }
+
     /// Performs an action; then runs the work already due (posts, zero-delay timers).
     @discardableResult
     public func perform(_ action: Action, file: StaticString = #filePath, line: UInt = #line) -> Bool {
