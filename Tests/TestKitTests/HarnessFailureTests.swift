@@ -30,8 +30,9 @@ final class HarnessFailureTests: XCTestCase {
         XCTAssertEqual(caught.count, 1)
         XCTAssertEqual(caught.first?.file, #filePath)
         XCTAssertEqual(caught.first?.line, line)
+        // XCTFail's own words first ("failed - "), then the report.
         XCTAssertEqual(caught.first?.description, """
-            expected state background; not recorded
+            failed - expected state background; not recorded
               #1        2.000 s  action launch
               #2        2.000 s  state inactive
               #3        2.000 s  notification didFinishLaunching

@@ -9,7 +9,7 @@ final class HarnessOptionsTests: XCTestCase {
         XCTAssertThrowsError(try LifecycleHarness(options)) { error in
             let refusal = error as? LifecycleHarness.CreationError
             XCTAssertEqual(refusal?.status, -1)
-            XCTAssertEqual(refusal?.message, "LC_ERR_INVALID_ARGUMENT: MESSAGE")
+            XCTAssertEqual(refusal?.message, "LC_ERR_INVALID_ARGUMENT: config->background_modes has unknown bits 0x400; the LC_BACKGROUND_* bits (0x1ff) only")
         }
     }
 }
