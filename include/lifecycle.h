@@ -37,7 +37,7 @@ extern "C" {
 // Version
 
 #define LC_ABI_VERSION_MAJOR 1
-#define LC_ABI_VERSION_MINOR 6 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
+#define LC_ABI_VERSION_MINOR 7 // 1.1: interned names (lc_name_*, lc_app_observe_name, lc_app_post_name), the plugin delegate table (lc_plugin_delegate_t), owner-checked host API
                                 // 1.2: scenes and Handoff (lc_scene, lc_scene_*, lc_app_scene, LC_NAME_SCENE_*, the scene and Handoff
                                 //      delegate functions, the scene actions); fields appended to lc_config_t, lc_action_t,
                                 //      lc_trace_event_t, lc_delegate_t, lc_plugin_delegate_t and lc_host_api_t
@@ -64,6 +64,8 @@ extern "C" {
                                 //      lc_app_thermal_state, the host API's is_low_power_mode_enabled and thermal_state,
                                 //      LC_ACTION_LOW_POWER_MODE and LC_ACTION_THERMAL_STATE with lc_action_t.low_power_mode
                                 //      and .thermal_state)
+                                // 1.7: a manual clock for tests (lc_clock, lc_config_t.clock appended, lc_app_advance,
+                                //      lc_app_clock_seconds)
 
 // A plugin or program built against (major, minor) runs on a host whose major is equal and whose
 // minor is not older. Rationale: a newer minor only appends fields and functions.
@@ -383,6 +385,20 @@ typedef struct lc_watchdog_report {
 
 typedef void (*lc_watchdog_fn)(const lc_watchdog_report_t *report, void *ctx);
 
+/// ABI 1.7. The clock an application's run loop, budgets, watchdog, background-task expiry,
+/// completion-handler timeouts, timers and trace times run on.
+/// - LC_CLOCK_MONOTONIC (the default): CLOCK_MONOTONIC, real time.
+/// - LC_CLOCK_MANUAL: time moves only by lc_app_advance, for tests ("the task ends when its 30 s
+///   budget expires" without waiting 30 s, the same way every run). The loop's other sources stay live
+///   in real time: posted work (lc_app_post, lc_app_perform_async), descriptors, signals. The watchdog
+///   runs no thread: a phase (launch, didEnterBackground, willTerminate) overruns when the clock passes
+///   its budget, a callback hangs only when the clock moves by the hang budget while it runs (an
+///   lc_app_advance from inside the callback, which stands for a slow callback), and each is reported
+///   (on_watchdog, on the main thread) as the clock passes the deadline. lc_app_run_for and
+///   lc_app_next_timeout_ms measure real time (no timer falls due while they wait).
+///   (docs/lifecycle.md, decision 58.)
+typedef enum lc_clock { LC_CLOCK_MONOTONIC = 0, LC_CLOCK_MANUAL = 1 } lc_clock;
+
 typedef uint32_t lc_scene_manifest_flags; // ABI 1.2, bit set
 enum {
     LC_SCENE_MANIFEST = 1u << 0,              // the application is scene-based
@@ -429,6 +445,9 @@ typedef struct lc_config {
     // outright, with no callback (state reason "terminated outright: memory still short after N memory
     // warnings …"; docs/lifecycle.md, decision 50). 0 (the default): never. At most 1000.
     uint32_t memory_warning_limit;
+    // Appended in 1.7 (a shorter struct keeps the default, LC_CLOCK_MONOTONIC). LC_CLOCK_MANUAL: time
+    // moves only by lc_app_advance (see lc_clock). lc_app_create refuses another value.
+    lc_clock clock;
 } lc_config_t;
 
 /// Fills `config` with the defaults (struct_size included). [thread-safe]
@@ -668,7 +687,7 @@ LC_EXPORT double lc_app_background_time_remaining(const lc_app *app);
 typedef struct lc_trace_event {
     uint32_t struct_size;
     uint64_t seq;
-    double time;          // seconds since the first launch, monotonic
+    double time;          // seconds since the first launch, on the application's clock (lc_config_t.clock)
     const char *kind;     // "action", "state", "delegate", "notification", "watchdog", "error", ...
     const char *name;
     lc_state state;       // after the event
@@ -770,7 +789,22 @@ LC_EXPORT int lc_app_next_timeout_ms(const lc_app *app);
 /// Runs `fn(ctx)` on the main thread on a later loop turn, in this thread's order. From another
 /// thread, LC_ERR_QUEUE_FULL (nothing queued) over the queue's bound, as lc_app_post. [thread-safe]
 LC_EXPORT lc_status lc_app_perform_async(lc_app *app, void (*fn)(void *ctx), void *ctx);
-/// A one-shot timer after `seconds` (monotonic clock). [main-thread]
+/// ABI 1.7. Moves a manual clock (lc_config_t.clock = LC_CLOCK_MANUAL) forward by `seconds`: every
+/// timer, budget and deadline that falls due by then runs, in deadline order (equal deadlines in the
+/// order they were set), each with the clock at its own deadline, and the work they post (and the
+/// timers they add that are due) runs before the clock moves on; then the clock is the old reading
+/// plus `seconds`. At most 10,000 loop turns run at one deadline (work that re-posts itself for ever
+/// cannot hold the clock still). From inside a callback it only moves the clock (standing for a slow
+/// callback: the watchdog sees the time pass); the timers that fell due run after the callback returns.
+/// `seconds`: finite, >= 0, at most 9223372036. LC_ERR_INVALID_ARGUMENT, the message saying which, for a
+/// NaN, negative, infinite or larger `seconds` ("lc_app_advance: seconds must be a finite number from 0
+/// to 9223372036, not nan") or an application on the monotonic clock ("lc_app_advance: the application
+/// runs on the monotonic clock (lc_config_t.clock); only LC_CLOCK_MANUAL advances"). [main-thread]
+LC_EXPORT lc_status lc_app_advance(lc_app *app, double seconds);
+/// ABI 1.7. The application's clock in seconds since lc_app_create: manual time (0 until the first
+/// lc_app_advance) or monotonic time. 0 for NULL or from another thread. [main-thread]
+LC_EXPORT double lc_app_clock_seconds(lc_app *app);
+/// A one-shot timer after `seconds` on the application's clock (monotonic, or manual). [main-thread]
 LC_EXPORT lc_status lc_app_add_timer(lc_app *app, double seconds, void (*fn)(void *ctx), void *ctx, lc_source_id *out);
 /// Cancels a timer; safe from inside its own callback. [main-thread]
 LC_EXPORT lc_status lc_app_cancel_timer(lc_app *app, lc_source_id source);

@@ -15,7 +15,8 @@ import PluginHost
 @c @implementation public func lc_app_create(_ config: UnsafePointer<lc_config_t>?, _ out: UnsafeMutablePointer<OpaquePointer?>?) -> lc_status {
     guard let out else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "lc_app_create: out is NULL") }
     do {
-        let handle = try AppHandle(configuration: try configuration(from: config))
+        let (configuration, clock) = try settings(from: config)
+        let handle = try AppHandle(configuration: configuration, clock: clock)
         out.pointee = OpaquePointer(Unmanaged.passRetained(handle).toOpaque())
         return lc_status(LC_OK)
     } catch let error as CStatusError {
@@ -218,9 +219,33 @@ func withApp(_ app: OpaquePointer?, _ function: String, mainThread: Bool = true,
     guard let app else { return -1 }
     let handle = AppHandle.from(app)
     guard handle.loop.isOnLoopThread, let deadline = handle.loop.nextTimerDeadline else { return -1 }
-    let now = MonotonicInstant.now
+    let now = handle.loop.now
+    // On a manual clock a timer falls due only by lc_app_advance: waiting for it in real time is pointless.
+    if handle.loop.clock.isManual { return deadline > now ? -1 : 0 }
     guard deadline > now else { return 0 }
     return Int32(clamping: (deadline.nanoseconds - now.nanoseconds + 999_999) / 1_000_000)
+}
+
+@c @implementation public func lc_app_advance(_ app: OpaquePointer?, _ seconds: Double) -> lc_status {
+    withApp(app, "lc_app_advance") { handle in
+        guard handle.loop.clock.isManual else {
+            return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT),
+                          "lc_app_advance: the application runs on the monotonic clock (lc_config_t.clock); only LC_CLOCK_MANUAL advances")
+        }
+        guard let duration = try? Seconds.duration(seconds) else {
+            return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT),
+                          "lc_app_advance: seconds must be a finite number from 0 to \(Int64(Seconds.maximum)), not \(seconds)")
+        }
+        do throws(ApplicationError) { try handle.app.advance(by: duration) } catch { return lcFail(error) }
+        return lc_status(LC_OK)
+    }
+}
+
+@c @implementation public func lc_app_clock_seconds(_ app: OpaquePointer?) -> Double {
+    guard let app else { return 0 }
+    let handle = AppHandle.from(app)
+    guard handle.loop.isOnLoopThread else { return 0 }
+    return handle.loop.elapsed.secondsDouble
 }
 
 @c @implementation public func lc_app_perform_async(_ app: OpaquePointer?, _ fn: (@convention(c) (UnsafeMutableRawPointer?) -> Void)?,

@@ -46,9 +46,10 @@ package final class AppHandle: @unchecked Sendable {
     private var traceCallback: (fn: @convention(c) (UnsafePointer<lc_trace_event_t>?, UnsafeMutableRawPointer?) -> Void,
                                 ctx: UnsafeMutableRawPointer?)?
 
-    /// Creates the application on the calling thread, which becomes its main thread.
-    package init(configuration: Configuration) throws(ApplicationError) {
-        do { loop = try MainRunLoop() } catch { throw ApplicationError(error) }
+    /// Creates the application on the calling thread, which becomes its main thread, with its loop on
+    /// `clock`.
+    package init(configuration: Configuration, clock: LoopClock = .monotonic) throws(ApplicationError) {
+        do { loop = try MainRunLoop(clock: clock) } catch { throw ApplicationError(error) }
         app = Application(configuration: configuration, loop: loop)
         center = Unmanaged.passUnretained(app.center)
         updateTraceHandler()

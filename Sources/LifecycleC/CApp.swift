@@ -160,8 +160,15 @@ extension AppHandle {
 /// - Throws: `CStatusError` (`LC_ERR_INVALID_ARGUMENT`, naming the field) for a struct_size below 8, a
 ///   budget out of range (`CSeconds.budget`) or an enumeration, bit set or path out of range (`ConfigRanges`).
 package func configuration(from config: UnsafePointer<lc_config_t>?) throws(CStatusError) -> Configuration {
+    try settings(from: config).configuration
+}
+
+/// The configuration and the loop's clock (`lc_config_t.clock`, 1.7) a C caller gave, over the
+/// defaults; a shorter (older) struct's tail stays default.
+/// - Throws: as `configuration(from:)`; a clock other than the two of the header is refused too.
+package func settings(from config: UnsafePointer<lc_config_t>?) throws(CStatusError) -> (configuration: Configuration, clock: LoopClock) {
     var configuration = Configuration()
-    guard let config else { return configuration }
+    guard let config else { return (configuration, .monotonic) }
     var c = lc_config_t()
     lc_config_init_defaults(&c)
     let size = Int(config.pointee.struct_size)
@@ -207,7 +214,7 @@ package func configuration(from config: UnsafePointer<lc_config_t>?) throws(CSta
             }
         }
     }
-    return configuration
+    return (configuration, c.clock.rawValue == LC_CLOCK_MANUAL.rawValue ? .manual : .monotonic)  // 1.7; checked
 }
 
 /// Fills a config with the defaults.

@@ -12,6 +12,7 @@ import CLifecycleABI
 /// - `scene_manifest`: 0, `LC_SCENE_MANIFEST`, or `LC_SCENE_MANIFEST | LC_SCENE_MANIFEST_SINGLE_SCENE`
 ///   (single scene alone names no scene-based application);
 /// - `memory_warning_limit`: 0 (never) to `maximumMemoryWarningLimit` (1,000);
+/// - `clock`: `LC_CLOCK_MONOTONIC` (0) or `LC_CLOCK_MANUAL` (1);
 /// - `archive_directory`: NULL (no state preservation), or an absolute path in UTF-8 (not empty).
 ///
 /// A shorter, older struct's missing fields are the defaults and always pass.
@@ -52,6 +53,9 @@ package enum ConfigRanges {
         }
         guard c.memory_warning_limit <= maximumMemoryWarningLimit else {
             throw invalid("memory_warning_limit is \(c.memory_warning_limit); 0 (never) to \(maximumMemoryWarningLimit)")
+        }
+        guard c.clock.rawValue == LC_CLOCK_MONOTONIC.rawValue || c.clock.rawValue == LC_CLOCK_MANUAL.rawValue else {
+            throw invalid("clock is \(c.clock.rawValue); LC_CLOCK_MONOTONIC (0) or LC_CLOCK_MANUAL (1)")
         }
         guard let directory = c.archive_directory else { return nil }
         guard directory.pointee != 0 else {

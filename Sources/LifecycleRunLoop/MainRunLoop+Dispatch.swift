@@ -195,7 +195,7 @@ extension MainRunLoop {
 
     func dispatchTimers(_ honoursStop: Bool) -> Int {
         guard !timers.isEmpty else { return 0 }
-        let now = lcs_monotonic_ns()
+        let now = nowNanoseconds
         // Timers created by these callbacks wait for the next turn, so a callback adding a zero-delay
         // timer cannot keep this turn going for ever.
         let createdBefore = nextSourceID

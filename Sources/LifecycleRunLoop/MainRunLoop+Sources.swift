@@ -4,7 +4,7 @@ import Glibc
 extension MainRunLoop {
     // MARK: Sources
 
-    /// Adds a timer that fires at `deadline` on the monotonic clock, then every `interval` if given.
+    /// Adds a timer that fires at `deadline` on the loop's clock, then every `interval` if given.
     ///
     /// [loop-thread] The callback runs on a loop turn at or after the deadline, never inline and never
     /// before it; timers due in the same turn fire by deadline, equal deadlines in creation order.
@@ -34,7 +34,7 @@ extension MainRunLoop {
     public func addTimer(after delay: Duration, repeating interval: Duration? = nil,
                          _ callback: @escaping () -> Void) -> LoopSource
     {
-        addTimer(at: Self.instant(after: delay), repeating: interval, callback)
+        addTimer(at: Self.instant(nowNanoseconds, after: delay), repeating: interval, callback)
     }
 
     /// Watches `fd` for readability (level-triggered: `EPOLLIN`; hang-up and error also count).
@@ -189,14 +189,22 @@ extension MainRunLoop {
     }
 
     func arm(_ deadline: UInt64) {
+        if isManual { return armManual(deadline) }
         guard deadline != armedDeadline else { return }
         // Cannot fail for a valid timerfd and a normalised time; a past deadline fires at once.
         _ = lcs_timerfd_set_abs(timerFD, deadline, 0)
         armedDeadline = deadline
     }
 
-    static func instant(after delay: Duration) -> MonotonicInstant {
-        let now = lcs_monotonic_ns()
+    /// On a manual clock the timerfd stays disarmed: a timer already due makes the loop's fd readable
+    /// (a wake-up on the eventfd), so the next turn runs it without waiting; a later one waits for
+    /// `advance(by:)`.
+    private func armManual(_ deadline: UInt64) {
+        if deadline != 0, deadline <= manualNow.load(ordering: .relaxed) { _ = lcs_eventfd_signal(wakeFD) }
+    }
+
+    /// `delay` after `now` (nanoseconds), saturating; a delay ≤ 0 is `now`.
+    static func instant(_ now: UInt64, after delay: Duration) -> MonotonicInstant {
         let delta = delay.nanosecondsClamped
         guard delta > 0 else { return MonotonicInstant(nanoseconds: now) }
         let (sum, overflow) = now.addingReportingOverflow(UInt64(delta))

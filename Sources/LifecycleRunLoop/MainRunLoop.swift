@@ -7,6 +7,11 @@ import Synchronization
 ///
 /// The loop owns an epoll fd watching an eventfd (cross-thread work), one `CLOCK_MONOTONIC`
 /// timerfd (armed for the earliest timer), an optional signalfd, and the IO sources' fds.
+///
+/// The loop owns its clock (`clock`, `now`): every timer, and every engine reading of "now" (budgets,
+/// deadlines, trace times), is on it. On a manual clock (`init(clock: .manual)`) the timerfd is never
+/// armed: timers fall due only when `advance(by:)` moves the clock, while posted work, descriptors
+/// and signals stay live (epoll still waits for them in real time).
 /// Every callback runs on the thread that created the loop, which must be the one that runs it.
 ///
 /// One turn is prepare (arm the timerfd) / wait (epoll) / dispatch, in this order:
@@ -45,6 +50,16 @@ public final class MainRunLoop: @unchecked Sendable {
     let epollFD: Int32
     let wakeFD: Int32
     let timerFD: Int32
+    /// The loop's clock. Immutable.
+    public let clock: LoopClock
+    /// `clock.isManual`, read by every clock reading and timer arm (one load and branch). Immutable.
+    @usableFromInline let isManual: Bool
+    /// The monotonic reading when the loop was created: the manual clock starts there, and
+    /// `elapsed` counts from it. Immutable.
+    public let origin: MonotonicInstant
+    /// The manual clock's reading in nanoseconds (unused on the monotonic clock): written on the loop
+    /// thread only (`advance`), read from any thread (the watchdog's).
+    @usableFromInline let manualNow: Atomic<UInt64>
 
     // [thread-safe]
     /// The cross-thread queue, guarded by `queueLock`.
@@ -88,6 +103,9 @@ public final class MainRunLoop: @unchecked Sendable {
         var isDispatching = false
         /// `performNext`'s work, in order: run at the start of a turn, before the cross-thread batch.
         var next: [() -> Void] = []
+        /// Told each time a manual clock moves (`addClockObserver`), in the order they were added.
+        var clockObservers: [(id: Int, body: (MonotonicInstant, MonotonicInstant) -> Void)] = []
+        var nextClockObserverID = 1
     }
 
     var batch: UnsafeMutablePointer<WorkChunk>? {
@@ -132,11 +150,17 @@ public final class MainRunLoop: @unchecked Sendable {
     }
 
 
-    /// Creates a loop bound to the calling thread.
+    /// Creates a loop bound to the calling thread, on `clock` (the monotonic clock by default).
     ///
-    /// That thread must run the loop (`run`, `dispatchPending`); every callback runs there.
+    /// That thread must run the loop (`run`, `dispatchPending`, `advance(by:)`); every callback runs
+    /// there.
     /// - Throws: `RunLoopError` `.system` when a descriptor cannot be created (e.g. `EMFILE`).
-    public init() throws(RunLoopError) {
+    public init(clock: LoopClock = .monotonic) throws(RunLoopError) {
+        self.clock = clock
+        isManual = clock.isManual
+        let start = lcs_monotonic_ns()
+        origin = MonotonicInstant(nanoseconds: start)
+        manualNow = Atomic<UInt64>(start)
         owner = pthread_self()
         ownerID = UInt(lcs_thread_id())
         var opened: [Int32] = []
@@ -435,18 +459,20 @@ public final class MainRunLoop: @unchecked Sendable {
     /// Runs the loop until `deadline` on the monotonic clock, or until `stop()`.
     ///
     /// [loop-thread] Returns no earlier than `deadline` unless stopped (the wait rounds up to the next
-    /// millisecond). A deadline already past returns at once without running a turn.
+    /// millisecond). A deadline already past returns at once without running a turn. The deadline is
+    /// real time even on a manual clock (the wait is for IO and posted work; no timer falls due).
     /// - Throws: as `run()`.
     public func run(until deadline: MonotonicInstant) throws(RunLoopError) {
         try run(deadline: deadline.nanoseconds)
     }
 
-    /// Runs the loop for `duration` (measured on the monotonic clock), or until `stop()`.
+    /// Runs the loop for `duration` (measured on the monotonic clock, real time even on a manual
+    /// clock), or until `stop()`.
     ///
     /// [loop-thread]
     /// - Throws: as `run()`.
     public func run(for duration: Duration) throws(RunLoopError) {
-        try run(deadline: Self.instant(after: duration).nanoseconds)
+        try run(deadline: Self.instant(lcs_monotonic_ns(), after: duration).nanoseconds)
     }
 
     /// Makes the running `run` return after the callback in progress (a signal's sources all run).
@@ -488,9 +514,11 @@ public final class MainRunLoop: @unchecked Sendable {
         if hasPostedWork || !state.pointee.next.isEmpty { _ = lcs_eventfd_signal(wakeFD) }
     }
 
-    /// The earliest deadline of an active timer, nil when there is none. [loop-thread]
+    /// The earliest deadline of an active timer on the loop's clock, nil when there is none. [loop-thread]
     ///
     /// For a foreign loop nesting this one: wake no later than this (the fd also polls readable then).
+    /// On a manual clock the deadline is manual time: the fd polls readable once a timer is due
+    /// (after `advance(by:)`), and a timer not yet due never falls due by waiting.
     public var nextTimerDeadline: MonotonicInstant? {
         precondition(isOnLoopThread, "MainRunLoop.nextTimerDeadline must be read on the loop thread")
         dropCancelledTimersAtTop()

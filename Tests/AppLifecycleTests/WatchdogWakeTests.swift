@@ -16,7 +16,9 @@ final class WatchdogWakeTests: XCTestCase {
         var configuration = Configuration()
         configuration.budgets.hang = .seconds(8)  // samples every second: a later wake than any deadline below
         configuration.watchdogPolicy = .report
-        return Watchdog(configuration: configuration, probe: CallbackProbe(), onOverrun: { reports.add($0) },
+        // The watchdog reads the loop's (monotonic) clock.
+        let loop = try! MainRunLoop()
+        return Watchdog(configuration: configuration, probe: CallbackProbe(), loop: loop, onOverrun: { reports.add($0) },
                         onTerminationOverdue: { _ in })
     }
 

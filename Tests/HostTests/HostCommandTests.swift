@@ -78,7 +78,7 @@ final class HostCommandTests: XCTestCase {
         XCTAssertEqual(result.status, 3)
         XCTAssertTrue(result.output.contains("\"kind\":\"error\",\"name\":\"plugin refused\""), result.output)
         XCTAssertTrue(result.output.contains("\"kind\":\"delegate\",\"name\":\"applicationWillTerminate:\""), "the good plugin ran")
-        XCTAssertTrue(result.output.hasSuffix("lifecycle-host: plugin refused: \(bad): built for ABI 2.6; this host speaks ABI 1.6 (the major version must match)\n"))
+        XCTAssertTrue(result.output.hasSuffix("lifecycle-host: plugin refused: \(bad): built for ABI 2.7; this host speaks ABI 1.7 (the major version must match)\n"))
     }
 
     func testAWatchdogKillExits4WithoutWillTerminate() throws {
@@ -185,7 +185,7 @@ final class HostCommandTests: XCTestCase {
             \(CBuild.products)/libGreeter.so
               id:          org.applifecycle.greeter
               version:     1.0.0
-              abi:         1.6
+              abi:         1.7
               description: Delegate functions only, called through libffi
               observes:    (nothing)
               delegates:   application:willFinishLaunchingWithOptions:, application:didFinishLaunchingWithOptions:, applicationDidEnterBackground:, applicationWillEnterForeground:, applicationWillTerminate:, application:openURL:sourceApplication:annotation:, application:performFetchWithCompletionHandler:, application:didReceiveRemoteNotification:fetchCompletionHandler:
@@ -214,7 +214,7 @@ final class HostCommandTests: XCTestCase {
                 \(path)
                   id:          \(fixture.id)
                   version:     1.2.0
-                  abi:         1.6
+                  abi:         1.7
                   description: Handoff, scene-session and openURL:options: delegate functions
                   observes:    didFinishLaunching, didBecomeActive, willResignActive, didEnterBackground, willEnterForeground
                   delegates:   application:willFinishLaunchingWithOptions:, applicationDidBecomeActive:, applicationWillEnterForeground:, \

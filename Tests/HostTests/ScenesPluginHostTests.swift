@@ -166,7 +166,7 @@ final class ScenesPluginHostTests: XCTestCase {
             \(CBuild.products)/libScenes.so
               id:          org.applifecycle.scenes
               version:     1.0.0
-              abi:         1.6
+              abi:         1.7
               description: A scene delegate with per-scene state (ABI 1.2)
               observes:    sceneWillConnect, sceneDidDisconnect, sceneDidActivate, sceneWillDeactivate, sceneWillEnterForeground, sceneDidEnterBackground
               delegates:   (none)

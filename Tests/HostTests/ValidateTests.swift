@@ -77,7 +77,7 @@ final class ValidateTests: XCTestCase {
         XCTAssertEqual(result.status, 0, result.output)
         let lines = result.output.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
         XCTAssertEqual(lines.first, "validate \(echo)")
-        XCTAssertEqual(lines[1], "plugin:    org.applifecycle.echo 1.0.0 (ABI 1.6): Prints every standard notification")
+        XCTAssertEqual(lines[1], "plugin:    org.applifecycle.echo 1.0.0 (ABI 1.7): Prints every standard notification")
         XCTAssertEqual(lines[3], "delegates: (none)")
         let checks = lines.filter { $0.hasPrefix("PASS  ") || $0.hasPrefix("FAIL  ") || $0.hasPrefix("SKIP  ") }
         XCTAssertEqual(checks.map { String($0.dropFirst(6).prefix(32)).trimmingCharacters(in: .whitespaces) }, Self.checkIDs)

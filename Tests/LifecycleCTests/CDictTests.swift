@@ -65,7 +65,7 @@ final class CDictTests: XCTestCase {
         var minor: UInt32 = 99
         lc_abi_version(&major, &minor)
         XCTAssertEqual(major, 1)
-        XCTAssertEqual(minor, 6)
+        XCTAssertEqual(minor, 7)
         XCTAssertEqual(major, UInt32(LC_ABI_VERSION_MAJOR))
         XCTAssertEqual(minor, UInt32(LC_ABI_VERSION_MINOR))
         lc_abi_version(nil, nil)  // no crash

@@ -25,7 +25,7 @@ final class RobustnessABITests: XCTestCase {
     }
 
     static let expected = """
-        abi 1.6
+        abi 1.7
         LC_ERR_NESTING_LIMIT: a post from inside 64 nested dispatches was refused; nothing was delivered
         default hang_budget 5
         hang_budget 0.2, an observer taking 0.5 s:

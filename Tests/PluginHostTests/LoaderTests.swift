@@ -111,11 +111,11 @@ final class LoaderTests: XCTestCase {
             (try CBuild.sharedObject(CBuild.plugin(magic: "0x12345678u"), named: "magic", in: folder),
              "\(folder)/magic.so: wrong magic 0x12345678 (expected 0x4C43504C, \"LCPL\")"),
             (try CBuild.sharedObject(CBuild.plugin(major: "2"), named: "major", in: folder),
-             "\(folder)/major.so: built for ABI 2.6; this host speaks ABI 1.6 (the major version must match)"),
+             "\(folder)/major.so: built for ABI 2.7; this host speaks ABI 1.7 (the major version must match)"),
             (try CBuild.sharedObject(CBuild.plugin(minor: "9"), named: "minor", in: folder),
-             "\(folder)/minor.so: built for ABI 1.9, newer than this host's ABI 1.6"),
+             "\(folder)/minor.so: built for ABI 1.9, newer than this host's ABI 1.7"),
             (try CBuild.sharedObject(CBuild.plugin(size: "16"), named: "small", in: folder),
-             "\(folder)/small.so: the descriptor is 16 bytes; ABI 1.6 descriptors are \(descriptorSize)"),
+             "\(folder)/small.so: the descriptor is 16 bytes; ABI 1.7 descriptors are \(descriptorSize)"),
             (try CBuild.sharedObject(CBuild.plugin(id: "not a dns id"), named: "badid", in: folder),
              "\(folder)/badid.so: invalid id 'not a dns id': a reverse-DNS id has at least two dot-separated labels, e.g. 'com.example.echo'"),
             (try CBuild.sharedObject(CBuild.plugin(id: "com.example.failing", initBody: """
@@ -156,7 +156,7 @@ final class LoaderTests: XCTestCase {
         defer { handle.shutdown() }
         let result = handle.loadPlugins(folder: folder)
         XCTAssertEqual(result.loaded.map(\.id), ["com.example.a", "com.example.c"])
-        XCTAssertEqual(result.refused.map(\.message), ["\(folder)/b.so: built for ABI 7.6; this host speaks ABI 1.6 (the major version must match)"])
+        XCTAssertEqual(result.refused.map(\.message), ["\(folder)/b.so: built for ABI 7.7; this host speaks ABI 1.7 (the major version must match)"])
     }
 
     func testUnloadingRemovesEverythingThenCallsDeinit() throws {

@@ -81,7 +81,7 @@ extension Application {
         case .suspended, .notRunning: return .zero
         case .background:
             guard let since = backgroundSince else { return configuration.budgets.backgroundTask }
-            let used = MonotonicInstant.now.duration(since: since)
+            let used = loop.now.duration(since: since)
             return used >= configuration.budgets.backgroundTask ? .zero : configuration.budgets.backgroundTask - used
         }
     }
@@ -122,7 +122,7 @@ extension Application {
     private func backgroundTimeRanOut() {
         deadlineTimer = nil
         guard !tasks.isEmpty, let since = backgroundSince else { return }
-        let elapsed = MonotonicInstant.now.duration(since: since)
+        let elapsed = loop.now.duration(since: since)
         for task in tasks {
             let report = WatchdogReport(observer: task.owner, event: "background task #\(task.id)" + (task.name.isEmpty ? "" : " '\(task.name)'"),
                                         budget: .backgroundTask, of: configuration.budgets.backgroundTask,

@@ -154,7 +154,7 @@ extension Application {
 
     @inline(never)
     private func deliverTrace(_ payload: TraceEvent.Payload) {
-        let time = traceOrigin.map { MonotonicInstant.now.duration(since: $0) } ?? .zero
+        let time = traceOrigin.map { loop.now.duration(since: $0) } ?? .zero
         let event = TraceEvent(seq: sequenceNumber, time: time, payload: payload, state: state)
         metrics?.traced(event)
         traceHandler?(event)

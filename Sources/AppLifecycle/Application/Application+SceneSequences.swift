@@ -152,7 +152,7 @@ extension Application {
         if applicationEnters {
             interrupted = false  // an interruption ends when the application leaves the foreground
             setState(.background)
-            backgroundSince = .now
+            backgroundSince = loop.now
         }
         try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
             try callSceneDelegates(.sceneDidEnterBackground, { $0.didEnterBackground }, scene)
@@ -184,7 +184,7 @@ extension Application {
         // "A scene-based app launches in the background state" (Apple, `applicationState`); a
         // foreground launch leaves it when its scene reaches foreground-inactive (`willEnterForeground`).
         setState(.background)
-        if inBackground { backgroundSince = .now }
+        if inBackground { backgroundSince = loop.now }
         try withBudget(.launch, configuration.budgets.launch) { () throws(Killed) in
             _ = try askAll(.willFinishLaunching, { $0.willFinishLaunching }) { $0(self, options) }
             _ = try didFinishLaunchingAll(options)
@@ -226,7 +226,7 @@ extension Application {
         for scene in foreground where scene.state.isForeground { try sceneEnterBackground(scene) }
         if state.isForeground {  // no scene was in the foreground
             setState(.background)
-            backgroundSince = .now
+            backgroundSince = loop.now
             try scenesApplicationDidEnterBackground()
         }
     }
@@ -298,7 +298,7 @@ extension Application {
         if applicationLeaves {
             interrupted = false
             setState(.background)
-            backgroundSince = .now
+            backgroundSince = loop.now
         }
         try withBudget(.didEnterBackground, configuration.budgets.didEnterBackground) { () throws(Killed) in
             try callSceneDelegates(.sceneDidDisconnect, { $0.didDisconnect }, scene)

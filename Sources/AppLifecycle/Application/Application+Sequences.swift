@@ -12,7 +12,7 @@ extension Application {
         }
         resetRuntime()
         setState(inBackground ? .background : .inactive)
-        if inBackground { backgroundSince = .now }
+        if inBackground { backgroundSince = loop.now }
         var accepted = true
         try withBudget(.launch, configuration.budgets.launch) { () throws(Killed) in
             let willFinish = try askAll(.willFinishLaunching, { $0.willFinishLaunching }) { $0(self, options) }
@@ -152,7 +152,7 @@ extension Application {
     func enterBackground() throws(Killed) {
         if isSceneBased { return try scenesEnterBackground() }
         setState(.background)
-        backgroundSince = .now
+        backgroundSince = loop.now
         try didEnterBackground()
     }
 

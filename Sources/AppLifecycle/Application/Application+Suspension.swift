@@ -52,7 +52,7 @@ extension Application {
     func resumeIfSuspended() throws(Killed) {
         guard state == .suspended else { return }
         setState(.background)
-        backgroundSince = .now
+        backgroundSince = loop.now
         let pending = queued
         queued.removeAll()
         for entry in pending {

@@ -253,7 +253,7 @@ public final class Application: @unchecked Sendable {
         center.state.pointee.metrics = metrics
         let killSwitch = KillSwitch(configuration, loop: loop, metrics: metrics)
         self.killSwitch = killSwitch
-        watchdog = Watchdog(configuration: configuration, probe: center.probe,
+        watchdog = Watchdog(configuration: configuration, probe: center.probe, loop: loop,
                             onOverrun: { report in
                                 if case .hang = report.subject { killSwitch.hang(report) } else { killSwitch.overrun(report) }
                             },
@@ -374,7 +374,7 @@ public final class Application: @unchecked Sendable {
         try checkLimits(of: action)
         try validate(action)
         currentAction = action.name
-        if case .launch = action.kind, traceOrigin == nil { traceOrigin = .now }
+        if case .launch = action.kind, traceOrigin == nil { traceOrigin = loop.now }
         trace(.action(action))
         do {
             try run(action)

@@ -19,6 +19,14 @@ import Synchronization
 /// The thread starts with the watchdog, with every signal blocked (so that a host's signals stay
 /// pending for its loop's signalfd), and is joined by `shutdown()`. Cost on the loop thread: a lock
 /// per phase call, one eventfd write per phase; nothing per callback (the probe's stores).
+///
+/// **On a manual clock** (`LoopClock.manual`, docs/lifecycle.md decision 58) there is no thread: time
+/// passes only when the loop's owner advances the clock, so the three duties run on the loop thread
+/// each time the clock moves (`MainRunLoop.addClockObserver`), with the clock's readings. A phase
+/// overruns when the clock passes its deadline; a callback hangs only when the clock moves by the hang
+/// budget while it runs (an advance from inside the callback, which stands for a slow callback);
+/// a termination is overdue when the clock passes its deadline. Reports come at once, while the
+/// callback still runs, as the thread's would.
 final class Watchdog: @unchecked Sendable {
     // @unchecked: all mutable state is in `state` (Mutex) or atomics; the rest are lets of Sendable values.
     struct Phase {
@@ -67,10 +75,18 @@ final class Watchdog: @unchecked Sendable {
     private let terminateBudget: Duration
     private let onOverrun: @Sendable (WatchdogReport) -> Void
     private let onTerminationOverdue: @Sendable (WatchdogReport) -> Void
+    /// The clock every reading is taken on.
+    private let loop: MainRunLoop
+    /// On a manual clock: the sampler the clock observer drives, and the observer's id. [loop-thread]
+    private let manualHang: Mutex<HangSampler>
+    private let clockObserver = Atomic<Int>(0)
 
-    init(configuration: Configuration, probe: CallbackProbe, onOverrun: @escaping @Sendable (WatchdogReport) -> Void,
+    init(configuration: Configuration, probe: CallbackProbe, loop: MainRunLoop,
+         onOverrun: @escaping @Sendable (WatchdogReport) -> Void,
          onTerminationOverdue: @escaping @Sendable (WatchdogReport) -> Void)
     {
+        self.loop = loop
+        manualHang = Mutex(HangSampler(budget: configuration.budgets.hang))
         policy = configuration.watchdogPolicy
         self.probe = probe
         hangBudget = configuration.budgets.hang
@@ -78,7 +94,24 @@ final class Watchdog: @unchecked Sendable {
         self.onOverrun = onOverrun
         self.onTerminationOverdue = onTerminationOverdue
         wakeFD = lcs_eventfd()
-        spawn()
+        if loop.clock.isManual {
+            clockObserver.store(loop.addClockObserver { [weak self] from, to in self?.clockMoved(from: from, to: to) },
+                                ordering: .relaxed)
+        } else {
+            spawn()
+        }
+    }
+
+    /// On a manual clock, the clock moved from `from` to `to` (loop thread): what the watchdog thread
+    /// does when it wakes, with the clock's readings. The hang sampler samples at both ends, so a
+    /// callback running while the clock moved by the hang budget is reported.
+    private func clockMoved(from: MonotonicInstant, to: MonotonicInstant) {
+        checkPhase(to)
+        manualHang.withLock { hang in
+            checkHang(&hang, from)
+            checkHang(&hang, to)
+        }
+        checkTermination(to)
     }
 
     deinit { close(wakeFD) }
@@ -94,6 +127,8 @@ final class Watchdog: @unchecked Sendable {
 
     /// Stops and joins the watchdog thread (which holds the watchdog until then). [loop-thread]
     func shutdown() {
+        let observer = clockObserver.exchange(0, ordering: .relaxed)
+        if observer != 0, loop.isOnLoopThread { loop.removeClockObserver(observer) }
         let thread = state.withLock { s -> pthread_t? in
             s.stopping = true
             defer { s.thread = nil }
@@ -105,7 +140,7 @@ final class Watchdog: @unchecked Sendable {
 
     /// Opens a budgeted phase. [loop-thread]
     func begin(_ budgetKind: WatchdogReport.Budget, budget: Duration) {
-        let now = MonotonicInstant.now
+        let now = loop.now
         let wake = state.withLock { s -> Bool in
             s.phase = Phase(budgetKind: budgetKind, budget: budget, started: now, deadline: now + budget)
             return s.needsWake(for: now + budget)
@@ -127,7 +162,7 @@ final class Watchdog: @unchecked Sendable {
     /// Stops the phase's clock (time spent waiting for callbacks policed elsewhere: isolated plugins,
     /// which have deadlines of their own). Nothing is reported while it is stopped. [loop-thread]
     func pause() {
-        let now = MonotonicInstant.now
+        let now = loop.now
         state.withLock { s in
             s.pauses += 1
             guard var phase = s.phase, phase.pausedAt == nil else { return }
@@ -144,7 +179,7 @@ final class Watchdog: @unchecked Sendable {
 
     /// Restarts the phase's clock if it is stopped (its deadline moves by the time it was stopped).
     private func resumePhase() {
-        let now = MonotonicInstant.now
+        let now = loop.now
         let wake = state.withLock { s -> Bool in
             guard var phase = s.phase, let since = phase.pausedAt else { return false }
             phase.deadline = phase.deadline + now.duration(since: since)
@@ -162,7 +197,7 @@ final class Watchdog: @unchecked Sendable {
     /// Closes the phase. Returns the overrun, with the full elapsed time, when the watchdog reported one.
     func end() -> WatchdogReport? {
         resumePhase()
-        let now = MonotonicInstant.now
+        let now = loop.now
         let phase = state.withLock { s -> Phase? in
             defer { s.phase = nil }
             return s.phase
@@ -177,7 +212,7 @@ final class Watchdog: @unchecked Sendable {
     /// called on the watchdog thread. The first call's deadline holds; later calls change nothing.
     /// [thread-safe] Returns at once.
     func armTermination(reason: String) {
-        let now = MonotonicInstant.now
+        let now = loop.now
         let armed = state.withLock { s -> Bool in
             guard s.termination == nil else { return false }
             s.termination = Termination(reason: reason, requested: now, deadline: now + terminateBudget)
