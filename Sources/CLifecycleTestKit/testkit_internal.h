@@ -8,6 +8,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+// The kit's own functions between its files: not exported from liblifecycle-testkit.so.
+#define LCT_INTERNAL __attribute__((visibility("hidden")))
+
 // Events are kept in blocks of this many, so that an event's address never changes once recorded.
 #define LCT_BLOCK_EVENTS 256u
 
@@ -26,19 +29,19 @@ struct lct_harness {
 };
 
 /// Records a copy of `event` (its time the clock's) after the others: the trace callback, and lct_observe's observer.
-void lct_record(const lc_trace_event_t *event, void *harness);
+LCT_INTERNAL void lct_record(const lc_trace_event_t *event, void *harness);
 /// The recorded event at `index` (< event_count).
-const lc_trace_event_t *lct_event(const lct_harness *harness, size_t index);
+LCT_INTERNAL const lc_trace_event_t *lct_event(const lct_harness *harness, size_t index);
 
 /// Counts a failed check in the process totals only (a harness that could not be made).
-void lct_count_failure(void);
+LCT_INTERNAL void lct_count_failure(void);
 /// Counts a check that passed.
-void lct_pass(lct_harness *harness);
+LCT_INTERNAL void lct_pass(lct_harness *harness);
 /// Counts a failed check and prints (unless quiet) its report: "FILE:LINE: WHAT", then, when
 /// `with_events`, the last matched event and those recorded after it.
-void lct_fail(lct_harness *harness, const char *file, int line, bool with_events, const char *format, ...)
+LCT_INTERNAL void lct_fail(lct_harness *harness, const char *file, int line, bool with_events, const char *format, ...)
     __attribute__((format(printf, 5, 6)));
 /// Whether `text` is given (not NULL, not empty); if not, fails the check (at file:line) with `missing`.
-bool lct_given(lct_harness *harness, const char *text, const char *missing, const char *file, int line);
+LCT_INTERNAL bool lct_given(lct_harness *harness, const char *text, const char *missing, const char *file, int line);
 /// Whether events were lost; if so, fails the check (at file:line) saying how many.
-bool lct_lost_events(lct_harness *harness, const char *file, int line);
+LCT_INTERNAL bool lct_lost_events(lct_harness *harness, const char *file, int line);

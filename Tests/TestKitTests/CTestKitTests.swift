@@ -33,6 +33,26 @@ final class CTestKitTests: XCTestCase {
         XCTAssertFalse(run.errorText.contains("sessions_test.c:"), run.errorText)
     }
 
+    /// The library is the kit only: it defines the header's lct_ functions and nothing else, and calls
+    /// the engine's lc_ functions, which it leaves for liblifecycle.so (no second engine inside).
+    func testTheLibraryExportsTheKitAndCallsTheEngineItDoesNotContain() throws {
+        let nm = try RequiredTool.path("nm", package: "binutils", for: "to read the test kit library's dynamic symbols")
+        let library = CBuild.products + "/liblifecycle-testkit.so"
+        let defined = try CBuild.run(nm, ["-D", "--defined-only", library])
+        XCTAssertEqual(defined.status, 0, defined.output)
+        let exported = defined.output.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) }
+            .filter { !["__bss_start", "_edata", "_end"].contains($0) && !$0.hasPrefix("__asan") && !$0.hasPrefix("__tsan") }
+        let header = try String(contentsOfFile: CBuild.root + "/include/lifecycle_testkit.h", encoding: .utf8)
+        let declared = header.split(separator: "\n").filter { $0.hasPrefix("LC_EXPORT ") }.compactMap { line -> String? in
+            guard let open = line.firstIndex(of: "(") else { return nil }
+            return line[..<open].split(separator: " ").last.map { String($0.drop { $0 == "*" }) }
+        }
+        XCTAssertEqual(Set(exported), Set(declared), defined.output)
+        let undefined = try CBuild.run(nm, ["-D", "--undefined-only", library])
+        let called = undefined.output.split(separator: "\n").compactMap { $0.split(separator: " ").last.map(String.init) }.filter { $0.hasPrefix("lc_") }
+        XCTAssertTrue(called.contains("lc_app_create") && called.contains("lc_app_advance"), undefined.output)
+    }
+
     func testAWrongExpectationFailsWithItsExactReport() throws {
         let folder = try CBuild.temporaryFolder("testkit-wrong")
         defer { try? FileManager.default.removeItem(atPath: folder) }
