@@ -33,6 +33,19 @@ final class CTestKitTests: XCTestCase {
         XCTAssertFalse(run.errorText.contains("sessions_test.c:"), run.errorText)
     }
 
+    /// The guide's 30 s example: Fixtures/uploader_test.c on Fixtures/uploader.c, in no real time.
+    func testTheThirtySecondUploaderTestPassesAtOnce() throws {
+        let folder = try CBuild.temporaryFolder("testkit-uploader")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let plugin = try CBuild.sharedObject(file: CBuild.root + "/Tests/TestKitTests/Fixtures/uploader.c", named: "uploader", in: folder)
+        let program = try build("Tests/TestKitTests/Fixtures/uploader_test.c", in: folder)
+        let run = try BoundedRun.run(program, [plugin], timeout: 60)
+        XCTAssertEqual(run.status, 0, run.output + run.errorText)
+        XCTAssertEqual(run.output, "uploader_test: 12 passed, 0 failed\n")
+        XCTAssertEqual(run.errorText, "")
+        XCTAssertLessThan(run.exitedAfter, 10, "30 s on the manual clock took \(run.exitedAfter) s of real time")
+    }
+
     /// The library is the kit only: it defines the header's lct_ functions and nothing else, and calls
     /// the engine's lc_ functions, which it leaves for liblifecycle.so (no second engine inside).
     func testTheLibraryExportsTheKitAndCallsTheEngineItDoesNotContain() throws {

@@ -7,23 +7,12 @@ import XCTest
 /// handler is tested over the whole 30 s of background time, in no real time; the same steps give the
 /// same events, at the same clock times, every run.
 final class ManualClockKitTests: XCTestCase {
-    /// Begins a background task on didEnterBackground and ends it in its expiration handler only.
-    private static let source = CBuild.plugin(id: "com.example.uploader", initBody: """
-        self = plugin;
-        return host->observe(plugin, "didEnterBackground", NULL, on_background, NULL, NULL);
-        """, extra: """
-        static lc_plugin *self;
-        static lc_task_id task;
-        static void on_expiring(void *ctx) { (void)ctx; host->end_background_task(self, task); }
-        static void on_background(const lc_notification_t *note, void *ctx) {
-            (void)note, (void)ctx;
-            host->begin_background_task(self, "upload", on_expiring, NULL, &task);
-        }
-        """)
-
+    /// Fixtures/uploader.c: begins a background task on didEnterBackground, ends it in its expiration
+    /// handler only.
     private func uploader() throws -> (plugin: String, folder: String) {
         let folder = try CBuild.temporaryFolder("testkit-clock")
-        return (try CBuild.sharedObject(Self.source, named: "uploader", in: folder), folder)
+        let plugin = try CBuild.sharedObject(file: CBuild.root + "/Tests/TestKitTests/Fixtures/uploader.c", named: "uploader", in: folder)
+        return (plugin, folder)
     }
 
     /// The run's events after the launch, as "TIME kind name [observer]" lines.
