@@ -17,12 +17,13 @@
 //     lct_expect_event(h, "background-task", "end", "com.example.mine");
 //     lct_expect_state(h, LC_STATE_SUSPENDED);
 //     lct_harness_destroy(h);
-//     return lct_summary("mine");                      // "mine: 9 passed, 0 failed"; 0 or 1
+//     return lct_summary("mine");                      // "mine: 8 passed, 0 failed"; 0 or 1
 //
 // Link: cc test.c $(pkg-config --cflags --libs lifecycle-testkit). The kit is a small library over
 // the public C ABI of lifecycle.h (the one engine, liblifecycle.so); it has no engine of its own.
 //
-// Checks. Every lct_ call below that a test writes is a check, and counts: it passes or fails. A
+// Checks. Every lct_ call below that a test writes is a check, and counts: it passes or fails
+// (lct_harness_create counts only when it fails; the accessors do not count). A
 // failure prints one report to standard error (unless lct_options_t.quiet) naming the caller's
 // file:line (the macros pass __FILE__ and __LINE__), what was expected, and the events recorded around
 // it with their times on the clock; the test goes on. lct_summary prints the counts and gives an exit
@@ -91,6 +92,7 @@ LC_EXPORT lc_app *lct_app(lct_harness *harness);
 // Driving. Each is a check (fails when the call fails, the report giving the lc_status and
 // lc_last_error_message()) and returns the lc_status. After an action or a clock step, the work
 // already due (posts, lc_app_perform_async, zero-delay timers) is run before the call returns.
+// A NULL harness returns LC_ERR_INVALID_ARGUMENT and counts nothing. [main-thread]
 
 /// Loads the plugin at `path` (made absolute against the working directory) in the harness's process.
 #define lct_load(h, path) lct_load_at((h), (path), __FILE__, __LINE__)
@@ -114,7 +116,8 @@ LC_EXPORT lc_status lct_perform_action_at(lct_harness *harness, const lc_action_
 LC_EXPORT lc_status lct_advance_at(lct_harness *harness, double seconds, const char *file, int line);
 
 // ---------------------------------------------------------------------------------------------
-// Expectations. Each is a check and returns whether it passed.
+// Expectations. Each is a check and returns whether it passed (false, counting nothing, for a NULL
+// harness). [main-thread]
 
 /// The next delegate call of the selector, by any delegate: its Objective-C selector as traced
 /// ("applicationDidEnterBackground:", "application:didFinishLaunchingWithOptions:") or the name of the
