@@ -197,7 +197,7 @@ public final class MemoryPressureSource: @unchecked Sendable {
         trigger.reader?.cancel()
         trigger.reader = nil
         let resumeAt = (trigger.lastEvent ?? now).addingReportingOverflow(trigger.window)
-        trigger.resumeTimer = sink.loop.addTimer(
+        trigger.resumeTimer = sink.loop.addRealTimeTimer(
             at: MonotonicInstant(nanoseconds: resumeAt.overflow ? .max : resumeAt.partialValue)
         ) { [weak self, weak trigger] in
             guard let self, let trigger, trigger.isActive else { return }

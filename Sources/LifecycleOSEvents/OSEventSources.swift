@@ -135,7 +135,7 @@ public final class OSEventSources: @unchecked Sendable {
                 if options.pressureDelay <= .zero {
                     try armPressure()
                 } else {
-                    pressureTimer = loop.addTimer(after: options.pressureDelay) { [weak self] in
+                    pressureTimer = loop.addRealTimeTimer(after: options.pressureDelay) { [weak self] in
                         guard let self else { return }
                         pressureTimer = nil
                         try? armPressure()  // On the loop thread: cannot throw.

@@ -126,7 +126,7 @@ public final class SessionBusSource: @unchecked Sendable {
         let timeout = lcs_bus_timeout(bus)
         if timeout != UInt64.max {
             let at = MonotonicInstant(nanoseconds: timeout > UInt64.max / 1000 ? UInt64.max : timeout * 1000)
-            deadline = sink.loop.addTimer(at: at) { [weak self] in
+            deadline = sink.loop.addRealTimeTimer(at: at) { [weak self] in
                 self?.deadline = nil
                 self?.pump()
             }

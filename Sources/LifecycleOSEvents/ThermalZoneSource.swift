@@ -75,7 +75,7 @@ public final class ThermalZoneSource: @unchecked Sendable {
         self.folder = folder
         last = nil
         sink.loop.performNext { [weak self] in self?.poll() }
-        timer = sink.loop.addTimer(after: interval, repeating: interval) { [weak self] in self?.poll() }
+        timer = sink.loop.addRealTimeTimer(after: interval, repeating: interval) { [weak self] in self?.poll() }
     }
 
     /// Stops polling; nothing is emitted again. [loop-thread] Idempotent.

@@ -13,6 +13,8 @@ public final class LoopSource: @unchecked Sendable {
 
     enum Kind {
         case timer
+        /// A timer on the monotonic clock in a loop on a manual clock (`addRealTimeTimer`).
+        case realTimeTimer
         case io(fd: Int32)
         case signal(Int32)
     }

@@ -40,17 +40,33 @@ extension MainRunLoop {
     /// - Throws: `.notOnLoopThread`; `.invalidArgument` on the monotonic clock or for a negative
     ///   duration; `.system` when `epoll_wait` fails.
     public func advance(by duration: Duration) throws(RunLoopError) {
+        try advance(by: duration, settling: nil)
+    }
+
+    /// `advance(by:)`, calling `settle` (when given) before each move of the clock, after the due work
+    /// has run, and running the work it leaves before the clock moves: the engine waits there for
+    /// what runs outside the loop (isolated plugins' processes answering their callbacks), so that
+    /// their answers land at the time they were asked, as in real time. [loop-thread]
+    package func advance(by duration: Duration, settling settle: (() -> Void)?) throws(RunLoopError) {
         let target = try manualTarget(after: duration, caller: "advance(by:)")
         if isDispatching { return move(to: target) }
         defer { settleWakeUp() }
         while true {
             try runDueWork()
+            if let settle {
+                settle()
+                try runDueWork()
+            }
             dropCancelledTimersAtTop()
             guard let next = timers.firstDeadline, next <= target else { break }
             move(to: next)
         }
         move(to: target)
         try runDueWork()
+        if let settle {
+            settle()
+            try runDueWork()
+        }
     }
 
     /// Moves a manual clock forward by `duration` without running anything: what `advance(by:)` does

@@ -194,36 +194,71 @@ extension MainRunLoop {
     }
 
     func dispatchTimers(_ honoursStop: Bool) -> Int {
-        guard !timers.isEmpty else { return 0 }
-        let now = nowNanoseconds
-        // Timers created by these callbacks wait for the next turn, so a callback adding a zero-delay
-        // timer cannot keep this turn going for ever.
+        var ran = 0
+        if !timers.isEmpty {
+            let now = nowNanoseconds
+            // Timers created by these callbacks wait for the next turn, so a callback adding a zero-delay
+            // timer cannot keep this turn going for ever.
+            let createdBefore = nextSourceID
+            while let top = timers.first, top.deadline <= now, top.id < createdBefore {
+                timers.removeFirst()
+                switch fire(top, now: now) {
+                case .cancelled: cancelledTimers -= 1
+                case .skipped: break
+                case .fired(let again):
+                    ran += 1
+                    if let again { timers.push(again) }
+                }
+                if stopping(honoursStop) { return ran }
+            }
+        }
+        if isManual, !state.pointee.realTimers.isEmpty { ran += dispatchRealTimeTimers(honoursStop) }
+        return ran
+    }
+
+    /// On a manual clock, the real-time timers (`addRealTimeTimer`) due on the monotonic clock.
+    private func dispatchRealTimeTimers(_ honoursStop: Bool) -> Int {
+        let now = lcs_monotonic_ns()
         let createdBefore = nextSourceID
         var ran = 0
-        while let top = timers.first, top.deadline <= now, top.id < createdBefore {
-            timers.removeFirst()
-            let source = top.source
-            source.inHeap = false
-            guard source.isActive else {
-                cancelledTimers -= 1
-                continue
-            }
-            guard case .plain(let callback)? = source.callback else { continue }
-            let interval = source.interval
-            if interval == nil { source.deactivate() }  // one-shot: done before its callback runs
-            callback()
-            ran += 1
-            if let interval, source.isActive {
-                var next = source.deadline.addingReportingOverflow(interval)
-                if next.overflow { next.partialValue = .max }
-                // Skip missed ticks instead of replaying them back to back.
-                source.deadline = next.partialValue > now ? next.partialValue : now &+ Swift.min(interval, .max - now)
-                source.inHeap = true
-                timers.push(TimerHeap.Entry(deadline: source.deadline, id: source.id, source: source))
+        while let top = state.pointee.realTimers.first, top.deadline <= now, top.id < createdBefore {
+            state.pointee.realTimers.removeFirst()
+            switch fire(top, now: now) {
+            case .cancelled: state.pointee.cancelledRealTimers -= 1
+            case .skipped: break
+            case .fired(let again):
+                ran += 1
+                if let again { state.pointee.realTimers.push(again) }
             }
             if stopping(honoursStop) { break }
         }
         return ran
+    }
+
+    private enum Firing {
+        case cancelled
+        /// Not a timer's callback: nothing ran.
+        case skipped
+        /// The callback ran; a repeating timer's next entry, to push back on its heap.
+        case fired(TimerHeap.Entry?)
+    }
+
+    /// Runs the timer `top`, just taken off its heap at `now` (on the heap's clock).
+    private func fire(_ top: TimerHeap.Entry, now: UInt64) -> Firing {
+        let source = top.source
+        source.inHeap = false
+        guard source.isActive else { return .cancelled }
+        guard case .plain(let callback)? = source.callback else { return .skipped }
+        let interval = source.interval
+        if interval == nil { source.deactivate() }  // one-shot: done before its callback runs
+        callback()
+        guard let interval, source.isActive else { return .fired(nil) }
+        var next = source.deadline.addingReportingOverflow(interval)
+        if next.overflow { next.partialValue = .max }
+        // Skip missed ticks instead of replaying them back to back.
+        source.deadline = next.partialValue > now ? next.partialValue : now &+ Swift.min(interval, .max - now)
+        source.inHeap = true
+        return .fired(TimerHeap.Entry(deadline: source.deadline, id: source.id, source: source))
     }
 
     func dispatchSignals(_ honoursStop: Bool) -> Int {

@@ -37,6 +37,38 @@ extension MainRunLoop {
         addTimer(at: Self.instant(nowNanoseconds, after: delay), repeating: interval, callback)
     }
 
+    /// Adds a timer that fires `delay` from now on the monotonic clock — real time — whatever the
+    /// loop's clock, then every `interval` if given.
+    ///
+    /// [loop-thread] For deadlines that belong to IO rather than to the application: a socket's line
+    /// timeout, a keep-alive, a child process's deadline, a poll of a sysfs file. On a manual clock
+    /// they still pass in real time (they arm the timerfd) while the application's timers wait for
+    /// `advance(by:)`. On the monotonic clock this is `addTimer(after:repeating:_:)`. Otherwise the
+    /// same guarantees; a turn runs the loop-clock timers due, then the real-time ones.
+    @discardableResult
+    public func addRealTimeTimer(after delay: Duration, repeating interval: Duration? = nil,
+                                 _ callback: @escaping () -> Void) -> LoopSource
+    {
+        addRealTimeTimer(at: Self.instant(lcs_monotonic_ns(), after: delay), repeating: interval, callback)
+    }
+
+    /// Adds a timer that fires at `deadline` on the monotonic clock (`MonotonicInstant.now`'s) whatever
+    /// the loop's clock, then every `interval` if given. [loop-thread] As `addRealTimeTimer(after:)`.
+    @discardableResult
+    public func addRealTimeTimer(at deadline: MonotonicInstant, repeating interval: Duration? = nil,
+                                 _ callback: @escaping () -> Void) -> LoopSource
+    {
+        guard isManual else { return addTimer(at: deadline, repeating: interval, callback) }
+        precondition(isOnLoopThread, "MainRunLoop.addRealTimeTimer must be called on the loop thread")
+        let source = LoopSource(loop: self, id: makeSourceID(), kind: .realTimeTimer, callback: .plain(callback))
+        source.deadline = Swift.max(deadline.nanoseconds, 1)
+        if let interval { source.interval = UInt64(Swift.max(interval.nanosecondsClamped, 1)) }
+        source.inHeap = true
+        state.pointee.realTimers.push(TimerHeap.Entry(deadline: source.deadline, id: source.id, source: source))
+        if armedDeadline == 0 || source.deadline < armedDeadline { armTimerFD(source.deadline) }
+        return source
+    }
+
     /// Watches `fd` for readability (level-triggered: `EPOLLIN`; hang-up and error also count).
     ///
     /// [loop-thread] The callback runs on every turn while the fd stays readable, so it should read
@@ -133,6 +165,15 @@ extension MainRunLoop {
                     cancelledTimers = 0
                 }
             }
+        case .realTimeTimer:
+            source.deactivate()
+            if source.inHeap {
+                state.pointee.cancelledRealTimers += 1
+                if state.pointee.cancelledRealTimers > 64, state.pointee.cancelledRealTimers * 2 > state.pointee.realTimers.count {
+                    state.pointee.realTimers.removeAll { !$0.source.isActive }
+                    state.pointee.cancelledRealTimers = 0
+                }
+            }
         case .io(let fd):
             readers[source.id] = nil
             // ENOENT/EBADF when the fd was already closed: nothing left to remove.
@@ -182,14 +223,28 @@ extension MainRunLoop {
         }
     }
 
-    /// The prepare step: arms the timerfd for the earliest active deadline.
+    /// The prepare step: arms the timerfd for the earliest active deadline (on a manual clock, the
+    /// earliest real-time timer's, and a wake-up if a timer on the manual clock is due).
     func rearmTimer() {
         dropCancelledTimersAtTop()
         arm(timers.firstDeadline ?? 0)
+        if isManual {
+            while let top = state.pointee.realTimers.first, !top.source.isActive {
+                state.pointee.realTimers.removeFirst()
+                top.source.inHeap = false
+                state.pointee.cancelledRealTimers -= 1
+            }
+            armTimerFD(state.pointee.realTimers.firstDeadline ?? 0)
+        }
     }
 
+    /// Arms for a timer on the loop's clock due at `deadline` (0: none).
     func arm(_ deadline: UInt64) {
         if isManual { return armManual(deadline) }
+        armTimerFD(deadline)
+    }
+
+    func armTimerFD(_ deadline: UInt64) {
         guard deadline != armedDeadline else { return }
         // Cannot fail for a valid timerfd and a normalised time; a past deadline fires at once.
         _ = lcs_timerfd_set_abs(timerFD, deadline, 0)

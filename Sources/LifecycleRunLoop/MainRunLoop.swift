@@ -94,6 +94,10 @@ public final class MainRunLoop: @unchecked Sendable {
         var timers = TimerHeap()
         /// Heap entries whose source was cancelled (removed lazily).
         var cancelledTimers = 0
+        /// On a manual clock, the timers on the monotonic clock (`addRealTimeTimer`), which arm the
+        /// timerfd; empty on the monotonic clock (where they are ordinary timers).
+        var realTimers = TimerHeap()
+        var cancelledRealTimers = 0
         /// The deadline the timerfd is armed for (0: disarmed or already expired and read).
         var armedDeadline: UInt64 = 0
         var readers: [UInt64: LoopSource] = [:]
@@ -208,6 +212,7 @@ public final class MainRunLoop: @unchecked Sendable {
     deinit {
         // Sources may outlive the loop: make them inert and break callback cycles.
         for entry in timers.entries { entry.source.deactivate() }
+        for entry in state.pointee.realTimers.entries { entry.source.deactivate() }
         for source in readers.values { source.deactivate() }
         for list in signalSources.values { for source in list { source.deactivate() } }
         if signalFD >= 0 { _ = close(signalFD) }

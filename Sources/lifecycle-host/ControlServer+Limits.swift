@@ -34,7 +34,7 @@ extension ControlServer {
     /// (Re)starts the connection's line deadline: `lineTimeout` from now. [loop-thread]
     private func armLineDeadline(_ connection: Connection) {
         connection.lineDeadline?.cancel()
-        connection.lineDeadline = loop.addTimer(after: ControlFraming.lineTimeout) { [weak self, weak connection] in
+        connection.lineDeadline = loop.addRealTimeTimer(after: ControlFraming.lineTimeout) { [weak self, weak connection] in
             guard let self, let connection, connections[connection.token] === connection else { return }
             connection.lineDeadline = nil
             // Not reading meanwhile (answers wait for the client): the rest of the line may be unread.

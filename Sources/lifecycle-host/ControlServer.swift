@@ -297,7 +297,7 @@ final class ControlServer {
     private func pauseAccepting() {
         guard acceptRetry == nil else { return }
         try? source?.setIOEvents([])
-        acceptRetry = loop.addTimer(after: .milliseconds(100)) { [weak self] in
+        acceptRetry = loop.addRealTimeTimer(after: .milliseconds(100)) { [weak self] in
             guard let self, !isClosed else { return }
             acceptRetry = nil
             try? source?.setIOEvents(.readable)

@@ -24,6 +24,9 @@ struct RunOptions {
     var osEvents = HostOSEvents.Options()
     var socketPath: String?
     var socket = true
+    /// `--clock`: the application's loop on the monotonic clock (`real`) or a manual one (`virtual`,
+    /// where a scenario's `wait` advances it).
+    var clock = LoopClock.monotonic
     var timeline: String?
     /// `--trace-export FORMAT=FILE`.
     var traceExport: TraceExport?
@@ -66,6 +69,8 @@ final class HostRunner: @unchecked Sendable {
     private var narrator: DemoNarrator?
     private var script: [ScenarioLine] = []
     private var scriptIndex = 0
+    /// `--clock virtual`: the `wait` the loop was stopped for, advanced by `run()` once the loop returns.
+    private var pendingAdvance: Duration?
     private var scriptRunning = false
     /// The prompt's input (`--interactive`), from when it starts: after the scenario, if there is one.
     private var prompt: PromptInput?
@@ -133,12 +138,13 @@ final class HostRunner: @unchecked Sendable {
         configuration.onTerminationOverdue = { report in EmergencyExit.end(.terminationOverdue(report)) }
         let handle: AppHandle
         do {
-            handle = try AppHandle(configuration: configuration)
+            handle = try AppHandle(configuration: configuration, clock: options.clock)
         } catch {
             fputs("lifecycle-host: \(error.message)\n", stderr)
             return HostExit.failure
         }
         self.handle = handle
+        writer.follow(handle.loop)
         handle.pluginQuotas = options.pluginQuotas
         EmergencyExit.setWriter(writer)
         EmergencyExit.setApplication(handle.app)
@@ -221,6 +227,17 @@ final class HostRunner: @unchecked Sendable {
             do { try handle.loop.run() } catch {
                 fputs("lifecycle-host: \(error.message)\n", stderr)
                 exitCode = HostExit.failure
+            }
+            // `--clock virtual`: a scenario's `wait` stopped the loop; the clock moves here, outside the
+            // loop's turns, running what falls due meanwhile (isolated plugins waited for at each
+            // deadline), and the scenario goes on.
+            if let duration = pendingAdvance, exitCode == nil {
+                pendingAdvance = nil
+                do { try handle.app.advance(by: duration) } catch {
+                    fputs("lifecycle-host: \(error.message)\n", stderr)
+                    exitCode = HostExit.failure
+                }
+                handle.loop.performNext { [unowned self] in self.runScript() }
             }
         }
         shutDown = true
@@ -428,7 +445,13 @@ final class HostRunner: @unchecked Sendable {
             return
         }
         if case .wait(let duration) = line.command {
-            handle.loop.addTimer(after: duration) { [unowned self] in self.runScript() }
+            if handle.loop.clock.isManual {
+                // The loop returns after this callback; `run()` advances the clock, then goes on.
+                pendingAdvance = duration
+                handle.loop.stop()
+            } else {
+                handle.loop.addTimer(after: duration) { [unowned self] in self.runScript() }
+            }
         } else {
             // One loop turn between lines: posts from other threads (a slice of them), signals and
             // sockets interleave; the next line never waits behind a flood of posts (`performNext`).

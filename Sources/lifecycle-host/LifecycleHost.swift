@@ -250,6 +250,11 @@ struct Run: ParsableCommand {
         valueName: "FREEZER"), completion: .list(FreezerChoice.allCases.map(\.rawValue)))
     var freezer: String?
 
+    @Option(name: .customLong("clock"), help: ArgumentHelp(
+        "The application's clock: real (the default) or virtual, where a scenario's 'wait' moves the clock at once instead of sleeping.",
+        valueName: "CLOCK"), completion: .list(["real", "virtual"]))
+    var clock: String?
+
     @Flag(name: .customLong("rescan"), help: "Forget what the plugin registry remembers: scan every plugin again.")
     var rescan = false
 
@@ -281,7 +286,7 @@ struct Run: ParsableCommand {
             noClock: noClock, sessionEvents: sessionEvents, systemBus: systemBus, thermalFolder: thermalFolder,
             socket: socket,
             noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, freezer: freezer,
-            rescan: rescan,
+            clock: clock, rescan: rescan,
             scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, allowNoPlugins: allowNoPlugins, pluginQuotas: pluginQuotas,
             engine: engine.values,
             metrics: metrics.values)

@@ -40,6 +40,8 @@ struct RunValues: Equatable {
     var isolateBudget: String?
     /// `--freezer`, as given; nil: `auto`.
     var freezer: String?
+    /// `--clock`, as given; nil: `real`.
+    var clock: String?
     var rescan = false
     var scanBudget: String?
     var allowUnsafePlugins = false
@@ -85,6 +87,11 @@ struct RunValues: Equatable {
         }
         options.socket = !noSocket
         options.socketPath = socket
+        switch clock {
+        case nil, "real": options.clock = .monotonic
+        case "virtual": options.clock = .manual
+        case let other?: throw ValidationError("--clock must be real or virtual, not '\(other)'")
+        }
         try IsolateOption.apply(isolate: isolate, restart: restart, budget: isolateBudget, freezer: freezer, to: &options)
         options.rescan = rescan
         options.scanBudget = try lifecycle_host.scanBudget(scanBudget)
@@ -184,6 +191,7 @@ struct RunValues: Equatable {
                 case "--restart": values.restart = value
                 case "--isolate-budget": values.isolateBudget = value
                 case "--freezer": values.freezer = value
+                case "--clock": values.clock = value
                 case "--scan-budget": values.scanBudget = value
                 case "--plugin-quota": values.pluginQuotas.append(value)
                 case "--metrics": values.metrics.address = value

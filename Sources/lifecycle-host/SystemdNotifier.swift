@@ -85,7 +85,7 @@ final class SystemdNotifier {
     func start(loop: MainRunLoop) {
         guard let keepAlive, timer == nil else { return }
         send("WATCHDOG=1")
-        timer = loop.addTimer(after: keepAlive, repeating: keepAlive) { [unowned self] in send("WATCHDOG=1") }
+        timer = loop.addRealTimeTimer(after: keepAlive, repeating: keepAlive) { [unowned self] in send("WATCHDOG=1") }
     }
 
     /// `READY=1` (with the state as `STATUS=`), once, the first time the application is running.

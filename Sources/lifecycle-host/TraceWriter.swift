@@ -34,6 +34,9 @@ final class TraceWriter: Sendable {
     private let width: Int?
     private let origin = MonotonicInstant.now
     private let sequence = Mutex<UInt64>(0)
+    /// A loop on a manual clock (`--clock virtual`) whose time the lines show (`follow`); nil: real time
+    /// since the writer was made.
+    private let virtualClock = Mutex<MainRunLoop?>(nil)
 
     init(format: Format, fd: Int32 = STDOUT_FILENO, colour: Bool? = nil, width: Int? = nil) {
         self.format = format
@@ -49,8 +52,15 @@ final class TraceWriter: Sendable {
                         scene: event.scene, budget: budget))
     }
 
+    /// Times the lines that follow on `loop`'s clock when it is manual (the virtual time since the
+    /// loop was made); on the monotonic clock nothing changes. [thread-safe]
+    func follow(_ loop: MainRunLoop) {
+        guard loop.clock.isManual else { return }
+        virtualClock.withLock { $0 = loop }
+    }
+
     func write(_ line: TraceLine) {
-        let time = MonotonicInstant.now.duration(since: origin).secondsDouble
+        let time = (virtualClock.withLock { $0?.elapsed } ?? MonotonicInstant.now.duration(since: origin)).secondsDouble
         sequence.withLock { seq in
             seq += 1
             let text = format == .json ? Self.json(line, time: time, seq: seq) : text(line, time: time)

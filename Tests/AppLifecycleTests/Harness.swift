@@ -19,10 +19,12 @@ final class Harness {
     /// What the recording scene delegates answer to `stateRestorationActivityForScene:`, by scene id.
     var restoring: [String: UserActivity] = [:]
 
-    init(_ configure: (inout Configuration) -> Void = { _ in }, delegates: [String] = ["a"], observe: Bool = true) throws {
+    init(clock: LoopClock = .monotonic, _ configure: (inout Configuration) -> Void = { _ in }, delegates: [String] = ["a"],
+         observe: Bool = true) throws
+    {
         var configuration = Configuration()
         configure(&configuration)
-        loop = try MainRunLoop()
+        loop = try MainRunLoop(clock: clock)
         app = Application(configuration: configuration, loop: loop)
         app.traceHandler = { [unowned self] event in
             self.fullTrace.append(event)

@@ -27,6 +27,7 @@ final class CommandLineTests: XCTestCase {
             ["run", "--scenes", "singel", "--no-socket"],
             ["run", "--memory-warning-limit", "3"], ["run", "--memory-warning-limit", "0"], ["run", "--memory-warning-limit", "1001"],
             ["run", "--memory-warning-limit", "99999999999999999999999"], ["run", "--memory-warning-limit", "two"],
+            ["run", "--clock", "virtual", "--script", "s.scenario"], ["run", "--clock", "real"], ["run", "--clock", "wall"],
         ]
         for line in lines {
             let fast = try XCTUnwrap(RunValues.parse(line), "\(line)")

@@ -17,6 +17,10 @@ extension Application {
     /// overruns as the clock passes its deadline, reported at once, while the callback runs), and the
     /// timers that fell due run after the callback returns, on the loop's next turn.
     ///
+    /// Isolated plugins (in processes of their own, in real time) are waited for before the clock
+    /// moves each time: the answers to the callbacks they were sent (a background task ended by its
+    /// expiration handler) land at the time they were asked, as they would in real time.
+    ///
     /// A test of "the task ends when its 30 s budget expires" on a `MainRunLoop(clock: .manual)`:
     /// ```swift
     /// let loop = try MainRunLoop(clock: .manual)
@@ -28,7 +32,11 @@ extension Application {
     ///   `.notOnLoopThread`.
     public func advance(by duration: Duration) throws(ApplicationError) {
         do {
-            if isInsideCallback { try loop.moveClock(by: duration) } else { try loop.advance(by: duration) }
+            if isInsideCallback {
+                try loop.moveClock(by: duration)
+            } else {
+                try loop.advance(by: duration, settling: settleHandler.map { settle in { settle() } })
+            }
         } catch {
             throw ApplicationError(error)
         }

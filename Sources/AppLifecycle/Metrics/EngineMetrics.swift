@@ -196,7 +196,7 @@ final class EngineMetrics: @unchecked Sendable {
 
     /// Arms a sampled dispatch `sampleInterval` from now. [loop-thread]
     func scheduleSample() {
-        sampleTimer = loop.addTimer(after: Self.sampleInterval) { [weak self] in self?.armSample() }
+        sampleTimer = loop.addRealTimeTimer(after: Self.sampleInterval) { [weak self] in self?.armSample() }
     }
 
     private func armSample() {

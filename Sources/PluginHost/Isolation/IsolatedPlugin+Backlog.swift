@@ -95,7 +95,7 @@ extension IsolatedPlugin {
         if backlog == nil {
             guard let (waiting, oldest) = behindFigures(process, now: now, waitingOver: Self.outputLimit, olderThan: budget / 2) else { return }
             backlog = Backlog(since: now)
-            backlogTimer = handle.loop.addTimer(after: Self.backlogCheckInterval, repeating: Self.backlogCheckInterval) { [weak self] in
+            backlogTimer = handle.loop.addRealTimeTimer(after: Self.backlogCheckInterval, repeating: Self.backlogCheckInterval) { [weak self] in
                 guard let self, let process = self.process, self.isActive else { return }
                 if self.events.hasPending, !self.catchUp(process) { return }
                 self.checkBacklog()

@@ -228,7 +228,7 @@ extension IsolatedPlugin {
                 restarts += 1
                 let delay = settings.delay(before: restarts)
                 restart = .scheduled(attempt: restarts, limit: limit, delay: delay)
-                handle.loop.addTimer(after: delay) { [weak self] in self?.restart() }
+                handle.loop.addRealTimeTimer(after: delay) { [weak self] in self?.restart() }
             } else {
                 restart = .gaveUp(limit: limit)
             }

@@ -386,7 +386,7 @@ extension IsolatedPlugin {
         guard let handle else { return }
         deadlineTimer?.cancel()
         deadlineArmed = deadline
-        deadlineTimer = handle.loop.addTimer(at: MonotonicInstant(nanoseconds: deadline)) { [weak self] in
+        deadlineTimer = handle.loop.addRealTimeTimer(at: MonotonicInstant(nanoseconds: deadline)) { [weak self] in
             guard let self else { return }
             deadlineArmed = 0
             deadlineTimer = nil

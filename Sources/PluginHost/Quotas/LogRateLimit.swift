@@ -71,7 +71,7 @@ final class LogRateLimit: Sendable {
             guard armNote else { return }
             loop.perform { [weak self] in
                 guard let self else { return }
-                loop.addTimer(after: .seconds(1)) { [weak self] in self?.flush() }
+                loop.addRealTimeTimer(after: .seconds(1)) { [weak self] in self?.flush() }
             }
         }
     }

@@ -108,7 +108,7 @@ final class QuotaLedger: Sendable {
         switch next {
         case .trace(let refused): trace(kind, refused, handle)
         case .arm(let nanoseconds):
-            handle.loop.addTimer(after: .nanoseconds(Int64(nanoseconds))) { [weak self, weak handle] in
+            handle.loop.addRealTimeTimer(after: .nanoseconds(Int64(nanoseconds))) { [weak self, weak handle] in
                 guard let self, let handle else { return }
                 flush(kind, handle)
             }

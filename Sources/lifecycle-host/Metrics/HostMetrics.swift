@@ -87,7 +87,7 @@ final class HostMetrics {
         if let file = settings.file {
             let registry = registry
             EmergencyExit.setLastWrite { _ = Self.write(registry.render(), to: file) }
-            fileTimer = loop.addTimer(after: settings.interval, repeating: settings.interval) { [unowned self] in
+            fileTimer = loop.addRealTimeTimer(after: settings.interval, repeating: settings.interval) { [unowned self] in
                 if let problem = writeFile() { log("error", "metrics", problem) }
             }
             log("metrics", file, "written every \(formatDuration(settings.interval)) and at the end")

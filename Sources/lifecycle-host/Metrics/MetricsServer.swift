@@ -137,7 +137,7 @@ final class MetricsServer {
                 _ = Glibc.close(fd)
                 continue
             }
-            connection.deadline = loop.addTimer(after: Self.timeout) { [weak self] in self?.drop(fd) }
+            connection.deadline = loop.addRealTimeTimer(after: Self.timeout) { [weak self] in self?.drop(fd) }
             connections[fd] = connection
         }
     }

@@ -46,6 +46,13 @@ static lc_app *make_app(lc_watchdog_policy policy) {
     return made;
 }
 
+/// An application on the manual clock with one delegate, `id`.
+static lc_app *make_app_with(lc_watchdog_policy policy, const char *id, const lc_delegate_t *delegate) {
+    lc_app *made = make_app(policy);
+    CHECK(lc_app_add_delegate(made, id, delegate));
+    return made;
+}
+
 static void advance(double seconds) {
     printf(" advance %g\n", seconds);
     CHECK(lc_app_advance(app, seconds));
@@ -66,9 +73,8 @@ static void begin_upload(lc_app *a, void *ctx) {
 
 static void background_task(void) {
     printf("a background task (30 s of background time, the warning 5 s before):\n");
-    app = make_app(LC_WATCHDOG_TERMINATE);
     lc_delegate_t delegate = {.struct_size = sizeof delegate, .did_enter_background = begin_upload};
-    CHECK(lc_app_add_delegate(app, "com.example.uploader", &delegate));
+    app = make_app_with(LC_WATCHDOG_TERMINATE, "com.example.uploader", &delegate);
     CHECK(lc_app_perform_simple(app, LC_ACTION_LAUNCH));
     advance(10);
     CHECK(lc_app_perform_simple(app, LC_ACTION_HOME));
@@ -89,9 +95,8 @@ static void fetch(lc_app *a, void (*complete)(void *, lc_fetch_result), void *co
 
 static void completion_timeout(void) {
     printf("a background fetch whose completion handler is never called (30 s):\n");
-    app = make_app(LC_WATCHDOG_REPORT);
     lc_delegate_t delegate = {.struct_size = sizeof delegate, .perform_fetch = fetch};
-    CHECK(lc_app_add_delegate(app, "com.example.fetcher", &delegate));
+    app = make_app_with(LC_WATCHDOG_REPORT, "com.example.fetcher", &delegate);
     CHECK(lc_app_perform_simple(app, LC_ACTION_LAUNCH_BACKGROUND));
     CHECK(lc_app_perform_simple(app, LC_ACTION_FETCH));
     advance(29.9);
@@ -122,9 +127,8 @@ static void late_timer(void *ctx) {
 
 static void watchdog(void) {
     printf("the launch and hang budgets (5 s each), a callback advancing the clock:\n");
-    app = make_app(LC_WATCHDOG_REPORT);
     lc_delegate_t delegate = {.struct_size = sizeof delegate, .did_finish_launching = slow_launch};
-    CHECK(lc_app_add_delegate(app, "com.example.slow", &delegate));
+    app = make_app_with(LC_WATCHDOG_REPORT, "com.example.slow", &delegate);
     CHECK(lc_app_perform_simple(app, LC_ACTION_LAUNCH));
     static double quick = 4.9, slow = 5.5;
     CHECK(lc_app_observe(app, "com.example.quick", NULL, slow_observer, &quick, NULL));
