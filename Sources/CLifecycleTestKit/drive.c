@@ -42,31 +42,45 @@ static lc_status finish(lct_harness *h, lc_status status, const char *file, int 
     return status;
 }
 
-lc_status lct_load_at(lct_harness *harness, const char *path, const char *file, int line) {
+// Loads the plugin at `path` (made absolute against the working directory) with `options` (NULL: in
+// this process); `name` is the caller's function, for the reports.
+static lc_status load(lct_harness *harness, const char *path, const lc_load_options_t *options, const char *name,
+                      const char *file, int line) {
     if (harness == NULL) return LC_ERR_INVALID_ARGUMENT;
-    if (!lct_given(harness, path, "lct_load: no plugin path given", file, line)) return LC_ERR_INVALID_ARGUMENT;
+    char missing[64];
+    snprintf(missing, sizeof missing, "%s: no plugin path given", name);
+    if (!lct_given(harness, path, missing, file, line)) return LC_ERR_INVALID_ARGUMENT;
     char absolute[PATH_MAX];
     if (*path == '/') {
         if (strlen(path) >= sizeof absolute) {
-            lct_fail(harness, file, line, false, "lct_load: the path is %zu bytes long (at most %d)", strlen(path), PATH_MAX - 1);
+            lct_fail(harness, file, line, false, "%s: the path is %zu bytes long (at most %d)", name, strlen(path), PATH_MAX - 1);
             return LC_ERR_INVALID_ARGUMENT;
         }
         strcpy(absolute, path);
     } else {
         char folder[PATH_MAX];
         if (getcwd(folder, sizeof folder) == NULL) {
-            lct_fail(harness, file, line, false, "lct_load: cannot make '%s' absolute: getcwd: %s", path, strerror(errno));
+            lct_fail(harness, file, line, false, "%s: cannot make '%s' absolute: getcwd: %s", name, path, strerror(errno));
             return LC_ERR_SYSTEM;
         }
         int length = snprintf(absolute, sizeof absolute, "%s/%s", folder, path);
         if (length < 0 || (size_t)length >= sizeof absolute) {
-            lct_fail(harness, file, line, false, "lct_load: '%s/%s' is longer than %d bytes", folder, path, PATH_MAX - 1);
+            lct_fail(harness, file, line, false, "%s: '%s/%s' is longer than %d bytes", name, folder, path, PATH_MAX - 1);
             return LC_ERR_INVALID_ARGUMENT;
         }
     }
-    char what[PATH_MAX + 16];
-    snprintf(what, sizeof what, "lct_load(%s)", absolute);
-    return finish(harness, lc_app_load_plugin(harness->app, absolute, NULL), file, line, what);
+    char what[PATH_MAX + 32];
+    snprintf(what, sizeof what, "%s(%s)", name, absolute);
+    return finish(harness, lc_app_load_plugin_with_options(harness->app, absolute, options, NULL), file, line, what);
+}
+
+lc_status lct_load_at(lct_harness *harness, const char *path, const char *file, int line) {
+    return load(harness, path, NULL, "lct_load", file, line);
+}
+
+lc_status lct_load_isolated_at(lct_harness *harness, const char *path, const char *file, int line) {
+    lc_load_options_t options = {.struct_size = sizeof options, .flags = LC_LOAD_ISOLATED};
+    return load(harness, path, &options, "lct_load_isolated", file, line);
 }
 
 lc_status lct_perform_at(lct_harness *harness, lc_action_kind kind, const char *file, int line) {

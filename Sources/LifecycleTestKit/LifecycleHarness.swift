@@ -68,10 +68,12 @@ public final class LifecycleHarness {
         (0..<lct_event_count(harness)).compactMap { lct_event_at(harness, $0).map { Event($0.pointee) } }
     }
 
-    /// Loads the plugin at `path` (made absolute against the working directory) into this process.
+    /// Loads the plugin at `path` (made absolute against the working directory) into this process, or
+    /// with `isolated`, into a process of its own (the plugin runner: `$LC_PLUGIN_RUNNER`, or
+    /// `lifecycle-host` beside the test bundle, which `swift build --product lifecycle-host` makes).
     @discardableResult
-    public func load(_ path: String, file: StaticString = #filePath, line: UInt = #line) -> Bool {
-        check(file, line) { lct_load_at(harness, path, $0, $1) == LC_OK }
+    public func load(_ path: String, isolated: Bool = false, file: StaticString = #filePath, line: UInt = #line) -> Bool {
+        check(file, line) { isolated ? lct_load_isolated_at(harness, path, $0, $1) == LC_OK : lct_load_at(harness, path, $0, $1) == LC_OK }
     }
 
     /// Records each delivery of the notification `name` as an event of kind `posted` (detail: the
