@@ -73,7 +73,7 @@ typedef struct lct_options {
 /// LC_ERR_INVALID_ARGUMENT (NULL out, struct_size below 4, real_clock or quiet other than 0 or 1, a
 /// config lc_app_create refuses), LC_ERR_SYSTEM (out of memory); nothing is created. A failure counts as
 /// a failed check in the process totals and is reported like one (to standard error unless quiet, and
-/// in lct_create_failure), naming the field: "FILE:LINE: lct_harness_create: real_clock is 2; 0 (the
+/// in lct_create_failure), naming the field: "FILE:LINE: lct_harness_create: options->real_clock is 2; 0 (the
 /// manual clock) or 1 (the monotonic clock)". A success is not counted.
 /// [thread-safe: the caller's thread becomes the main thread]
 #define lct_harness_create(options, out) lct_harness_create_at((options), (out), __FILE__, __LINE__)
