@@ -438,7 +438,8 @@ typedef struct lc_config {
     // delegate function, an expiration handler) that runs longer is reported to on_watchdog (budget
     // "hang") and, under LC_WATCHDOG_TERMINATE, kills the application (the callback cannot be
     // unwound: the app stops once it returns). 0 keeps the default, 5. Measured by sampling: reported
-    // within a quarter of the budget (at most 1 s) after it ends.
+    // within a quarter of the budget (at most 1 s) after it ends; on a manual clock (1.7), exactly as the
+    // clock passes it while the callback runs (see lc_clock).
     double hang_budget;
     // Appended in 1.5. The memory-warning escalation policy: after this many memory warnings in a row
     // without relief (an LC_MEMORY_NORMAL warning relieves), the next one terminates the application
@@ -776,7 +777,8 @@ LC_EXPORT lc_status lc_scene_get_configuration_name(const lc_scene *scene, const
 
 /// Runs until lc_app_stop. [main-thread]
 LC_EXPORT lc_status lc_app_run(lc_app *app);
-/// Runs for `seconds` (or until lc_app_stop). [main-thread]
+/// Runs for `seconds` of real time (or until lc_app_stop), also on a manual clock, where no timer falls
+/// due meanwhile (lc_app_advance moves that clock). [main-thread]
 LC_EXPORT lc_status lc_app_run_for(lc_app *app, double seconds);
 /// Makes lc_app_run return after the current callback. [thread-safe]
 LC_EXPORT lc_status lc_app_stop(lc_app *app);
@@ -784,7 +786,8 @@ LC_EXPORT lc_status lc_app_stop(lc_app *app);
 LC_EXPORT int lc_app_fd(const lc_app *app);
 /// Runs everything ready now without blocking; returns how many callbacks ran, or a negative lc_status. [main-thread]
 LC_EXPORT int lc_app_dispatch_pending(lc_app *app);
-/// Milliseconds until the next timer (-1: none): the longest a nesting loop may wait. [main-thread]
+/// Milliseconds until the next timer (-1: none): the longest a nesting loop may wait. On a manual clock
+/// (ABI 1.7) 0 when a timer is due, else -1: waiting cannot make one due. [main-thread]
 LC_EXPORT int lc_app_next_timeout_ms(const lc_app *app);
 /// Runs `fn(ctx)` on the main thread on a later loop turn, in this thread's order. From another
 /// thread, LC_ERR_QUEUE_FULL (nothing queued) over the queue's bound, as lc_app_post. [thread-safe]

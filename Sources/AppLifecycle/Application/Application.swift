@@ -21,8 +21,10 @@ import Synchronization
 ///   implements willFinish or didFinish returned false (unimplemented methods do not count). openURL:
 ///   every implementing delegate is called; the URL counts as handled if any returned true.
 ///   shouldSave/shouldRestore do not combine: each gates its own delegate's archive only.
-/// - **Time.** Budgets are watched from another thread (see `Configuration.Budgets`); background tasks
-///   and completion handlers are timed by the loop's monotonic timers.
+/// - **Time.** Every reading of "now" is the loop's clock (`clock`: monotonic, or manual for tests,
+///   moved by `advance(by:)`). Budgets are watched from another thread (see `Configuration.Budgets`),
+///   or on a manual clock at each move of the clock; background tasks and completion handlers are
+///   timed by the loop's timers.
 public final class Application: @unchecked Sendable {
     // @unchecked: public state in LoopBound; other vars loop-only, public members checked; watchdog side atomic.
     public let loop: MainRunLoop
