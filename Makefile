@@ -1,5 +1,6 @@
 # AppLifecycle, built and installed like a C library: liblifecycle (with a versioned soname), its header
-# and pkg-config file, and lifecycle-host with its example plugins, man page, shell completions and
+# and pkg-config file, the test kit for plugins (liblifecycle-testkit, lifecycle_testkit.h,
+# lifecycle-testkit.pc), and lifecycle-host with its example plugins, man page, shell completions and
 # documentation (docs/ under share/doc/lifecycle, as the man page's FILES and SEE ALSO say).
 #
 #   make                                    swift build -c release of what is installed
@@ -52,6 +53,9 @@ ABI_MINOR := $(shell sed -n 's/^\#define LC_ABI_VERSION_MINOR \([0-9][0-9]*\).*/
 VERSION := $(ABI_MAJOR).$(ABI_MINOR).0
 SONAME := liblifecycle.so.$(ABI_MAJOR)
 REALNAME := liblifecycle.so.$(VERSION)
+# The C test kit (include/lifecycle_testkit.h): its own soname, the same version; it needs liblifecycle.
+TESTKIT_SONAME := liblifecycle-testkit.so.$(ABI_MAJOR)
+TESTKIT_REALNAME := liblifecycle-testkit.so.$(VERSION)
 EXAMPLES := Echo StateKeeper Greeter CacheTrimmer
 # The documentation installed under DOCDIR: the pages and their pictures, the example scenarios.
 DOCS := $(wildcard docs/*.md docs/*.svg)
@@ -65,6 +69,7 @@ all: build
 
 build:
 	$(SWIFT) build -c $(CONFIG) --product lifecycle
+	$(SWIFT) build -c $(CONFIG) --product lifecycle-testkit
 	$(SWIFT) build -c $(CONFIG) --product lifecycle-host
 	for example in $(EXAMPLES); do $(SWIFT) build -c $(CONFIG) --product $$example || exit 1; done
 
@@ -73,7 +78,7 @@ print-version:
 
 check-built:
 	@test -n "$(ABI_MAJOR)" -a -n "$(ABI_MINOR)" || { echo "make: no LC_ABI_VERSION_MAJOR/MINOR in include/lifecycle.h" >&2; exit 1; }
-	@for file in $(BUILD_DIR)/liblifecycle.so $(BUILD_DIR)/lifecycle-host $(EXAMPLES:%=$(BUILD_DIR)/lib%.so); do \
+	@for file in $(BUILD_DIR)/liblifecycle.so $(BUILD_DIR)/liblifecycle-testkit.so $(BUILD_DIR)/lifecycle-host $(EXAMPLES:%=$(BUILD_DIR)/lib%.so); do \
 	    test -f "$$file" || { echo "make install: $$file is missing: run 'make' (swift build -c $(CONFIG)) first" >&2; exit 1; }; \
 	done
 
@@ -111,10 +116,23 @@ install: check-built check-tools
 	ln -sfn "$(REALNAME)" "$(DESTDIR)$(LIBDIR)/$(SONAME)"
 	ln -sfn "$(SONAME)" "$(DESTDIR)$(LIBDIR)/liblifecycle.so"
 	install -m 644 include/lifecycle.h "$(DESTDIR)$(INCLUDEDIR)/lifecycle.h"
+	# The test kit: it calls liblifecycle, which it names (DT_NEEDED) and finds beside itself ($$ORIGIN);
+	# SwiftPM linked it with the Swift runtime too (libswiftCore.so), found as liblifecycle finds it.
+	install -m 755 "$(BUILD_DIR)/liblifecycle-testkit.so" "$(DESTDIR)$(LIBDIR)/$(TESTKIT_REALNAME)"
+	$(PATCHELF) --set-soname "$(TESTKIT_SONAME)" "$(DESTDIR)$(LIBDIR)/$(TESTKIT_REALNAME)"
+	$(PATCHELF) --add-needed "$(SONAME)" "$(DESTDIR)$(LIBDIR)/$(TESTKIT_REALNAME)"
+	$(PATCHELF) --set-rpath '$$ORIGIN:$(SWIFT_RUNTIME_DIR)' "$(DESTDIR)$(LIBDIR)/$(TESTKIT_REALNAME)"
+	ln -sfn "$(TESTKIT_REALNAME)" "$(DESTDIR)$(LIBDIR)/$(TESTKIT_SONAME)"
+	ln -sfn "$(TESTKIT_SONAME)" "$(DESTDIR)$(LIBDIR)/liblifecycle-testkit.so"
+	install -m 644 include/lifecycle_testkit.h "$(DESTDIR)$(INCLUDEDIR)/lifecycle_testkit.h"
 	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
 	    -e 's|@VERSION@|$(VERSION)|g' -e 's|@RPATH@|$(if $(filter 1,$(PC_RPATH)),-Wl$(,)-rpath$(,)$${libdir} ,)|g' \
 	    pkgconfig/lifecycle.pc.in > "$(DESTDIR)$(PKGCONFIGDIR)/lifecycle.pc"
 	chmod 644 "$(DESTDIR)$(PKGCONFIGDIR)/lifecycle.pc"
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	    -e 's|@VERSION@|$(VERSION)|g' -e 's|@RPATH@|$(if $(filter 1,$(PC_RPATH)),-Wl$(,)-rpath$(,)$${libdir} ,)|g' \
+	    pkgconfig/lifecycle-testkit.pc.in > "$(DESTDIR)$(PKGCONFIGDIR)/lifecycle-testkit.pc"
+	chmod 644 "$(DESTDIR)$(PKGCONFIGDIR)/lifecycle-testkit.pc"
 	install -m 755 "$(BUILD_DIR)/lifecycle-host" "$(DESTDIR)$(BINDIR)/lifecycle-host"
 	for example in $(EXAMPLES); do \
 	    install -m 755 "$(BUILD_DIR)/lib$$example.so" "$(DESTDIR)$(EXAMPLESDIR)/lib$$example.so" || exit 1; done
@@ -130,6 +148,8 @@ uninstall:
 	rm -f "$(DESTDIR)$(BINDIR)/lifecycle-host" \
 	    "$(DESTDIR)$(LIBDIR)/$(REALNAME)" "$(DESTDIR)$(LIBDIR)/$(SONAME)" "$(DESTDIR)$(LIBDIR)/liblifecycle.so" \
 	    "$(DESTDIR)$(INCLUDEDIR)/lifecycle.h" "$(DESTDIR)$(PKGCONFIGDIR)/lifecycle.pc" \
+	    "$(DESTDIR)$(LIBDIR)/$(TESTKIT_REALNAME)" "$(DESTDIR)$(LIBDIR)/$(TESTKIT_SONAME)" "$(DESTDIR)$(LIBDIR)/liblifecycle-testkit.so" \
+	    "$(DESTDIR)$(INCLUDEDIR)/lifecycle_testkit.h" "$(DESTDIR)$(PKGCONFIGDIR)/lifecycle-testkit.pc" \
 	    "$(DESTDIR)$(MANDIR)/man1/lifecycle-host.1" "$(DESTDIR)$(BASHCOMPLETIONDIR)/lifecycle-host" \
 	    "$(DESTDIR)$(ZSHCOMPLETIONDIR)/_lifecycle-host" "$(DESTDIR)$(FISHCOMPLETIONDIR)/lifecycle-host.fish" \
 	    $(EXAMPLES:%="$(DESTDIR)$(EXAMPLESDIR)/lib%.so") \

@@ -12,6 +12,11 @@ let package = Package(
         // include/lifecycle.h as the Swift module CLifecycleABI, header only: what a plugin written in
         // Swift depends on. A plugin must not link liblifecycle (the host refuses one that does).
         .library(name: "LifecycleABI", targets: ["CLifecycleABI"]),
+        // The test kit for plugins' authors (docs/writing-a-plugin.md, "Testing your plugin"):
+        // liblifecycle-testkit.so, include/lifecycle_testkit.h's library for tests in C (a program links
+        // it with liblifecycle.so, whose lc_* functions it calls), and LifecycleTestKit for XCTest.
+        .library(name: "lifecycle-testkit", type: .dynamic, targets: ["CLifecycleTestKit"]),
+        .library(name: "LifecycleTestKit", targets: ["LifecycleTestKit"]),
         .executable(name: "lifecycle-host", targets: ["lifecycle-host"]),
         // Example plugins: each a .so the host loads with dlopen.
         .library(name: "Echo", type: .dynamic, targets: ["Echo"]),
@@ -73,6 +78,11 @@ let package = Package(
                 .product(name: "CoreMetrics", package: "swift-metrics"),
             ]
         ),
+        // The C test kit: a harness over the public C ABI only (lc_* left for liblifecycle.so, or for the
+        // CLifecycle target linked beside it in a Swift test), so no second engine is ever linked in.
+        .target(name: "CLifecycleTestKit", dependencies: ["CLifecycleABI"], cSettings: [.headerSearchPath("../../include")]),
+        // The Swift test kit: the C kit under XCTest, with the engine (CLifecycle) linked into the test.
+        .target(name: "LifecycleTestKit", dependencies: ["CLifecycleTestKit", "CLifecycle", "CLifecycleABI"]),
         // The public header as a module for plugins written in Swift (header only).
         .systemLibrary(name: "CLifecycleABI", path: "Sources/CLifecycleABI"),
         // Example plugins. C plugins see include/lifecycle.h; none links the host.
@@ -80,7 +90,7 @@ let package = Package(
         .target(name: "StateKeeper", path: "Plugins/StateKeeper", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
         .target(name: "Greeter", path: "Plugins/Greeter", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
         .target(name: "CacheTrimmer", dependencies: ["CLifecycleABI"], path: "Plugins/CacheTrimmer"),
-        .target(name: "Sessions", path: "Plugins/Sessions", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
+        .target(name: "Sessions", path: "Plugins/Sessions", exclude: ["sessions_test.c"], publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
         .target(name: "Scenes", path: "Plugins/Scenes", publicHeadersPath: ".", cSettings: [.headerSearchPath("../../include")]),
         // Writes lifecycle-host's man page from its --experimental-dump-help (make man; a test keeps
         // docs/man/lifecycle-host.1 in sync).
@@ -117,6 +127,9 @@ let package = Package(
             // C sources the tests compile with cc at test time.
             exclude: ["Fixtures"]
         ),
+        // The test kits: the C example test (Plugins/Sessions/sessions_test.c) built and run, its failure
+        // reports, and the Swift example (CacheTrimmer) through LifecycleTestKit.
+        .testTarget(name: "TestKitTests", dependencies: ["LifecycleTestKit", "TestSupport"], exclude: ["Fixtures"]),
         // Plugins and the delegate bridge: loading, host-API tables, ownership, 1.0 and 1.1 delegates.
         .testTarget(
             name: "PluginHostTests",

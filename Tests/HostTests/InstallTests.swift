@@ -24,9 +24,10 @@ final class InstallTests: XCTestCase {
     private static var installedFiles: Set<String> {
         Set<String>([
             "bin/lifecycle-host",
-            "include/lifecycle.h",
+            "include/lifecycle.h", "include/lifecycle_testkit.h",
             "lib/liblifecycle.so", "lib/liblifecycle.so.\(major)", "lib/liblifecycle.so.\(version)",
-            "lib/pkgconfig/lifecycle.pc",
+            "lib/liblifecycle-testkit.so", "lib/liblifecycle-testkit.so.\(major)", "lib/liblifecycle-testkit.so.\(version)",
+            "lib/pkgconfig/lifecycle.pc", "lib/pkgconfig/lifecycle-testkit.pc",
             "lib/lifecycle/examples/libEcho.so", "lib/lifecycle/examples/libStateKeeper.so",
             "lib/lifecycle/examples/libGreeter.so", "lib/lifecycle/examples/libCacheTrimmer.so",
             "share/man/man1/lifecycle-host.1",
@@ -221,6 +222,21 @@ final class InstallTests: XCTestCase {
         let resolved = try sh("env -u LD_LIBRARY_PATH ldd '\(folder)/program'")
         XCTAssertTrue(resolved.contains("liblifecycle.so.\(Self.major) => \(lib)/liblifecycle.so.\(Self.major)"), resolved)
 
+        // The test kit's example test, built with nothing but `pkg-config lifecycle-testkit` (which brings
+        // lifecycle's flags along), run on the built Sessions plugin with a clean environment.
+        let kitDynamic = try sh("'\(readelf)' -d '\(lib)/liblifecycle-testkit.so.\(Self.version)'")
+        XCTAssertTrue(kitDynamic.contains("Library soname: [liblifecycle-testkit.so.\(Self.major)]"), kitDynamic)
+        XCTAssertTrue(kitDynamic.contains("Shared library: [liblifecycle.so.\(Self.major)]"), kitDynamic)
+        let kitLdd = try sh("env -u LD_LIBRARY_PATH ldd '\(lib)/liblifecycle-testkit.so.\(Self.version)'")
+        XCTAssertFalse(kitLdd.contains("not found"), kitLdd)
+        XCTAssertTrue(kitLdd.contains("liblifecycle.so.\(Self.major) => \(lib)/liblifecycle.so.\(Self.major)"), kitLdd)
+        try sh("cd '\(folder)' && \(cc) -Wall -Werror '\(root)/Plugins/Sessions/sessions_test.c' $(pkg-config --cflags --libs lifecycle-testkit) -o kit_test",
+               environment: pkg)
+        XCTAssertEqual(try sh("env -u LD_LIBRARY_PATH '\(folder)/kit_test' '\(CBuild.products)/libSessions.so' 2>/dev/null"),
+                       "sessions_test: 23 passed, 0 failed\n")
+        XCTAssertEqual(try String(contentsOfFile: prefix + "/include/lifecycle_testkit.h", encoding: .utf8),
+                       try String(contentsOfFile: root + "/include/lifecycle_testkit.h", encoding: .utf8))
+
         // The same plugin isolated, from a C program built with the prefix's pkg-config file only and run
         // with an empty environment (no LC_PLUGIN_RUNNER, no LD_LIBRARY_PATH): the installed library
         // starts the runner `make install` recorded in it, the installed lifecycle-host.
@@ -332,6 +348,8 @@ final class InstallTests: XCTestCase {
         try files.createSymbolicLink(atPath: checkout + "/include", withDestinationPath: CBuild.root + "/include")
         let pc = try String(contentsOfFile: CBuild.root + "/pkgconfig/lifecycle.pc", encoding: .utf8)
         XCTAssertTrue(pc.contains("\nVersion: \(Self.version)\n"), "the checkout's .pc has the header's version")
+        let kitPC = try String(contentsOfFile: CBuild.root + "/pkgconfig/lifecycle-testkit.pc", encoding: .utf8)
+        XCTAssertTrue(kitPC.contains("\nVersion: \(Self.version)\n"), "the checkout's lifecycle-testkit.pc has the header's version")
         let source = CBuild.root + "/Tests/PluginHostTests/Fixtures/embed_cycle.c"
         // `cc`; under a sanitizer its compiler, as the library needs its runtime (CBuild.linkedProgramCompiler).
         let cc = CBuild.linkedProgramCommand
