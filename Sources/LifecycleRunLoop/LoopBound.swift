@@ -58,54 +58,54 @@ public struct LoopBound<Value>: @unchecked Sendable {
     }
 }
 
-/// A loop-bound byte, checked as `LoopBound` is (every read and write compares the calling thread with
-/// the loop's and traps on any other, naming the value), and stored in an `Atomic` held by a `let`.
-/// [loop-thread: checked]
+/// Up to eight loop-bound bytes ("lanes") in one word, checked as `LoopBound` is (every read and write
+/// compares the calling thread with the loop's and traps on any other, naming the member the caller
+/// gives), stored in an `Atomic<UInt64>` held by a `let`. [loop-thread: checked]
 ///
 /// Why: a `LoopBound` is a `var` of its class, so every use from outside the class is a dynamic
 /// exclusivity check (`swift_beginAccess`, its thread-local access set, `swift_endAccess`: ~115
 /// instructions a read, measured). An `Atomic` in a `let` has no such check, and its relaxed loads and
-/// stores are plain moves on x86-64 and arm64, so a read costs the thread check and a load. Only the
-/// loop's thread ever touches it, so relaxed ordering is all it needs. For small values every frame
-/// or call reads (the application's state, as a byte its owner maps); no `_modify`: read, then write.
-public struct LoopBoundByte: ~Copyable, Sendable {
+/// stores are plain moves on x86-64 and arm64, so a read costs the thread check and a load. One word
+/// for all the lanes: a reader that needs several (every frame sent to an isolated plugin reads the
+/// application's state, protected-data flag and budgeted phase) pays one check and one load for all of
+/// them (`word(_:)`). Only the loop's thread ever touches it, so relaxed ordering is all it needs, and a
+/// write is a load and a store (no compare-and-swap). No `_modify`: read, then write.
+public struct LoopBoundBytes: ~Copyable, Sendable {
     public let loop: MainRunLoop
-    @usableFromInline let name: StaticString
-    @usableFromInline let storage: Atomic<UInt8>
+    @usableFromInline let storage: Atomic<UInt64>
 
-    /// `value`, bound to `loop`; `name` is what a wrong-thread use is reported as.
+    /// The lanes `lanes` (lane 0 first; the missing ones are 0), bound to `loop`; `name` is what a
+    /// wrong-thread use of `init` is reported as.
     @inlinable
-    public init(_ value: UInt8, loop: MainRunLoop, name: StaticString) {
+    public init(_ lanes: [UInt8], loop: MainRunLoop, name: StaticString) {
         loop.preconditionOnLoopThread(name)
+        precondition(lanes.count <= 8, "LoopBoundBytes holds at most 8 lanes")
         self.loop = loop
-        self.name = name
-        storage = Atomic(value)
+        var word: UInt64 = 0
+        for (index, lane) in lanes.enumerated() { word |= UInt64(lane) << (8 * UInt64(index)) }
+        storage = Atomic(word)
     }
 
-    /// The value; traps on any thread but the loop's.
-    @inlinable
-    public var value: UInt8 {
-        @inline(__always)
-        get {
-            loop.preconditionOnLoopThread(name)
-            return storage.load(ordering: .relaxed)
-        }
-    }
-
-    /// Replaces the value; traps on any thread but the loop's.
+    /// Every lane at once (lane `i` in bits `8i..<8i+8`); traps on any thread but the loop's, naming
+    /// `member`.
     @inlinable @inline(__always)
-    public func set(_ newValue: UInt8) {
-        loop.preconditionOnLoopThread(name)
-        storage.store(newValue, ordering: .relaxed)
+    public func word(_ member: StaticString) -> UInt64 {
+        loop.preconditionOnLoopThread(member)
+        return storage.load(ordering: .relaxed)
     }
 
-    /// The value as a flag (0: false). [loop-thread: checked]
-    @inlinable
-    public var flag: Bool {
-        @inline(__always) get { value != 0 }
-    }
-
-    /// Sets the value from a flag. [loop-thread: checked]
+    /// Lane `lane` (0..<8); traps on any thread but the loop's, naming `member`.
     @inlinable @inline(__always)
-    public func set(_ flag: Bool) { set(UInt8(flag ? 1 : 0)) }
+    public func lane(_ lane: Int, _ member: StaticString) -> UInt8 {
+        UInt8(truncatingIfNeeded: word(member) >> (8 * UInt64(lane & 7)))
+    }
+
+    /// Replaces lane `lane` (0..<8), leaving the others; traps on any thread but the loop's, naming
+    /// `member`.
+    @inlinable @inline(__always)
+    public func set(_ lane: Int, _ value: UInt8, _ member: StaticString) {
+        let shift = 8 * UInt64(lane & 7)
+        let old = word(member)
+        storage.store(old & ~(0xFF << shift) | UInt64(value) << shift, ordering: .relaxed)
+    }
 }

@@ -33,34 +33,34 @@ public final class Application: @unchecked Sendable {
 
     /// The current state. [loop-thread: checked]
     public internal(set) var state: ApplicationState {
-        get { ApplicationState.fromWord(boundState.value) }
-        set { boundState.set(newValue.word) }
+        get { ApplicationState.fromWord(bound.lane(Lane.state, "Application.state")) }
+        set { bound.set(Lane.state, newValue.word, "Application.state") }
     }
     /// Whether the device is locked (between `lock` and `unlock`). The device's state, not the run's:
     /// it outlives termination, and `lock`/`unlock` are legal while the application is not running.
     /// [loop-thread: checked]
     public internal(set) var isDeviceLocked: Bool {
-        get { boundDeviceLocked.flag }
-        set { boundDeviceLocked.set(newValue) }
+        get { bound.lane(Lane.deviceLocked, "Application.isDeviceLocked") != 0 }
+        set { bound.set(Lane.deviceLocked, newValue ? 1 : 0, "Application.isDeviceLocked") }
     }
     /// Whether files with complete protection are readable (`protectedDataAvailable`). [loop-thread: checked]
     public internal(set) var isProtectedDataAvailable: Bool {
-        get { boundProtectedData.flag }
-        set { boundProtectedData.set(newValue) }
+        get { bound.lane(Lane.protectedData, "Application.isProtectedDataAvailable") != 0 }
+        set { bound.set(Lane.protectedData, newValue ? 1 : 0, "Application.isProtectedDataAvailable") }
     }
     /// Whether Low Power Mode is on (Apple: `ProcessInfo.isLowPowerModeEnabled`). The device's state:
     /// it outlives termination; set by `Action.powerState(lowPower:)`, and `powerStateDidChange` is
     /// posted after each change. [loop-thread: checked]
     public internal(set) var isLowPowerModeEnabled: Bool {
-        get { boundLowPower.flag }
-        set { boundLowPower.set(newValue) }
+        get { bound.lane(Lane.lowPower, "Application.isLowPowerModeEnabled") != 0 }
+        set { bound.set(Lane.lowPower, newValue ? 1 : 0, "Application.isLowPowerModeEnabled") }
     }
     /// The device's thermal state (Apple: `ProcessInfo.thermalState`). The device's state: it
     /// outlives termination; set by `Action.thermalState(_:)`, and `thermalStateDidChange` is posted
     /// after each change. [loop-thread: checked]
     public internal(set) var thermalState: ThermalState {
-        get { ThermalState(rawValue: boundThermal.value) ?? .nominal }
-        set { boundThermal.set(newValue.rawValue) }
+        get { ThermalState(rawValue: bound.lane(Lane.thermal, "Application.thermalState")) ?? .nominal }
+        set { bound.set(Lane.thermal, newValue.rawValue, "Application.thermalState") }
     }
     /// Receives every trace event, on the loop thread, in order. [loop-thread: checked]
     public var traceHandler: ((TraceEvent) -> Void)? {
@@ -73,14 +73,14 @@ public final class Application: @unchecked Sendable {
     /// Whether `traceHandler` is set: what every engine step tests (a Bool, not a copy of the closure).
     private(set) var isTracing = false
     // The public state above, each read and written on the loop's thread only, checked (`LoopBound`).
-    // The three are `LoopBoundByte`s, `let`s: read on every notification an isolated plugin is
-    // sent and by every `lc_app_state`, they cost a thread check and a load, where a `LoopBound` `var`
-    // cost a dynamic exclusivity check (~115 instructions) a read.
-    private let boundState: LoopBoundByte
-    private let boundDeviceLocked: LoopBoundByte
-    private let boundProtectedData: LoopBoundByte
-    private let boundLowPower: LoopBoundByte
-    private let boundThermal: LoopBoundByte
+    // The bytes are lanes of one `LoopBoundBytes`, a `let`: a read costs a thread check and a load,
+    // where a `LoopBound` `var` cost a dynamic exclusivity check (~115 instructions) a read; and every
+    // frame sent to an isolated plugin reads three of them (`frameContext`) with one check and one load.
+    private let bound: LoopBoundBytes
+    /// The lanes of `bound`.
+    private enum Lane {
+        static let state = 0, deviceLocked = 1, protectedData = 2, lowPower = 3, thermal = 4, budgetPhase = 5
+    }
     private var boundTraceHandler: LoopBound<((TraceEvent) -> Void)?>
 
     /// The application's identity as the sender of its lifecycle notifications.
@@ -204,15 +204,54 @@ public final class Application: @unchecked Sendable {
     /// frame sent in the phase is held to the phase's budget instead of the application's watchdog.
     /// Read for every frame sent to an isolated plugin: an atomic byte (see `boundState`).
     package internal(set) var budgetPhase: WatchdogReport.Budget? {
-        get {
-            let word = boundBudgetPhase.value
-            return word == 0 ? nil : Self.budgets[Int(word) - 1]
-        }
-        set { boundBudgetPhase.set(newValue.map { UInt8(Self.budgets.firstIndex(of: $0)! + 1) } ?? 0) }
+        get { Self.budgetPhase(bound.lane(Lane.budgetPhase, "Application.budgetPhase")) }
+        set { bound.set(Lane.budgetPhase, Self.lane(of: newValue), "Application.budgetPhase") }
     }
-    /// `budgetPhase`: 0 for none, else its place in `budgets` + 1.
-    private let boundBudgetPhase: LoopBoundByte
-    private static let budgets = WatchdogReport.Budget.allCases
+    /// Lane `budgetPhase` of a phase (0: none). Switches, not a table: a read is a few compares, where a
+    /// static array costs its lazy initialiser's check and a bounds check.
+    static func lane(of phase: WatchdogReport.Budget?) -> UInt8 {
+        switch phase {
+        case nil: 0
+        case .launch: 1
+        case .didEnterBackground: 2
+        case .willTerminate: 3
+        case .completionHandler: 4
+        case .backgroundTask: 5
+        case .hang: 6
+        case .terminate: 7
+        }
+    }
+    /// The phase of lane `budgetPhase`: `lane(of:)` undone (a test checks both ways).
+    @inline(__always)
+    static func budgetPhase(_ lane: UInt8) -> WatchdogReport.Budget? {
+        switch lane {
+        case 1: .launch
+        case 2: .didEnterBackground
+        case 3: .willTerminate
+        case 4: .completionHandler
+        case 5: .backgroundTask
+        case 6: .hang
+        case 7: .terminate
+        default: nil
+        }
+    }
+
+    /// What a frame sent to an isolated plugin carries and is timed by: the state, whether protected
+    /// data is available, and the budgeted phase under way, read at once (one thread check, one load).
+    /// [loop-thread: checked]
+    package struct FrameContext {
+        package let state: ApplicationState
+        package let isProtectedDataAvailable: Bool
+        package let budgetPhase: WatchdogReport.Budget?
+    }
+
+    /// `state`, `isProtectedDataAvailable` and `budgetPhase` together. [loop-thread: checked]
+    package var frameContext: FrameContext {
+        let word = bound.word("Application.frameContext")
+        @inline(__always) func lane(_ index: Int) -> UInt8 { UInt8(truncatingIfNeeded: word >> (8 * UInt64(index))) }
+        return FrameContext(state: .fromWord(lane(Lane.state)), isProtectedDataAvailable: lane(Lane.protectedData) != 0,
+                            budgetPhase: Self.budgetPhase(lane(Lane.budgetPhase)))
+    }
     /// How many `withBudgetClockStopped` calls are under way.
     var budgetClockStops = 0
     /// Called at the end of every budgeted phase (launch, background entry, termination: before the
@@ -243,12 +282,11 @@ public final class Application: @unchecked Sendable {
     public init(configuration: Configuration = Configuration(), loop: MainRunLoop) {
         self.configuration = configuration
         self.loop = loop
-        boundState = LoopBoundByte(ApplicationState.notRunning.word, loop: loop, name: "Application.state")
-        boundDeviceLocked = LoopBoundByte(0, loop: loop, name: "Application.isDeviceLocked")
-        boundProtectedData = LoopBoundByte(1, loop: loop, name: "Application.isProtectedDataAvailable")
-        boundLowPower = LoopBoundByte(0, loop: loop, name: "Application.isLowPowerModeEnabled")
-        boundThermal = LoopBoundByte(ThermalState.nominal.rawValue, loop: loop, name: "Application.thermalState")
-        boundBudgetPhase = LoopBoundByte(0, loop: loop, name: "Application.budgetPhase")
+        var lanes = [UInt8](repeating: 0, count: 6)
+        lanes[Lane.state] = ApplicationState.notRunning.word
+        lanes[Lane.protectedData] = 1
+        lanes[Lane.thermal] = ThermalState.nominal.rawValue
+        bound = LoopBoundBytes(lanes, loop: loop, name: "Application.init")
         boundTraceHandler = LoopBound(nil, loop: loop, name: "Application.traceHandler")
         center = AppNotificationCenter(loop: loop)
         metrics = EngineMetrics.make(configuration, center: center, loop: loop)

@@ -32,7 +32,7 @@ public enum ApplicationState: String, Sendable, Hashable, CaseIterable, CustomSt
 
 extension ApplicationState {
     /// The state as a small number (its place in `allCases`), for storage in an atomic byte
-    /// (`Application.state`'s `LoopBoundByte`).
+    /// (a lane of `Application`'s `LoopBoundBytes`).
     var word: UInt8 {
         switch self {
         case .notRunning: 0

@@ -3,7 +3,8 @@ import LifecycleC
 
 /// The frames the host sent an isolated plugin's process that it has not finished yet, numbered from
 /// 1 in sending order (the runner counts them the same way), each with what it is and by when it must
-/// be done. O(1) to add and to finish; the ones in flight are at most what the socket buffers hold.
+/// be done. O(1) to add and to finish; the ones in flight are at most what the socket buffers hold,
+/// and frames in a row with the same facts (a stream's) are held as one run.
 ///
 /// Two kinds of deadline. A frame sent in one of the engine's budgeted phases (or `init`) must be done
 /// by its phase's budget from when it was sent, whatever ran before it: the phase's own time. A frame
@@ -35,17 +36,39 @@ struct EventLog {
         case initialise
     }
 
-    struct Entry {
+    struct Entry: Equatable {
         let what: What
         let budget: Budget
         /// Monotonic nanoseconds.
         var deadline: UInt64
         /// When it was sent (monotonic nanoseconds).
         var sentAt: UInt64 = 0
+
+        /// The same frame facts as `other`: the cheap words first (a stream's frames differ, if at
+        /// all, in their times).
+        @inline(__always)
+        func matches(_ other: Entry) -> Bool {
+            deadline == other.deadline && sentAt == other.sentAt && budget == other.budget && what == other.what
+        }
     }
 
-    private var entries: [Entry] = []
+    /// `count` frames in a row with the same entry, numbered `first`, `first + 1`, … A stream of
+    /// notifications sent within one tick of the coarse clock (every one held to the isolated-call
+    /// budget, whose start reads that clock) is one run: appending it is an increment, finishing it is
+    /// a subtraction, where an entry a frame cost an array append and an array drop each.
+    private struct Run {
+        var entry: Entry
+        var first: UInt64
+        var count: UInt64
+        var last: UInt64 { first + count - 1 }
+    }
+
+    /// The unfinished frames (`finished + 1` through `sent`): the runs from `head` on, then `tail`.
+    private var runs: [Run] = []
     private var head = 0
+    /// The last run, open to more frames (count 0: none); kept out of `runs` so that continuing it
+    /// touches no array.
+    private var tail = Run(entry: Entry(what: .sync, budget: .call, deadline: 0), first: 1, count: 0)
     /// The unfinished phase and `init` frames' deadlines that no later one undercuts, earliest first (a
     /// monotonic queue): its first is the earliest of them, found in O(1) amortised.
     private var minimums: [(number: UInt64, deadline: UInt64)] = []
@@ -63,35 +86,54 @@ struct EventLog {
 
     var hasPending: Bool { finished < sent }
     /// When the oldest frame not finished was sent (nil: none is unfinished).
-    var oldestSent: UInt64? { head < entries.count ? entries[head].sentAt : nil }
+    var oldestSent: UInt64? { oldest?.entry.sentAt }
+    /// The run of the oldest unfinished frame.
+    private var oldest: Run? { head < runs.count ? runs[head] : tail.count > 0 ? tail : nil }
     /// What the log holds now, finished frames not yet dropped included (tests: it must stay bounded by
-    /// what is in flight).
-    var storedCount: (entries: Int, minimums: Int) { (entries.count, minimums.count) }
+    /// what is in flight). `entries` counts runs.
+    var storedCount: (entries: Int, minimums: Int) { (runs.count + (tail.count > 0 ? 1 : 0), minimums.count) }
 
-    /// Adds a frame just sent; returns its number.
+    /// Adds a frame just sent; returns its number. O(1) amortised; O(1) without an allocation when it
+    /// continues the last run.
     mutating func append(_ entry: Entry) -> UInt64 {
-        entries.append(entry)
         sent += 1
-        guard entry.budget != .call else { return sent }
+        if tail.count > 0, tail.entry.matches(entry) {
+            tail.count += 1
+        } else {
+            if tail.count > 0 { runs.append(tail) }
+            tail = Run(entry: entry, first: sent, count: 1)
+        }
+        if case .call = entry.budget { return sent }
         while minimums.count > minimumsHead, minimums[minimums.count - 1].deadline >= entry.deadline { minimums.removeLast() }
         minimums.append((sent, entry.deadline))
         return sent
     }
 
     /// Marks every frame up to `number` finished (numbers beyond `sent` are the caller's to refuse), as
-    /// the host saw at `now` (monotonic nanoseconds).
+    /// the host saw at `now` (monotonic nanoseconds). O(runs finished + the last `recentCapacity` frames).
     mutating func finish(through number: UInt64, at now: UInt64 = 0) {
         guard number > finished else { return }
         progressAt = max(progressAt, now)
-        let count = Int(min(number, sent) - finished)
+        let through = min(number, sent)
         // The last of them into the ring (at most its capacity: O(1) a frame).
-        for offset in max(0, count - Self.recentCapacity)..<count {
-            let done = finished + UInt64(offset) + 1
-            recent[Int(done % UInt64(Self.recentCapacity))] = (done, entries[head + offset].what)
+        let ringFrom = through - min(through - finished, UInt64(Self.recentCapacity)) + 1
+        while let run = oldest, run.first <= through {
+            let done = min(run.last, through)
+            if done >= ringFrom {
+                for frame in max(run.first, ringFrom)...done {
+                    recent[Int(frame % UInt64(Self.recentCapacity))] = (frame, run.entry.what)
+                }
+            }
+            let left = run.last - done
+            if head < runs.count {
+                if left == 0 { head += 1 } else { runs[head].count = left; runs[head].first = done + 1 }
+            } else {
+                tail.count = left
+                tail.first = done + 1
+            }
         }
-        head += count
-        finished += UInt64(count)
-        Self.dropFront(&entries, &head, from: 4096)
+        finished = through
+        Self.dropFront(&runs, &head, from: 4096)
         trimMinimums()
     }
 
@@ -115,10 +157,17 @@ struct EventLog {
         Self.dropFront(&minimums, &minimumsHead, from: 1024)
     }
 
-    /// The frame numbered `number`, if it is not finished.
+    /// The frame numbered `number`, if it is not finished. O(1) for the last run (a frame just sent,
+    /// the usual question), else O(log runs).
     func entry(_ number: UInt64) -> Entry? {
         guard number > finished, number <= sent else { return nil }
-        return entries[head + Int(number - finished - 1)]
+        if tail.count > 0, tail.first <= number { return tail.entry }
+        var low = head, high = runs.count  // runs[low].first <= number < runs[high].first (or tail's)
+        while high - low > 1 {
+            let middle = low + (high - low) / 2
+            if runs[middle].first <= number { low = middle } else { high = middle }
+        }
+        return runs[low].entry
     }
 
     /// What the frame numbered `number` was: an unfinished one, or one of the last `recentCapacity`
@@ -135,8 +184,7 @@ struct EventLog {
         mutating get {
             trimMinimums()
             let phase = minimumsHead < minimums.count ? minimums[minimumsHead] : nil
-            guard head < entries.count, entries[head].budget == .call else { return phase }
-            let oldest = entries[head]
+            guard let oldest = oldest?.entry, case .call = oldest.budget else { return phase }
             let length = oldest.deadline &- oldest.sentAt
             let call = (number: finished + 1, deadline: max(oldest.sentAt, progressAt) &+ length)
             guard let phase else { return call }
@@ -145,12 +193,14 @@ struct EventLog {
     }
 
     /// Moves the unfinished frames' deadlines `nanoseconds` later: the time their process was frozen
-    /// (`IsolatedPlugin.thaw`), which it could not use. O(frames in flight).
+    /// (`IsolatedPlugin.thaw`), which it could not use. O(runs in flight).
     mutating func postpone(by nanoseconds: UInt64) {
-        for index in head..<entries.count {
-            entries[index].deadline &+= nanoseconds
-            entries[index].sentAt &+= nanoseconds
+        for index in head..<runs.count {
+            runs[index].entry.deadline &+= nanoseconds
+            runs[index].entry.sentAt &+= nanoseconds
         }
+        tail.entry.deadline &+= nanoseconds
+        tail.entry.sentAt &+= nanoseconds
         for index in minimumsHead..<minimums.count { minimums[index].deadline &+= nanoseconds }
         if progressAt != 0 { progressAt &+= nanoseconds }
     }

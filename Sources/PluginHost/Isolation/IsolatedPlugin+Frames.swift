@@ -260,9 +260,10 @@ extension IsolatedPlugin {
     func forward(_ token: UInt64, _ record: NotificationRecord) {
         withApplication { handle in
             let info = record.userInfo.map { UserInfoBox.from(OpaquePointer($0)).value }
+            let context = handle.app.frameContext
             let notification = Backlog.Held(token: token, name: record.nameID, sender: UInt(bitPattern: record.sender),
-                                            userInfo: info, state: IsolationProtocol.stateByte(handle.app))
-            if backlog != nil { backlog?.hold(notification) } else { sendNotification(notification, in: handle) }
+                                            userInfo: info, state: IsolationProtocol.stateByte(context))
+            if backlog != nil { backlog?.hold(notification) } else { sendNotification(notification, in: handle, context: context) }
         }
     }
 
@@ -271,12 +272,12 @@ extension IsolatedPlugin {
         withApplication { sendNotification(notification, in: $0) }
     }
 
-    private func sendNotification(_ notification: Backlog.Held, in handle: AppHandle) {
+    private func sendNotification(_ notification: Backlog.Held, in handle: AppHandle, context: Application.FrameContext? = nil) {
         let scene = notification.sender == 0 ? nil : SceneHandles.scene(at: notification.sender, of: handle)
         // The usual frame of a stream: no scene, no dictionary (and a name the process knows by id).
         let plain = scene == nil && notification.userInfo == nil
         sendFrame(.notify, word: notification.token, .notification(notification.name), state: notification.state,
-                  plainNotification: plain ? (notification.name, UInt64(notification.sender)) : nil, in: handle) { out in
+                  plainNotification: plain ? (notification.name, UInt64(notification.sender)) : nil, context: context, in: handle) { out in
             if let name = NotificationName(internedID: notification.name) { out.name(name) } else { out.name(notification.name, text: nil) }
             out.u64(UInt64(notification.sender))
             // A scene's notification names the scene: the process hands its proxy as the sender.

@@ -54,19 +54,21 @@ extension IsolatedPlugin {
     ///
     /// `plainNotification`: a `notify` frame with no scene and no dictionary, written whole in one step
     /// (`FrameWriter.plainNotificationFrame`) instead of `body` when the process knows its name by id.
+    /// `context`: the application's frame context when the caller has just read it (nil: read now).
     func sendFrame(_ kind: FrameKind, word: UInt64 = 0, _ what: EventLog.What, flush: Bool = false, state: UInt8? = nil,
-                   plainNotification: (nameID: UInt32, sender: UInt64)? = nil,
+                   plainNotification: (nameID: UInt32, sender: UInt64)? = nil, context: Application.FrameContext? = nil,
                    in handle: AppHandle, _ body: (inout FrameWriter) -> Void = { _ in }) -> (number: UInt64, entry: EventLog.Entry)?
     {
         guard status == .running || status == .loading || status == .unloading, let process else { return nil }
         // Held notifications go first: any other frame keeps its place after them.
         if backlog != nil, kind != .notify { sendHeld() }
+        let context = context ?? handle.app.frameContext
         var budget = EventLog.Budget.call
         var length = settings.callBudgetNanoseconds
         if what == .initialise {
             budget = .initialise
             length = settings.initBudget.nanosecondCount
-        } else if let phase = handle.app.budgetPhase {
+        } else if let phase = context.budgetPhase {
             // The phase's budget, from the frame's start: the host's own clock for the phase stops
             // while it waits for isolated plugins, which are held to deadlines of their own.
             budget = .phase(phase)
@@ -75,7 +77,7 @@ extension IsolatedPlugin {
         let now = length >= Self.coarseClockBudget ? lcs_monotonic_coarse_ns() : lcs_monotonic_ns()
         let deadline = now + length
         let channel = process.channel
-        let frameState = state ?? IsolationProtocol.stateByte(handle.app)
+        let frameState = state ?? IsolationProtocol.stateByte(context)
         var written = false
         if let plain = plainNotification {
             written = channel.out.plainNotificationFrame(word: word, state: frameState, nameID: plain.nameID, sender: plain.sender)

@@ -56,8 +56,12 @@ enum IsolationProtocol {
 
     /// A host → runner frame's state byte: what the plugin's `state` and `is_protected_data_available`
     /// answer while the frame runs (as of when it was sent). [loop-thread]
-    static func stateByte(_ app: Application) -> UInt8 {
-        UInt8(truncatingIfNeeded: app.state.lcState) | (app.isProtectedDataAvailable ? 0 : protectedDataUnavailable)
+    static func stateByte(_ app: Application) -> UInt8 { stateByte(app.frameContext) }
+
+    /// `stateByte` of a context already read.
+    @inline(__always)
+    static func stateByte(_ context: Application.FrameContext) -> UInt8 {
+        UInt8(truncatingIfNeeded: context.state.lcState) | (context.isProtectedDataAvailable ? 0 : protectedDataUnavailable)
     }
 }
 
