@@ -203,7 +203,7 @@ extension MainRunLoop {
             while let top = timers.first, top.deadline <= now, top.id < createdBefore {
                 timers.removeFirst()
                 switch fire(top, now: now) {
-                case .cancelled: cancelledTimers -= 1
+                case .cancelled: timers.tookCancelled()
                 case .skipped: break
                 case .fired(let again):
                     ran += 1
@@ -224,7 +224,7 @@ extension MainRunLoop {
         while let top = state.pointee.realTimers.first, top.deadline <= now, top.id < createdBefore {
             state.pointee.realTimers.removeFirst()
             switch fire(top, now: now) {
-            case .cancelled: state.pointee.cancelledRealTimers -= 1
+            case .cancelled: state.pointee.realTimers.tookCancelled()
             case .skipped: break
             case .fired(let again):
                 ran += 1

@@ -158,22 +158,10 @@ extension MainRunLoop {
         case .timer:
             source.deactivate()
             // Lazy removal from the heap; compact when cancelled entries dominate it.
-            if source.inHeap {
-                cancelledTimers += 1
-                if cancelledTimers > 64, cancelledTimers * 2 > timers.count {
-                    timers.removeAll { !$0.source.isActive }
-                    cancelledTimers = 0
-                }
-            }
+            if source.inHeap { timers.noteCancelled() }
         case .realTimeTimer:
             source.deactivate()
-            if source.inHeap {
-                state.pointee.cancelledRealTimers += 1
-                if state.pointee.cancelledRealTimers > 64, state.pointee.cancelledRealTimers * 2 > state.pointee.realTimers.count {
-                    state.pointee.realTimers.removeAll { !$0.source.isActive }
-                    state.pointee.cancelledRealTimers = 0
-                }
-            }
+            if source.inHeap { state.pointee.realTimers.noteCancelled() }
         case .io(let fd):
             readers[source.id] = nil
             // ENOENT/EBADF when the fd was already closed: nothing left to remove.
@@ -216,11 +204,7 @@ extension MainRunLoop {
 
     func dropCancelledTimersAtTop() {
         guard !timers.isEmpty else { return }
-        while let top = timers.first, !top.source.isActive {
-            timers.removeFirst()
-            top.source.inHeap = false
-            cancelledTimers -= 1
-        }
+        timers.dropCancelledAtTop()
     }
 
     /// The prepare step: arms the timerfd for the earliest active deadline (on a manual clock, the
@@ -229,11 +213,7 @@ extension MainRunLoop {
         dropCancelledTimersAtTop()
         arm(timers.firstDeadline ?? 0)
         if isManual {
-            while let top = state.pointee.realTimers.first, !top.source.isActive {
-                state.pointee.realTimers.removeFirst()
-                top.source.inHeap = false
-                state.pointee.cancelledRealTimers -= 1
-            }
+            state.pointee.realTimers.dropCancelledAtTop()
             armTimerFD(state.pointee.realTimers.firstDeadline ?? 0)
         }
     }

@@ -92,12 +92,9 @@ public final class MainRunLoop: @unchecked Sendable {
         /// again without waiting (and without a wake-up event).
         var takeFoundWork = false
         var timers = TimerHeap()
-        /// Heap entries whose source was cancelled (removed lazily).
-        var cancelledTimers = 0
         /// On a manual clock, the timers on the monotonic clock (`addRealTimeTimer`), which arm the
         /// timerfd; empty on the monotonic clock (where they are ordinary timers).
         var realTimers = TimerHeap()
-        var cancelledRealTimers = 0
         /// The deadline the timerfd is armed for (0: disarmed or already expired and read).
         var armedDeadline: UInt64 = 0
         var readers: [UInt64: LoopSource] = [:]
@@ -123,10 +120,6 @@ public final class MainRunLoop: @unchecked Sendable {
     var timers: TimerHeap {
         _read { yield state.pointee.timers }
         _modify { yield &state.pointee.timers }
-    }
-    var cancelledTimers: Int {
-        _read { yield state.pointee.cancelledTimers }
-        _modify { yield &state.pointee.cancelledTimers }
     }
     var armedDeadline: UInt64 {
         _read { yield state.pointee.armedDeadline }

@@ -11,6 +11,8 @@ struct TimerHeap {
     }
 
     private(set) var entries: [Entry] = []
+    /// Entries whose source was cancelled and that are still in the heap (removed lazily).
+    private(set) var cancelled = 0
 
     var isEmpty: Bool { entries.isEmpty }
     var count: Int { entries.count }
@@ -35,6 +37,28 @@ struct TimerHeap {
         guard !entries.isEmpty else { return }
         entries[0] = last
         siftDown(from: 0)
+    }
+
+    /// An entry's source was cancelled while in the heap: counted, and the heap compacted once
+    /// cancelled entries dominate it (amortised O(1) a cancellation).
+    mutating func noteCancelled() {
+        cancelled += 1
+        if cancelled > 64, cancelled * 2 > entries.count {
+            removeAll { !$0.source.isActive }
+            cancelled = 0
+        }
+    }
+
+    /// A cancelled entry was taken off the top (`removeFirst` after its source was found inactive).
+    mutating func tookCancelled() { cancelled -= 1 }
+
+    /// Takes the cancelled entries off the top, so that `first` is an active timer's (or nil).
+    mutating func dropCancelledAtTop() {
+        while let top = entries.first, !top.source.isActive {
+            removeFirst()
+            top.source.inHeap = false
+            cancelled -= 1
+        }
     }
 
     mutating func removeAll(where shouldRemove: (Entry) -> Bool) {
