@@ -33,10 +33,9 @@ final class TraceWriter: Sendable {
     /// one continued on indented lines (`TextWrap`). Nil: the aligned columns of `columns`, unwrapped.
     private let width: Int?
     private let origin = MonotonicInstant.now
-    private let sequence = Mutex<UInt64>(0)
-    /// A loop on a manual clock (`--clock virtual`) whose time the lines show (`follow`); nil: real time
-    /// since the writer was made.
-    private let virtualClock = Mutex<MainRunLoop?>(nil)
+    /// The last line's number, and the loop on a manual clock (`--clock virtual`) whose time the lines
+    /// show (`follow`; nil: real time since the writer was made): one lock a line for both.
+    private let lines = Mutex<(sequence: UInt64, virtualClock: MainRunLoop?)>((0, nil))
 
     init(format: Format, fd: Int32 = STDOUT_FILENO, colour: Bool? = nil, width: Int? = nil) {
         self.format = format
@@ -56,13 +55,14 @@ final class TraceWriter: Sendable {
     /// loop was made); on the monotonic clock nothing changes. [thread-safe]
     func follow(_ loop: MainRunLoop) {
         guard loop.clock.isManual else { return }
-        virtualClock.withLock { $0 = loop }
+        lines.withLock { $0.virtualClock = loop }
     }
 
     func write(_ line: TraceLine) {
-        let time = (virtualClock.withLock { $0?.elapsed } ?? MonotonicInstant.now.duration(since: origin)).secondsDouble
-        sequence.withLock { seq in
-            seq += 1
+        lines.withLock { lines in
+            let time = (lines.virtualClock?.elapsed ?? MonotonicInstant.now.duration(since: origin)).secondsDouble
+            lines.sequence += 1
+            let seq = lines.sequence
             let text = format == .json ? Self.json(line, time: time, seq: seq) : text(line, time: time)
             writeAll(text + "\n")
             lcs_crash_guard_note_line(seq, Int32(ApplicationState.allCases.firstIndex(of: line.state) ?? 0))
@@ -87,8 +87,8 @@ final class TraceWriter: Sendable {
     /// `seq`. [thread-safe]
     func note(_ text: String) {
         guard format == .text else { return }
-        let lines = width.map { TextWrap.lines(text, width: $0, indent: 2) } ?? [text]
-        sequence.withLock { _ in writeAll(lines.joined(separator: "\n") + "\n") }
+        let wrapped = width.map { TextWrap.lines(text, width: $0, indent: 2) } ?? [text]
+        lines.withLock { _ in writeAll(wrapped.joined(separator: "\n") + "\n") }
     }
 
     private func writeAll(_ text: String) {
