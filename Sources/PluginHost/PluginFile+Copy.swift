@@ -1,5 +1,6 @@
 import CLifecycleSystem
 import Glibc
+import LifecycleRunLoop
 
 extension PluginFile {
     /// The size of one copying step of `privateCopy(of:size:)`.
@@ -32,14 +33,14 @@ extension PluginFile {
             }
             var written = 0
             while written < got {
-                let count = write(copy, buffer.baseAddress! + written, got - written)
-                if count < 0, errno == EINTR { continue }
-                guard count > 0 else {
-                    let why = String(cString: strerror(errno))
+                do throws(SystemCallError) {
+                    let count = try systemCall("write") { write(copy, buffer.baseAddress! + written, got - written) }
+                    if count == 0 { throw SystemCallError("write", errno: EIO) }
+                    written += count
+                } catch {
                     close(copy)
-                    throw PluginFileProblem("cannot write its private copy: \(why)")
+                    throw PluginFileProblem("cannot write its private copy: \(String(cString: strerror(error.errno)))")
                 }
-                written += count
             }
             offset += UInt64(got)
         }

@@ -80,9 +80,13 @@ final class PluginWatch {
     /// Reads every event queued; a change restarts its plugin's settle timer.
     private func readable() {
         while true {
-            let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-            if count < 0, errno == EINTR { continue }
-            guard count > 0 else { return }  // EAGAIN: all read
+            let count: Int
+            do throws(SystemCallError) {
+                count = try systemCall("read") { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
+            } catch {
+                return  // EAGAIN: all read (nothing else fails on an inotify descriptor the loop saw readable)
+            }
+            guard count > 0 else { return }
             var changed: [String] = []
             var overflow = false
             buffer.withUnsafeBytes { bytes in
@@ -109,7 +113,9 @@ final class PluginWatch {
     private func restart(_ id: String) {
         guard let file = files[id] else { return }
         file.timer?.cancel()
-        let timer = loop.addTimer(after: settle) { [weak self] in
+        // Real time whatever the loop's clock: a file settles as the file system sees it (decision 58:
+        // IO's own deadlines stay on the monotonic clock under --clock virtual).
+        let timer = loop.addRealTimeTimer(after: settle) { [weak self] in
             guard let self, let file = self.files[id] else { return }
             self.files[id] = (file.path, nil)
             self.changed(id, file.path)
