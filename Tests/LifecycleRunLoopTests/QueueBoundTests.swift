@@ -64,7 +64,12 @@ final class QueueBoundTests: XCTestCase {
         // The loop's own thread is never refused.
         for index in 0..<1000 { XCTAssertTrue(loop.send(LoopMessage(target: target, word0: 3, word1: UInt(index)))) }
 
-        try loop.run(for: .milliseconds(200))
+        // Delivery is waited for, not timed (a sanitizer slows it many times), then a little more.
+        let deadline = MonotonicInstant.now + .seconds(30)
+        while (received[1]?.count ?? 0) < bound || (received[3]?.count ?? 0) < 1000, MonotonicInstant.now < deadline {
+            try loop.run(for: .milliseconds(20))
+        }
+        try loop.run(for: .milliseconds(50))
         XCTAssertEqual(received[1], (0..<UInt(bound)).map { $0 }, "every accepted message, in order, none of the refused")
         XCTAssertEqual(received[2], (0..<1000).map { UInt($0) })
         XCTAssertEqual(received[3], (0..<1000).map { UInt($0) })
