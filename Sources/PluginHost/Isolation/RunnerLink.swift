@@ -57,6 +57,16 @@ final class RunnerLink: @unchecked Sendable {
     /// The number of the host's frame whose callback runs now (the progress page's `handling`; 0
     /// before the first). [thread-safe]
     var handlingFrame: UInt64 { lcs_load_acquire_u64(progress) }
+    /// How many of the host's frames are running, nested (a callback's host call may run more). [main-thread]
+    private var servingDepth = 0
+
+    /// The state byte of a frame this side sends on its own (a post, a task's end, a completion):
+    /// `fromPluginThread` unless sent by a callback of the host's frames, on the main thread.
+    /// [thread-safe]
+    var ownStateByte: UInt8 {
+        loop.isOnLoopThread && servingDepth > 0 ? 0 : IsolationProtocol.fromPluginThread
+    }
+
     /// Runs one frame the host sent (set once, before the loop runs). [main-thread]
     var handler: (inout FrameReader) -> Void = { _ in }
 
@@ -149,6 +159,10 @@ final class RunnerLink: @unchecked Sendable {
                     continue
                 }
                 guard frame.word == id else { Self.fatal("the host answered request \(frame.word) while \(id) waits") }
+                // Frames kept while it waited, when no `serve` is under way to run them (a request from
+                // work the plugin queued on the loop): run on the next loop turn, not left until the
+                // host sends more — a notification would wait, a sync would never be answered.
+                if hasDeferred, !batching { loop.perform { [self] in serve() } }
                 var reader = frame
                 do {
                     let status = try reader.i32("status")
@@ -191,7 +205,11 @@ final class RunnerLink: @unchecked Sendable {
     func runCounted<R>(_ body: () -> R) -> R {
         eventIndex += 1
         lcs_store_release_u64(progress, eventIndex)
-        defer { lcs_store_release_u64(progress + 1, eventIndex) }
+        servingDepth += 1
+        defer {
+            servingDepth -= 1
+            lcs_store_release_u64(progress + 1, eventIndex)
+        }
         return body()
     }
 
@@ -264,7 +282,9 @@ final class RunnerLink: @unchecked Sendable {
             stateByte = frame.state
             if frame.kind == .sync || frame.kind == .delegate && frame.word != 0 { hostWaited = true }
             lcs_store_release_u64(progress, eventIndex)
+            servingDepth += 1
             handler(&frame)
+            servingDepth -= 1
             lcs_store_release_u64(progress + 1, eventIndex)
         }
         batching = false
