@@ -145,6 +145,32 @@ final class HangAndNestingTests: XCTestCase {
 
     // MARK: The termination deadline
 
+    /// On a manual clock the terminate budget passes in real time too (the watchdog's backstop thread):
+    /// a host moving the clock (`run --record`, `--clock virtual`) stuck in a callback still ends.
+    func testOnAManualClockATerminationStuckInACallbackIsReportedInRealTime() throws {
+        let overdue = Mutex<[(WatchdogReport, Bool)]>([])
+        let loopThread = pthread_self()
+        let h = try Harness(clock: .manual) {
+            $0.budgets.terminate = .milliseconds(150)
+            $0.onTerminationOverdue = { report in overdue.withLock { $0.append((report, pthread_equal(pthread_self(), loopThread) == 0)) } }
+        }
+        try h.launch()
+        h.app.center.observe(custom, owner: "com.example.stuck") { [unowned h] _ in
+            h.app.armTerminationDeadline(reason: "signal SIGTERM")
+            usleep(400_000)  // the manual clock does not move
+        }
+        h.app.center.post(custom)
+        let got = overdue.withLock { $0 }
+        XCTAssertEqual(got.count, 1)
+        let (report, offLoop) = try XCTUnwrap(got.first)
+        XCTAssertTrue(offLoop)
+        XCTAssertEqual(report.budgetKind, .terminate)
+        XCTAssertEqual(report.observer, "com.example.stuck")
+        XCTAssertGreaterThanOrEqual(report.elapsed, .milliseconds(150))
+        XCTAssertLessThan(report.elapsed, .milliseconds(400))
+        XCTAssertEqual(h.app.clockElapsed, .zero, "the manual clock stood still")
+    }
+
     func testATerminationThatDoesNotEndInTimeIsReportedFromTheWatchdogThread() throws {
         let overdue = Mutex<[(WatchdogReport, Bool)]>([])
         let loopThread = pthread_self()

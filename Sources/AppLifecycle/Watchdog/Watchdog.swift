@@ -26,7 +26,10 @@ import Synchronization
 /// overruns when the clock passes its deadline; a callback hangs only when the clock moves by the hang
 /// budget while it runs (an advance from inside the callback, which stands for a slow callback);
 /// a termination is overdue when the clock passes its deadline. Reports come at once, while the
-/// callback still runs, as the thread's would.
+/// callback still runs, as the thread's would. A termination's deadline passes in real time too: once
+/// armed, a thread of its own waits the terminate budget on the monotonic clock and reports it overdue
+/// if it is still due — a host moving a manual clock (`run --record`, `--clock virtual`) whose loop
+/// thread is stuck in a callback still ends on SIGTERM.
 final class Watchdog: @unchecked Sendable {
     // @unchecked: all mutable state is in `state` (Mutex) or atomics; the rest are lets of Sendable values.
     struct Phase {
@@ -218,7 +221,35 @@ final class Watchdog: @unchecked Sendable {
             s.termination = Termination(reason: reason, requested: now, deadline: now + terminateBudget)
             return true
         }
-        if armed { wakeThread() }
+        guard armed else { return }
+        if loop.clock.isManual { spawnTerminationBackstop() } else { wakeThread() }
+    }
+
+    /// On a manual clock: a thread that waits the terminate budget in real time (or until `shutdown`),
+    /// then reports the termination overdue if the clock has not already. Joined by `shutdown()`.
+    private func spawnTerminationBackstop() {
+        let box = Unmanaged.passRetained(self)
+        var tid = pthread_t()
+        let rc = lcs_thread_create_signals_blocked(&tid, { raw in
+            let watchdog = Unmanaged<Watchdog>.fromOpaque(raw!).takeRetainedValue()
+            watchdog.backstopTermination()
+            return nil
+        }, box.toOpaque())
+        if rc == 0 { state.withLock { $0.thread = tid } } else { box.release() }
+    }
+
+    private func backstopTermination() {
+        let started = MonotonicInstant.now
+        let deadline = started + terminateBudget
+        var pfd = pollfd(fd: wakeFD, events: Int16(POLLIN), revents: 0)
+        while true {
+            let now = MonotonicInstant.now
+            if state.withLock({ $0.stopping }) { return }
+            guard now < deadline else { break }
+            _ = poll(&pfd, 1, Int32(clamping: (deadline.nanoseconds - now.nanoseconds + 999_999) / 1_000_000))
+            _ = lcs_eventfd_drain(wakeFD)
+        }
+        reportTermination(elapsed: MonotonicInstant.now.duration(since: started), manualNow: nil)
     }
 
     /// Whether a termination deadline is armed. [thread-safe]
@@ -296,8 +327,14 @@ final class Watchdog: @unchecked Sendable {
     }
 
     private func checkTermination(_ now: MonotonicInstant) {
+        reportTermination(elapsed: nil, manualNow: now)
+    }
+
+    /// Reports the termination overdue, once: when the clock reads `manualNow` past its deadline, or
+    /// (`manualNow` nil: the real-time backstop) at once, `elapsed` after it was armed.
+    private func reportTermination(elapsed: Duration?, manualNow now: MonotonicInstant?) {
         let due = state.withLock { s -> Termination? in
-            guard var t = s.termination, !t.reported, now >= t.deadline else { return nil }
+            guard var t = s.termination, !t.reported, now.map({ $0 >= t.deadline }) ?? true else { return nil }
             t.reported = true
             s.termination = t
             return t
@@ -305,7 +342,8 @@ final class Watchdog: @unchecked Sendable {
         guard let due else { return }
         let running = probe.running()
         onTerminationOverdue(WatchdogReport(observer: running?.outermost.owner ?? "", event: running?.outermost.name ?? "terminate",
-                                            budget: .terminate, of: terminateBudget, elapsed: now.duration(since: due.requested),
+                                            budget: .terminate, of: terminateBudget,
+                                            elapsed: elapsed ?? now.map { $0.duration(since: due.requested) } ?? terminateBudget,
                                             policy: policy,
                                             subject: .termination(reason: due.reason, running: running?.outermost,
                                                                   in: running?.innermost)))
