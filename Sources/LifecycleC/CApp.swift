@@ -106,7 +106,7 @@ extension AppHandle {
         if loop.isOnLoopThread {
             do { try app.endBackgroundTask(id) } catch { return lcFail(error) }
         } else {
-            loop.perform { [self] in
+            app.performForeign(.endBackgroundTask(id)) { [self] in
                 do { try app.endBackgroundTask(id) } catch let error as ApplicationError {
                     app.configuration.logger.warning("\(function): \(error.message)")
                 } catch {}

@@ -11,7 +11,11 @@ extension Application {
             let complete: @Sendable () -> Void = { [weak self] in
                 self?.completeRequest(id, generation, method, observer, result, repeated: repeated)
             }
-            if loop.isOnLoopThread { complete() } else { loop.perform(complete) }
+            if loop.isOnLoopThread {
+                complete()
+            } else if let self {
+                self.performForeign(.completion(delegate: observer), complete)
+            }
         }
         let timer = loop.addTimer(after: configuration.budgets.completionHandler) { [weak self] in self?.requestTimedOut(id) }
         requests.append(Request(id: id, method: method, observer: observer, handler: handler, timer: timer))

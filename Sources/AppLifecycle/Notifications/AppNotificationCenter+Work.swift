@@ -48,19 +48,38 @@ extension AppNotificationCenter {
 
     /// Runs one queued work message. [loop-thread]
     fileprivate func runWork(_ message: borrowing LoopMessage) {
+        if state.pointee.foreignInputGate != nil { return gateWork(message) }
         let function = unsafeBitCast(Int(bitPattern: UInt(truncatingIfNeeded: message.word0)), to: RawWorkFunction.self)
         let context = UnsafeMutableRawPointer(bitPattern: message.word1)
-        var owner: UInt32 = 0
-        if let payload = message.payload {
-            let work = unsafeDowncast(payload, to: WorkOwner.self)
-            work.startedOne()
-            owner = work.index.load(ordering: .relaxed)
-            if owner == 0 {
-                owner = ownerID(work.name)
-                work.index.store(owner, ordering: .relaxed)
-            }
-        }
+        let owner = startedWork(message.payload.map { unsafeDowncast($0, to: WorkOwner.self) })
         runMarked(state.pointee.workBits, owner: owner) { function(context) }
+    }
+
+    /// Counts `work`'s item as started and gives its owner's index in the owner table (0: none),
+    /// looked up by name the first time only.
+    private func startedWork(_ work: WorkOwner?) -> UInt32 {
+        guard let work else { return 0 }
+        work.startedOne()
+        var owner = work.index.load(ordering: .relaxed)
+        if owner == 0 {
+            owner = ownerID(work.name)
+            work.index.store(owner, ordering: .relaxed)
+        }
+        return owner
+    }
+
+    /// Queued work while a gate holds foreign input: handed to it, run (marked as its owner's) when
+    /// it runs. The owner's queued count drops then, not now: a reload still sees it waiting.
+    @inline(never)
+    private func gateWork(_ message: borrowing LoopMessage) {
+        let function = unsafeBitCast(Int(bitPattern: UInt(truncatingIfNeeded: message.word0)), to: RawWorkFunction.self)
+        let context = UInt(truncatingIfNeeded: message.word1)
+        let work = message.payload.map { unsafeDowncast($0, to: WorkOwner.self) }
+        state.pointee.foreignInputGate?(ForeignInput(.work(owner: work?.name ?? "")) { [weak self] in
+            guard let self else { return }
+            let owner = startedWork(work)
+            runMarked(state.pointee.workBits, owner: owner) { function(UnsafeMutableRawPointer(bitPattern: context)) }
+        })
     }
 
     /// Registers the work receiver with the loop (from `init`). [loop-thread]

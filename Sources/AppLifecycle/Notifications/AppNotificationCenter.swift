@@ -40,6 +40,13 @@ public final class AppNotificationCenter: @unchecked Sendable {
         set { state.pointee.heldDeliveryHandler = newValue }
     }
 
+    /// While non-nil, posts and work that arrive from other threads are handed to it instead of run
+    /// (`ForeignInput`, `Application.foreignInputGate`). [loop-thread]
+    package var foreignInputGate: ((ForeignInput) -> Void)? {
+        get { state.pointee.foreignInputGate }
+        set { state.pointee.foreignInputGate = newValue }
+    }
+
     /// Called before each observer while a budgeted lifecycle notification is dispatched, so the
     /// watchdog can name the observer that overruns; answering false ends the dispatch (the
     /// application was killed). Nil on ordinary posts.
@@ -417,11 +424,23 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// (none) keeps no payload in registers across the dispatch.
     @inline(__always)
     fileprivate func receive(_ message: borrowing LoopMessage) {
+        if state.pointee.foreignInputGate != nil { return gateReceived(message) }
         if case .none = message.payload {
             deliver(NotificationName(id: UInt32(truncatingIfNeeded: message.word0)), sender: message.word1, userInfo: nil)
         } else {
             receiveWithUserInfo(message)
         }
+    }
+
+    /// A cross-thread post while a gate holds foreign input: handed to it, delivered when it runs.
+    @inline(never)
+    private func gateReceived(_ message: borrowing LoopMessage) {
+        let name = NotificationName(id: UInt32(truncatingIfNeeded: message.word0))
+        let sender = message.word1
+        let userInfo = message.payload.map { unsafeDowncast($0, to: UserInfoCarrier.self).value }
+        state.pointee.foreignInputGate?(ForeignInput(.post(name)) { [weak self] in
+            self?.deliver(name, sender: sender, userInfo: userInfo)
+        })
     }
 
     @inline(never)

@@ -66,6 +66,8 @@ struct CenterState {
     /// without going through the probe.
     var probeMarks: UnsafeMutablePointer<Atomic<UInt64>>?
     var heldDeliveryHandler: ((NotificationName, UInt, UserInfo?) -> Void)?
+    /// While non-nil, what arrives from other threads goes here instead of running (`ForeignInput`).
+    var foreignInputGate: ((ForeignInput) -> Void)?
     var observerWillRun: ((_ owner: String) -> Bool)?
     var nestingLimitHandler: ((NotificationName, Int, String) -> Void)?
     var rawUserInfoBridge: ((UserInfo) -> AnyObject)?

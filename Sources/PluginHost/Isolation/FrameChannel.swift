@@ -260,7 +260,7 @@ final class FrameChannel {
         guard kind.fromHost == acceptFromHost else {
             throw ProtocolViolation("a \(kind) frame, which only the \(kind.fromHost ? "host" : "plugin's process") sends")
         }
-        guard header.reserved == 0, acceptFromHost || header.state == 0 else {
+        guard header.reserved == 0, acceptFromHost || header.state & ~IsolationProtocol.fromPluginThread == 0 else {
             throw ProtocolViolation("the \(kind) frame's reserved header bytes are not 0")
         }
         self.head = head + size

@@ -42,7 +42,9 @@ extension IsolatedPlugin {
             let sender = try frame.u64("sender")
             let info = try frame.dictionary("userInfo")
             try frame.finish()
-            handle.app.center.post(name, sender: NotificationSender(rawValue: UInt(truncatingIfNeeded: sender)), userInfo: info)
+            fromPluginThread(frame, .post(name)) { [weak handle] in
+                handle?.app.center.post(name, sender: NotificationSender(rawValue: UInt(truncatingIfNeeded: sender)), userInfo: info)
+            }
         case .log:
             let level = try frame.u32("level")
             let message = try frame.string("message")
@@ -55,8 +57,11 @@ extension IsolatedPlugin {
             beginTask(request: word, name: name, expires: expires)
         case .endTask:
             try frame.finish()
-            if plugin.endOwnBackgroundTask(word, in: handle, function: "end_background_task") != LC_OK {
-                handle.app.configuration.logger.warning("isolated plugin '\(plugin.id)': \(String(cString: lcLastErrorMessage()))")
+            fromPluginThread(frame, .endBackgroundTask(BackgroundTaskID(rawValue: word))) { [weak self, weak handle] in
+                guard let self, let handle else { return }
+                if plugin.endOwnBackgroundTask(word, in: handle, function: "end_background_task") != LC_OK {
+                    handle.app.configuration.logger.warning("isolated plugin '\(plugin.id)': \(String(cString: lcLastErrorMessage()))")
+                }
             }
         case .addTimer:
             let seconds = try frame.f64("seconds")
@@ -82,7 +87,8 @@ extension IsolatedPlugin {
             try frame.finish()
             guard word != 0, word < nextCompletionKey else { throw ProtocolViolation("a completion for key \(word), never handed out") }
             guard result <= UInt32(LC_FETCH_FAILED) else { throw ProtocolViolation("a completion with result \(result)") }
-            completed(word, fetchResult(lc_fetch_result(result)), repeated: repeated)
+            let fetched = fetchResult(lc_fetch_result(result))
+            fromPluginThread(frame, .completion(delegate: plugin.id)) { [weak self] in self?.completed(word, fetched, repeated: repeated) }
         case .synced:
             try frame.finish()
             guard word != 0, word == waitingSync else { throw ProtocolViolation("synced \(word), which was not asked") }
@@ -201,6 +207,15 @@ extension IsolatedPlugin {
             throw ProtocolViolation("name id \(field.id) was never sent with its text")
         }
         return name
+    }
+
+    /// Runs `body` now, or hands it to the application's gate (`Application.foreignInputGate`) when
+    /// the frame came from one of the plugin's own threads (`IsolationProtocol.fromPluginThread`)
+    /// and a gate is set: what a recording orders, as it does the same call from an in-process
+    /// plugin's thread. [loop-thread]
+    private func fromPluginThread(_ frame: borrowing FrameReader, _ kind: ForeignInput.Kind, _ body: @escaping () -> Void) {
+        guard frame.state & IsolationProtocol.fromPluginThread != 0, let gate = handle?.app.center.foreignInputGate else { return body() }
+        gate(ForeignInput(kind, body))
     }
 
     private func beginTask(request: UInt64, name: String, expires: Bool) {

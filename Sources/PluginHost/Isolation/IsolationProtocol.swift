@@ -38,7 +38,7 @@ import AppLifecycle
 /// checks every string, dictionary and the frame's size as it is built, and a frame that breaks a
 /// rule is not sent (`FrameWriter.end` answers false and says why).
 enum IsolationProtocol {
-    static let version: UInt32 = 6
+    static let version: UInt32 = 7
     static let headerSize = 16
     /// The largest frame either side accepts: 65 MiB (68,157,440 bytes), the archive cap and 1 MiB.
     static let maximumFrame = ArchiveStore.defaultMaxBytes + (1 << 20)
@@ -53,6 +53,11 @@ enum IsolationProtocol {
     /// The state byte's bits: the application's `LC_STATE_*`, and protected data unavailable.
     static let stateMask: UInt8 = 0x7F
     static let protectedDataUnavailable: UInt8 = 0x80
+    /// A runner → host frame's state byte (0 otherwise): a post, an `end_background_task` or a
+    /// completion sent from a thread of the plugin's process other than the one running the host's
+    /// frames, or from that thread outside them (work it queued itself): input from the plugin's own
+    /// threads, which a recording orders (`ForeignInput`). The only bit a runner may set.
+    static let fromPluginThread: UInt8 = 0x01
 
     /// A host → runner frame's state byte: what the plugin's `state` and `is_protected_data_available`
     /// answer while the frame runs (as of when it was sent). [loop-thread]

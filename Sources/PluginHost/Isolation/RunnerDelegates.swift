@@ -124,8 +124,9 @@ enum RunnerDelegates {
     /// and a late call once the host said the request ended: `RunnerRegistrations.requests`). [main-thread]
     private static func completion(_ key: UInt64, _ link: RunnerLink) -> FetchCompletionHandler {
         let handler = FetchCompletionHandler { result, repeated in
+            let state = link.ownStateByte
             link.send { out in
-                out.begin(.completed, word: key)
+                out.begin(.completed, word: key, state: state)
                 out.u32(UInt32(result.lcFetchResult))
                 out.u8(repeated ? 1 : 0)
                 out.end()

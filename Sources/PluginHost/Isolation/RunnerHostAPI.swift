@@ -275,7 +275,7 @@ enum RunnerHostAPI {
                 guard p.removeTask(task) else {
                     return lcFail(lc_status(LC_ERR_NOT_FOUND), "end_background_task: plugin '\(p.id)' has no open background task \(task)")
                 }
-                return tell(.endTask, task)
+                return tell(.endTask, task, state: PluginRunner.current?.link.ownStateByte ?? 0)
             }
         }
         table.add_timer = { plugin, seconds, fn, ctx, out in
@@ -348,8 +348,9 @@ enum RunnerHostAPI {
         // Over the dictionary limits: refused here with the in-process status and words (never sent).
         if let refused = lcPostLimitRefusal(userInfo, function) { return refused }
         let info = userInfo.map { UserInfoBox.from($0).value }
+        let state = link.ownStateByte
         link.send { out in
-            out.begin(.post)
+            out.begin(.post, state: state)
             link.name(name, into: &out)
             out.u64(PluginRunner.current?.scenes.hostSender(sender) ?? UInt64(UInt(bitPattern: sender)))
             out.dictionary(info)
@@ -360,9 +361,9 @@ enum RunnerHostAPI {
 
     /// Tells the host of a registration ended here (an observer removed, a timer cancelled, a task
     /// ended): one frame naming its id, no payload. [thread-safe]
-    private static func tell(_ kind: FrameKind, _ id: UInt64) -> lc_status {
+    private static func tell(_ kind: FrameKind, _ id: UInt64, state: UInt8 = 0) -> lc_status {
         PluginRunner.current?.link.send { out in
-            out.begin(kind, word: id)
+            out.begin(kind, word: id, state: state)
             out.end()
         }
         return lc_status(LC_OK)
