@@ -71,8 +71,9 @@ package enum ControlFraming {
         /// Every complete line was answered; the bytes from `consumed` on are a partial line to keep
         /// (none of them a line feed: pass their count as the next drain's `known`).
         case waiting(consumed: Int)
-        /// `proceed()` turned false (the server is closing); nothing more is answered.
-        case stopped
+        /// `proceed()` turned false (the server is closing, or a reply is to come); nothing more is
+        /// answered. The lines answered end at `consumed`.
+        case stopped(consumed: Int)
         /// A line was over `maxRequestLength`: answer `tooLongResponse` and stop reading.
         case tooLong
     }
@@ -96,15 +97,16 @@ package enum ControlFraming {
                 skip = 0
             }
         }
-        return .stopped
+        return .stopped(consumed: start)
     }
 
-    /// The bytes that answer `frame`: nil for a blank line; the handler's response to a request.
-    package static func response(to frame: Frame, handler: (String) -> String) -> [UInt8]? {
+    /// The bytes that answer `frame`: nil for a blank line, and for a request the handler answers
+    /// later (it returned nil); the handler's response to a request.
+    package static func response(to frame: Frame, handler: (String) -> String?) -> [UInt8]? {
         switch frame {
         case .blank: return nil
         case .notUTF8: return responseBytes(notUTF8Response)
-        case .request(let text): return responseBytes(handler(text))
+        case .request(let text): return handler(text).map(responseBytes)
         }
     }
 

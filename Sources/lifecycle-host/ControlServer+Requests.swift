@@ -14,7 +14,7 @@ extension ControlServer {
             guard flush(connection) else { return }
         }
         // Hang-up and error count as readable: the read then says what happened (end, reset).
-        if connection.isReading, !events.isDisjoint(with: [.readable, .hangUp, .error]) {
+        if connection.isReading, !connection.awaitsReply, !events.isDisjoint(with: [.readable, .hangUp, .error]) {
             receive(connection)
         } else {
             updateInterest(connection)
@@ -54,11 +54,16 @@ extension ControlServer {
     /// Answers each complete line of the input in order (and, at the end of the stream, the last
     /// unterminated one); enforces the length limit. The framing is `ControlFraming`'s.
     private func answerLines(_ connection: Connection, atEnd: Bool) {
-        let end = ControlFraming.drain(connection.input, known: connection.scanned, atEnd: atEnd, while: { !closeRequested }) { frame in
+        guard !connection.awaitsReply else { return }
+        let end = ControlFraming.drain(connection.input, known: connection.scanned, atEnd: atEnd,
+                                       while: { !closeRequested && !connection.awaitsReply }) { frame in
             let response = ControlFraming.response(to: frame) { text in
                 isHandling = true
                 defer { isHandling = false }
-                return handler(text)
+                return handler(text) { [unowned self] in
+                    connection.awaitsReply = true
+                    return PendingReply(server: self, connection: connection)
+                }
             }
             if let response { connection.output.append(contentsOf: response) }
         }
@@ -68,8 +73,23 @@ extension ControlServer {
             connection.scanned = connection.input.count
             watchUnfinishedLine(connection, newLine: consumed > 0)
         case .tooLong: turnAway(connection, ControlFraming.tooLongResponse)
-        case .stopped: break
+        case .stopped(let consumed):
+            // A reply to come: the lines answered go, the rest waits for it (`PendingReply.send`).
+            guard connection.awaitsReply, !closeRequested else { break }
+            connection.input.removeFirst(consumed)
+            connection.scanned = 0
         }
+    }
+
+    /// The reply a `PendingReply` sends: the connection's next line, then the requests that waited
+    /// behind it. [loop-thread]
+    func sendLater(_ response: String, on connection: Connection) {
+        guard connection.awaitsReply, connections[connection.token] === connection else { return }
+        connection.awaitsReply = false
+        connection.output.append(contentsOf: ControlFraming.responseBytes(response))
+        answerLines(connection, atEnd: !connection.isReading)
+        guard flush(connection) else { return }
+        updateInterest(connection)
     }
 
     /// Answers `response` as the connection's last line: nothing more is read (what waits is
@@ -108,7 +128,7 @@ extension ControlServer {
         }
         connection.output.removeAll(keepingCapacity: connection.output.capacity <= 1 << 16)
         connection.sent = 0
-        if !connection.isReading {
+        if !connection.isReading, !connection.awaitsReply {
             drop(connection)  // Everything said; the client ended or is being turned away.
             return false
         }
@@ -120,6 +140,8 @@ extension ControlServer {
         let wanted: IOEvents
         if connection.sent < connection.output.count {
             wanted = .writable
+        } else if connection.awaitsReply {
+            wanted = []  // nothing read until the reply: the requests behind it wait in the socket
         } else if connection.isReading {
             wanted = .readable
         } else {
@@ -174,7 +196,9 @@ final class Connection {
     }
 
     /// Nothing half-received, nothing unsent, still taking requests: closing it loses nothing.
-    var isIdle: Bool { isReading && input.isEmpty && sent >= output.count }
+    var isIdle: Bool { isReading && !awaitsReply && input.isEmpty && sent >= output.count }
+    /// A request's reply is to come (`PendingReply`): nothing more is answered or read until then.
+    var awaitsReply = false
 
     func stopReading() { isReading = false }
 }

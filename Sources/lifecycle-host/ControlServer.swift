@@ -53,11 +53,14 @@ final class ControlServer {
     /// The longest request, in bytes before its line feed.
     static let maxRequestLength = ControlFraming.maxRequestLength
 
+    /// Answers a request line now (its response), or later (nil, after taking the `PendingReply`).
+    typealias Handler = (_ request: String, _ later: () -> PendingReply) -> String?
+
     /// The socket file.
     let path: String
 
     let loop: MainRunLoop
-    let handler: (String) -> String
+    let handler: Handler
     private let ownerUID: uid_t
     private var listenFD: Int32 = -1
     /// The listening socket's IO source.
@@ -101,11 +104,13 @@ final class ControlServer {
     ///   - path: the socket file; at most 107 bytes.
     ///   - loop: the loop to serve on; this must be its thread.
     ///   - handler: gets each request line (without its line ending) and returns the response line
-    ///     (without a line feed). It runs on the loop thread, one request at a time, in order; it may
-    ///     call `close()`.
+    ///     (without a line feed), or nil after taking a `PendingReply` from its second argument to
+    ///     answer later (`PendingReply.send`): that connection answers nothing more until then, and
+    ///     reads nothing meanwhile. It runs on the loop thread, one request at a time, in order; it
+    ///     may call `close()`.
     /// - Throws: `ControlSocketError`: "another lifecycle-host is listening on PATH" when a live
     ///   socket is there; a path that is too long, exists and is not a socket, or cannot be bound.
-    init(path: String, loop: MainRunLoop, handler: @escaping (String) -> String) throws(ControlSocketError) {
+    init(path: String, loop: MainRunLoop, handler: @escaping Handler) throws(ControlSocketError) {
         self.path = path
         self.loop = loop
         self.handler = handler
@@ -309,5 +314,26 @@ final class ControlServer {
         _ = reply.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL) | Int32(MSG_DONTWAIT)) }
         Self.discardInput(fd)
         _ = Glibc.close(fd)
+    }
+}
+
+/// A control-socket request answered later: the handler took it (and returned nil); `send` gives the
+/// response line. Until then that connection answers nothing more and reads nothing; the server keeps
+/// the connection open for it even when the client has ended its stream. [loop-thread]
+final class PendingReply {
+    private weak var server: ControlServer?
+    private weak var connection: Connection?
+
+    init(server: ControlServer, connection: Connection) {
+        self.server = server
+        self.connection = connection
+    }
+
+    /// Sends `response` (a line; line breaks in it are sent as spaces), once. Nothing when the client
+    /// has gone or the server has closed meanwhile.
+    func send(_ response: String) {
+        guard let server, let connection else { return }
+        self.connection = nil
+        server.sendLater(response, on: connection)
     }
 }

@@ -25,7 +25,7 @@ final class ControlSocketTests: XCTestCase {
 
     /// An echo handler recording what it was given.
     private func echoServer(_ loop: MainRunLoop, log: RequestLog? = nil) throws -> ControlServer {
-        try ControlServer(path: socketPath, loop: loop) { line in
+        try ControlServer(path: socketPath, loop: loop) { line, _ in
             log?.append(line)
             return "ok: \(line)"
         }
@@ -216,7 +216,7 @@ final class ControlSocketTests: XCTestCase {
     func testBlankLinesIgnoredAndInvalidUTF8Answered() throws {
         let loop = try MainRunLoop()
         let log = RequestLog()
-        let server = try ControlServer(path: socketPath, loop: loop) { line in
+        let server = try ControlServer(path: socketPath, loop: loop) { line, _ in
             log.append(line)
             return "two\nlines"
         }
@@ -249,10 +249,45 @@ final class ControlSocketTests: XCTestCase {
         server.close()
     }
 
+    /// A reply given later (`PendingReply`, what `run --record` does at its gate points): the requests
+    /// behind it wait, unread, and are answered in order after it — even when the client has ended its
+    /// stream meanwhile; a client gone before the reply hurts nothing.
+    func testALaterReplyKeepsTheOrderAndTheConnection() throws {
+        let loop = try MainRunLoop()
+        let handled = RequestLog()
+        let server = try ControlServer(path: socketPath, loop: loop) { line, later in
+            handled.append(line)
+            guard line.hasPrefix("later") else { return "now: \(line)" }
+            let reply = later()
+            loop.addTimer(after: .milliseconds(100)) { reply.send("later: \(line)") }
+            return nil
+        }
+        let path = socketPath
+        let replies = try serve(loop) { () throws -> [String?] in
+            let client = try RawClient(path: path)
+            try client.send("later one\nnow two\nlater three\nnow four")
+            client.shutdownWrite()
+            return [try client.readLine(), try client.readLine(), try client.readLine(), try client.readLine(), try client.readLine()]
+        }
+        XCTAssertEqual(replies, ["later: later one", "now: now two", "later: later three", "now: now four", nil])
+        XCTAssertEqual(handled.lines, ["later one", "now two", "later three", "now four"])
+
+        // Gone before its reply: the reply goes nowhere, the server serves the next client.
+        let gone = try serve(loop) { () throws -> String? in
+            let client = try RawClient(path: path)
+            try client.send("later five\n")
+            client.close()
+            usleep(200_000)
+            return try ControlClient.request(path: path, line: "six")
+        }
+        XCTAssertEqual(gone, "now: six")
+        server.close()
+    }
+
     func testClientGoneMidResponseDoesNotHurtServer() throws {
         let loop = try MainRunLoop()
         let big = String(repeating: "z", count: 4 << 20)
-        let server = try ControlServer(path: socketPath, loop: loop) { line in line == "big" ? big : "ok: \(line)" }
+        let server = try ControlServer(path: socketPath, loop: loop) { line, _ in line == "big" ? big : "ok: \(line)" }
         let path = socketPath
         let reply = try serve(loop) { () throws -> String in
             let client = try RawClient(path: path)
@@ -269,7 +304,7 @@ final class ControlSocketTests: XCTestCase {
     func testSlowReaderDoesNotBlockOthers() throws {
         let loop = try MainRunLoop()
         // 1 MiB answers: far more than the socket buffers hold, so the server must wait for writability.
-        let server = try ControlServer(path: socketPath, loop: loop) { line in
+        let server = try ControlServer(path: socketPath, loop: loop) { line, _ in
             line.hasPrefix("big") ? line + ":" + String(repeating: "z", count: 1 << 20) : "ok: \(line)"
         }
         let path = socketPath
@@ -294,7 +329,7 @@ final class ControlSocketTests: XCTestCase {
     func testCloseFromHandlerStillAnswers() throws {
         let loop = try MainRunLoop()
         var server: ControlServer?
-        server = try ControlServer(path: socketPath, loop: loop) { line in
+        server = try ControlServer(path: socketPath, loop: loop) { line, _ in
             if line == "quit" { server?.close() }
             return "bye"
         }
