@@ -27,6 +27,10 @@ enum HostExit {
     /// Plugins were asked for (`--plugin`, `--plugin-dir`) and none could be loaded: the run ended
     /// before the launch (each refusal was reported), unless `--allow-no-plugins`.
     static let noPlugins: Int32 = 9
+    /// `replay`: the replay's trace or exit status parted from the recording's (the first difference
+    /// on standard error; `--diff` shows it in context). A replay that matches exits with the
+    /// recorded run's status.
+    static let replayDiverged: Int32 = 10
     /// A bad command line (`EX_USAGE`, as ArgumentParser exits for the errors it finds): an unknown
     /// command or option, a value that does not parse or is out of range, a missing argument.
     static let usage: Int32 = 64
@@ -45,7 +49,7 @@ enum HostExit {
           7   an isolated plugin's process failed
           8   the scenario ended with the application running (the host terminated it)
           9   plugins were asked for and none could be loaded (see --allow-no-plugins)
-        Other commands: 'check' 0, or 3 a plugin refused, 6 a plugin called exit() when scanned; 'validate' 0, or 1 a check failed, 2 the plugin could not be validated; 'send' and 'status' 0, or 1 the host answered an error or could not be reached. Every command:
+        Other commands: 'replay' the recorded run's status when it matches, or 10 the replay parted from the recording, 1 the recording or a plugin file could not be used; 'check' 0, or 3 a plugin refused, 6 a plugin called exit() when scanned; 'validate' 0, or 1 a check failed, 2 the plugin could not be validated; 'send' and 'status' 0, or 1 the host answered an error or could not be reached. Every command:
           64  a bad command line
         """
 

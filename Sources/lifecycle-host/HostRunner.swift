@@ -48,6 +48,11 @@ struct RunOptions {
     var pluginQuotas = PluginQuotas()
     /// `--metrics`, `--metrics-file`, `--metrics-interval`.
     var metrics = MetricsSettings()
+    /// `--record FILE`: the run's input written to FILE, each at its place, for `replay`
+    /// (docs/recording.md). The loop's clock is then a manual one moved with real time.
+    var record: String?
+    /// The command line's words after `run`, as given: what a recording keeps of it.
+    var arguments: [String] = []
 }
 
 /// Runs one application: loads the plugins, launches, then takes commands from the script, the
@@ -60,7 +65,7 @@ struct RunOptions {
 final class HostRunner: @unchecked Sendable {
     // @unchecked: used on the main thread only (the loop's); closures handed to the loop run there too.
     private(set) var options: RunOptions
-    private var writer: TraceWriter
+    private(set) var writer: TraceWriter
     private(set) var handle: AppHandle?
     private var sources: HostOSEvents?
     /// The plugin files watched (`--watch`).
@@ -83,14 +88,19 @@ final class HostRunner: @unchecked Sendable {
     private var refusedPlugins = 0
     private var loadedPlugins = 0
     private var failedPlugins = 0
-    private var exitCode: Int32?
+    private(set) var exitCode: Int32?
     private var killed = false
     /// SIGTERM or SIGINT arrived: the run ends once the application is not running, whatever the
     /// scenario or the prompt still had to do.
     private var endRequested = false
+    /// How input is taken: as it comes, recorded (`--record`), or from a recording (`replay`).
+    var inputMode: InputMode = .live
+    /// The prompt, in a replay: started and not yet closed (no terminal is read).
+    var replayPromptOpen = false
 
-    init(options: RunOptions) {
+    init(options: RunOptions, replay: Replay? = nil) {
         self.options = options
+        if let replay { inputMode = .replaying(replay) }
         writer = TraceWriter(format: options.trace, width: options.narrate ? Self.narratedWidth : nil)
         timeline = options.timeline == nil && options.traceExport == nil ? nil : TimelineRecorder()
     }
@@ -99,7 +109,9 @@ final class HostRunner: @unchecked Sendable {
     func run() -> Int32 {
         // A bad scenario stops the run before anything starts.
         do {
-            if let path = options.script {
+            if case .replaying = inputMode {
+                // A replay's scenario lines are the recording's, each at its place.
+            } else if let path = options.script {
                 guard let text = readFile(path, atMost: ScenarioParser.maxFileBytes) else {
                     let why = errno == EFBIG ? "it is larger than \(ScenarioParser.maxFileBytes) bytes" : String(cString: strerror(errno))
                     fputs("lifecycle-host: cannot read scenario \(printable(path)): \(why)\n", stderr)
@@ -142,7 +154,9 @@ final class HostRunner: @unchecked Sendable {
         configuration.onTerminationOverdue = { report in EmergencyExit.end(.terminationOverdue(report)) }
         let handle: AppHandle
         do {
-            handle = try AppHandle(configuration: configuration, clock: options.clock)
+            // Recorded or replayed: a manual clock, moved with real time (`recordStep`) or by the
+            // recording (`replayAll`).
+            handle = try AppHandle(configuration: configuration, clock: inputMode.isLive && options.record == nil ? options.clock : .manual)
         } catch {
             fputs("lifecycle-host: \(error.message)\n", stderr)
             return HostExit.failure
@@ -164,21 +178,30 @@ final class HostRunner: @unchecked Sendable {
         var shutDown = false
         defer { if !shutDown { shutdown() } }
         handle.swiftTraceHandler = { [unowned self] event in self.traced(event) }
+        let files = pluginFiles(handle)
+        if let failure = startInputMode(handle, files: files) {
+            fputs("lifecycle-host: \(printable(failure))\n", stderr)
+            return HostExit.failure
+        }
         writer.writeHeader()
-        for problem in problems { hostLine("error", "systemd", detail: problem) }
+        for problem in problems { hostLine("error", "systemd", detail: problem, environment: true) }
 
         // Signals first: they are blocked in this thread, and threads started later inherit the mask.
         let sources = HostOSEvents(
             loop: handle.loop,
             options: options.osEvents,
-            perform: { [unowned self] command, origin in self.performOSEvent(command, origin: origin) },
+            perform: { [unowned self] command, origin in
+                input(.os(command: command.description, origin: RecordedOSOrigin(origin))) { [unowned self] in
+                    performOSEvent(command, origin: origin)
+                }
+            },
             state: { [unowned handle] in handle.app.state },
             device: { [unowned handle] in DeviceState(locked: handle.app.isDeviceLocked, lowPower: handle.app.isLowPowerModeEnabled,
                                                     thermal: handle.app.thermalState) },
-            note: { [unowned self] kind, name, detail in self.hostLine(kind, name, detail: detail) },
-            log: { [unowned self] line in self.hostLine("error", "os-events", detail: line) })
+            note: { [unowned self] kind, name, detail in self.hostLine(kind, name, detail: detail, environment: true) },
+            log: { [unowned self] line in self.hostLine("error", "os-events", detail: line, environment: true) })
         do { try sources.start() } catch {
-            hostLine("error", "os-events", detail: error.message)
+            hostLine("error", "os-events", detail: error.message, environment: true)
             // Asked for, and impossible: the run does not go on without what it was asked to follow.
             if error.code == .unavailable {
                 fputs("lifecycle-host: --session-events: \(error.message)\n", stderr)
@@ -193,16 +216,16 @@ final class HostRunner: @unchecked Sendable {
             let path = location.path
             do {
                 try location.folder?.prepare()
-                server = try ControlServer(path: path, loop: handle.loop) { [unowned self] request in self.answer(request) }
+                server = try ControlServer(path: path, loop: handle.loop) { [unowned self] request, later in self.answer(request, later: later) }
                 EmergencyExit.setSocketPath(path)
-                hostLine("socket", path)
+                hostLine("socket", path, environment: true)
             } catch {
-                hostLine("error", "socket", detail: error.message)
+                hostLine("error", "socket", detail: error.message, environment: true)
             }
         }
 
-        operators.started(handle) { [unowned self] kind, name, detail in hostLine(kind, name, detail: detail) }
-        loadPlugins(handle)
+        operators.started(handle) { [unowned self] kind, name, detail in hostLine(kind, name, detail: detail, environment: true) }
+        loadPlugins(handle, files: files)
         if options.watch { watchPlugins(handle) }
         // Plugins were asked for and none loaded: end now, before the launch, unless told to run on.
         if loadedPlugins == 0, refusedPlugins > 0, !options.allowNoPlugins {
@@ -215,12 +238,14 @@ final class HostRunner: @unchecked Sendable {
 
         // A scenario whose first action starts the application itself is not pre-empted.
         let scriptLaunches: Bool = {
+            if case .replaying(let replay) = inputMode { return replay.scriptLaunches }
             guard case .action(let action)? = script.first?.command else { return false }
             return action.launchesApplication
         }()
         // The scenario is under way before the host's own launch: a launch that finds no input open
         // would end the run as a scenario that left the application running (none of its lines run).
         scriptRunning = !script.isEmpty
+        if case .replaying(let replay) = inputMode { scriptRunning = replay.hasScript }
         if !scriptLaunches {
             perform(.action(.launch(options: options.launchOptions, inBackground: options.backgroundLaunch)), origin: nil)
         }
@@ -228,6 +253,13 @@ final class HostRunner: @unchecked Sendable {
         // The scenario first, then the prompt: their lines never interleave.
         if options.interactive, script.isEmpty { startPrompt(handle) }
         finishIfDone()
+        switch inputMode {
+        case .live: break
+        case .recording(let recorder):
+            while exitCode == nil { recordStep(recorder, handle) }
+        case .replaying(let replay):
+            replayAll(replay, handle)
+        }
         while exitCode == nil {
             do { try handle.loop.run() } catch {
                 fputs("lifecycle-host: \(error.message)\n", stderr)
@@ -255,7 +287,7 @@ final class HostRunner: @unchecked Sendable {
             status = HostExit.isolatedPluginFailed
         }
         narrator?.summary(status: status)
-        return status
+        return endInputMode(status: status)
     }
 
     /// The demo's widest line (`narrate`).
@@ -276,7 +308,7 @@ final class HostRunner: @unchecked Sendable {
         if let handle { handle.app.runMarked("plugin unload", owner: "") { handle.shutdown() } }
         // Last: the plugins' ends trace what they left (a quota's refusals not traced yet, a failure
         // while unloading), and the metrics file's last write counts it.
-        if let problem = operators?.finish() { hostLine("error", "metrics", detail: problem) }
+        if let problem = operators?.finish() { hostLine("error", "metrics", detail: problem, environment: true) }
     }
 
     /// Starts the terminate budget as soon as SIGTERM or SIGINT is pending, from a thread of its own:
@@ -295,17 +327,33 @@ final class HostRunner: @unchecked Sendable {
 
     // MARK: Plugins
 
-    private func loadPlugins(_ handle: AppHandle) {
-        let paths = options.plugins.map(absolute)
-        var folders: [(folder: String, files: Result<[String], PluginRefusal>)] = []
-        for folder in options.pluginFolders { folders.append((folder, handle.pluginFiles(in: absolute(folder)))) }
+    /// The plugin files asked for (`--plugin`, absolute) and the plugin folders' files (`--plugin-dir`),
+    /// each folder listed once.
+    struct PluginFiles {
+        var paths: [String]
+        var folders: [(folder: String, files: Result<[String], PluginRefusal>)]
+
+        /// Every file to load, in load order.
+        var all: [String] {
+            var files = paths
+            for entry in folders { if case .success(let found) = entry.files { files += found } }
+            return files
+        }
+    }
+
+    private func pluginFiles(_ handle: AppHandle) -> PluginFiles {
+        PluginFiles(paths: options.plugins.map(absolute),
+                    folders: options.pluginFolders.map { ($0, handle.pluginFiles(in: absolute($0))) })
+    }
+
+    private func loadPlugins(_ handle: AppHandle, files: PluginFiles) {
+        let paths = files.paths, folders = files.folders
         // The runners of every plugin that may run isolated start at once; the loads below take them
         // in order (each init still alone), and what none took is dismissed.
         var isolation = options.isolation
         isolation.settings.loadOptions = options.pluginLoading
         if isolation.selection != .none || paths.contains(where: isolation.isolatesFile) {
-            var candidates = paths
-            for entry in folders { if case .success(let files) = entry.files { candidates += files } }
+            let candidates = files.all
             handle.prestartIsolated(paths: candidates.filter { isolation.selection != .none || isolation.isolatesFile($0) },
                                     settings: isolation.settings)
         }
@@ -405,7 +453,7 @@ final class HostRunner: @unchecked Sendable {
     /// An OS event. Memory pressure while suspended does what it does on iOS: a critical level
     /// purges the application, a warning reaches no code (a suspended application runs none).
     /// (`origin` is the words the OS-event sources give; they own that format.)
-    private func performOSEvent(_ command: HostCommand, origin: OSOrigin) {
+    func performOSEvent(_ command: HostCommand, origin: OSOrigin) {
         if case .signal(let signo) = origin, signo == SIGTERM || signo == SIGINT {
             endForSignal(command, origin: origin)
             return
@@ -438,24 +486,42 @@ final class HostRunner: @unchecked Sendable {
     }
 
     private func runScript() {
-        guard let handle, exitCode == nil else { return }
+        guard handle != nil, exitCode == nil else { return }
         guard scriptIndex < script.count else {
-            scriptRunning = false
-            if options.interactive { startPrompt(handle) }
-            finishIfDone()
-            return
+            return input(.scriptEnd) { [unowned self] in endScript() }
         }
         let line = script[scriptIndex]
         scriptIndex += 1
-        narrator?.step(line)
-        if let failure = perform(line.command, origin: .script(location: line.location)) {
-            hostLine("error", line.text.trimmingWhitespace(), detail: "\(line.location): \(failure)")
-            fputs("\(printable(line.location)): \(failure)\n", stderr)
-            finish(HostExit.scriptError)
-            return
+        input(.script(location: line.location, text: line.text)) { [unowned self] in
+            narrator?.step(line)
+            guard performScriptLine(line.command, location: line.location, text: line.text) else { return }
+            scheduleScript(after: line.command)
         }
-        if case .wait(let duration) = line.command {
-            if handle.loop.clock.isManual {
+    }
+
+    /// The scenario has no more lines: the prompt follows (`--interactive`), or the run may end.
+    func endScript() {
+        guard let handle else { return }
+        scriptRunning = false
+        if options.interactive { startPrompt(handle) }
+        finishIfDone()
+    }
+
+    /// Performs one scenario line (`text` at `location`, parsed as `command`). - Returns: false when it
+    /// failed: the run then ends with status 2.
+    func performScriptLine(_ command: HostCommand, location: String, text: String) -> Bool {
+        guard let failure = perform(command, origin: .script(location: location)) else { return true }
+        hostLine("error", text.trimmingWhitespace(), detail: "\(location): \(failure)")
+        fputs("\(printable(location)): \(failure)\n", stderr)
+        finish(HostExit.scriptError)
+        return false
+    }
+
+    /// Runs the scenario's next line after `command`: once its `wait` has passed, else on the next turn.
+    private func scheduleScript(after command: HostCommand) {
+        guard let handle else { return }
+        if case .wait(let duration) = command {
+            if options.clock.isManual {
                 // The loop returns after this callback; `run()` advances the clock, then goes on.
                 pendingAdvance = duration
                 handle.loop.stop()
@@ -472,10 +538,10 @@ final class HostRunner: @unchecked Sendable {
     /// Ends the run once the application has stopped and no more input is expected. A scenario that
     /// ends with the application running (and no prompt to follow) does not leave the host running
     /// without a word: the host says so and terminates the application (`scenarioLeftRunning`).
-    private func finishIfDone() {
+    func finishIfDone() {
         guard let handle, exitCode == nil else { return }
         if killed { return finish(HostExit.watchdogKill) }
-        let inputOpen = scriptRunning || prompt?.isOpen == true
+        let inputOpen = scriptRunning || prompt?.isOpen == true || replayPromptOpen
         if handle.app.state != .notRunning {
             if !inputOpen, !endRequested, !options.interactive, !scenarioLeftRunning, let file = scenarioName {
                 scenarioLeftRunning = true
@@ -493,7 +559,7 @@ final class HostRunner: @unchecked Sendable {
     /// The scenario's name as errors give it (its path, or the demo's `demo.scenario`); nil without one.
     private var scenarioName: String? { options.script ?? options.scriptText?.name }
 
-    private func finish(_ code: Int32) {
+    func finish(_ code: Int32) {
         guard exitCode == nil else { return }
         exitCode = code
         handle?.loop.stop()
@@ -510,40 +576,45 @@ final class HostRunner: @unchecked Sendable {
         if case .stateChanged(_, let to, _) = event.payload {
             sources?.applicationStateChanged(to: to)
             if HostExit.isWatchdogKill(event) { killed = true }
-            if to == .notRunning { handle?.loop.perform { [weak self] in self?.finishIfDone() } }
+            if to == .notRunning {
+                handle?.loop.perform { [weak self] in self?.input(.finishCheck) { [weak self] in self?.finishIfDone() } }
+            }
         }
     }
 
     /// A line of the host's own (not the engine's) in the trace.
-    func hostLine(_ kind: String, _ name: String, plugin: String? = nil, detail: String? = nil) {
+    /// `environment`: a line about the host's own IO, which a replay does not open (`TraceLine.environment`).
+    func hostLine(_ kind: String, _ name: String, plugin: String? = nil, detail: String? = nil, environment: Bool = false) {
         let state = handle?.app.state ?? .notRunning
         operators?.hostLine(kind: kind)
-        writer.write(TraceLine(kind: kind, name: name, state: state, plugin: plugin, detail: detail))
+        writer.write(TraceLine(kind: kind, name: name, state: state, plugin: plugin, detail: detail, environment: environment))
     }
 
     // MARK: The prompt
 
     private func startPrompt(_ handle: AppHandle) {
+        // A replay's typed lines are the recording's: no terminal is read.
+        if case .replaying = inputMode { return replayPromptOpen = true }
         guard prompt == nil else { return }
         do {
             prompt = try PromptInput(loop: handle.loop) { [unowned self] event in self.typed(event) }
         } catch {
-            hostLine("error", "stdin", detail: error.message)
+            hostLine("error", "stdin", detail: error.message, environment: true)
         }
     }
 
     private func typed(_ event: PromptInput.Event) {
         switch event {
-        case .line(let line): handleTyped(line)
+        case .line(let line): input(.typed(line)) { [unowned self] in handleTyped(line) }
         case .tooLong:
             let message = "line too long (at most \(LineReader.maxLineBytes) bytes); ignored"
-            hostLine("error", "stdin", detail: message)
+            hostLine("error", "stdin", detail: message, environment: true)
             fputs("error: \(message)\n", stderr)
-        case .closed: endOfInput(typedQuit: false)
+        case .closed: input(.stdinClosed) { [unowned self] in endOfInput(typedQuit: false) }
         }
     }
 
-    private func handleTyped(_ line: String) {
+    func handleTyped(_ line: String) {
         let trimmed = line.trimmingWhitespace()
         switch trimmed {
         case "": break
@@ -567,8 +638,9 @@ final class HostRunner: @unchecked Sendable {
 
     /// End of input (EOF, or `quit` typed): terminate a running application, then finish. At the end
     /// of input (not a `quit`) the host says so on standard error, as the trace's `input` line does.
-    private func endOfInput(typedQuit: Bool) {
+    func endOfInput(typedQuit: Bool) {
         prompt?.close()
+        replayPromptOpen = false
         if let handle, handle.app.state != .notRunning {
             if !typedQuit { fputs("lifecycle-host: standard input closed with the application \(handle.app.state): the host terminates it\n", stderr) }
             perform(.action(.terminate), origin: .stdinClosed)
@@ -579,7 +651,20 @@ final class HostRunner: @unchecked Sendable {
     // MARK: The control socket
 
     /// One request line → one response line. Protocol: docs/host.md.
-    private func answer(_ request: String) -> String {
+    /// One request line → its response line now, or (recording) at the next gate point through `later`.
+    private func answer(_ request: String, later: () -> PendingReply) -> String? {
+        guard case .recording(let recorder) = inputMode else { return answerNow(request) }
+        let reply = later()
+        input(nil) { [unowned self] in
+            let response = answerNow(request)
+            recorder.append(.socket(request: request, response: response))
+            reply.send(response)
+        }
+        return nil
+    }
+
+    /// One request line → one response line. Protocol: docs/host.md.
+    func answerNow(_ request: String) -> String {
         ControlRequest(line: request).response(status: status, perform: { perform($0, origin: .socket) },
                                                state: { handle?.app.state ?? .notRunning })
     }

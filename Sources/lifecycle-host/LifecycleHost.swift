@@ -13,7 +13,7 @@ struct LifecycleHost: ParsableCommand {
         abstract: "Runs the iOS application life cycle with observer plugins.",
         discussion: HostExit.summary,
         version: HostVersion.text,
-        subcommands: [Run.self, Demo.self, Check.self, Validate.self, Send.self, Status.self])
+        subcommands: [Run.self, Demo.self, Check.self, Validate.self, ReplayCommand.self, Send.self, Status.self])
 }
 
 /// Options shared by `run` and `demo`.
@@ -276,6 +276,11 @@ struct Run: ParsableCommand {
             completion: .list(["observers=", "timers=", "background-tasks=", "custom-names="]))
     var pluginQuotas: [String] = []
 
+    @Option(name: .customLong("record"), help: ArgumentHelp(
+        "Write what the run receives to FILE, each input at its place, for 'lifecycle-host replay FILE' (docs/recording.md).",
+        valueName: "FILE"), completion: .file())
+    var record: String?
+
     @OptionGroup var engine: EngineOptions
 
     @OptionGroup var metrics: MetricsOptions
@@ -291,7 +296,7 @@ struct Run: ParsableCommand {
             noSocket: noSocket, isolate: isolate, restart: restart, isolateBudget: isolateBudget, freezer: freezer,
             clock: clock, rescan: rescan,
             scanBudget: scanBudget, allowUnsafePlugins: allowUnsafePlugins, watch: watch, allowNoPlugins: allowNoPlugins,
-            pluginQuotas: pluginQuotas, engine: engine.values,
+            pluginQuotas: pluginQuotas, record: record, engine: engine.values,
             metrics: metrics.values)
     }
 
@@ -299,7 +304,11 @@ struct Run: ParsableCommand {
     func validate() throws { _ = try values.options() }
 
     func run() throws {
-        let code = HostRunner(options: try values.options()).run()
+        var options = try values.options()
+        // The words after `run`, as given: what a recording keeps of the command line.
+        let arguments = CommandLine.arguments
+        options.arguments = arguments.firstIndex(of: "run").map { Array(arguments[($0 + 1)...]) } ?? []
+        let code = HostRunner(options: options).run()
         if code != 0 { throw ExitCode(code) }
     }
 }

@@ -247,9 +247,13 @@ enum OSOrigin: Equatable, CustomStringConvertible {
     case clock
     case session(SessionEvent)
     case thermal(ThermalReading)
+    /// An OS event a replay runs from its recording, by the words it was recorded with (logind's, the
+    /// thermal zones'): `replay FILE`.
+    case replayed(String)
 
     var description: String {
         switch self {
+        case .replayed(let words): return words
         case .session(let event): return event.description
         case .thermal(let reading): return reading.description
         case .signal(let signo): return "signal \(OSEvent.signalName(signo))"

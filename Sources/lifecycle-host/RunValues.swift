@@ -50,6 +50,8 @@ struct RunValues: Equatable {
     var allowNoPlugins = false
     /// `--plugin-quota KIND=N`, as given, in order (a later one for the same kind wins).
     var pluginQuotas: [String] = []
+    /// `--record FILE`.
+    var record: String?
     var engine = EngineValues()
     var metrics = MetricsValues()
 
@@ -109,6 +111,16 @@ struct RunValues: Equatable {
             }
         }
         options.metrics = try metrics.settings()
+        if let record {
+            // A recording's gate points move the clock with real time; its replay is the virtual run.
+            guard !options.clock.isManual else {
+                throw ValidationError("--record records a run on real time; it cannot be used with --clock virtual (its replay runs on a virtual clock)")
+            }
+            guard !watch else {
+                throw ValidationError("--record cannot be used with --watch: a reload by a file's change is not input a replay can give again")
+            }
+            options.record = record
+        }
         return options
     }
 
@@ -201,6 +213,7 @@ struct RunValues: Equatable {
                 case "--clock": values.clock = value
                 case "--scan-budget": values.scanBudget = value
                 case "--plugin-quota": values.pluginQuotas.append(value)
+                case "--record": values.record = value
                 case "--metrics": values.metrics.address = value
                 case "--metrics-file": values.metrics.file = value
                 case "--metrics-interval": values.metrics.interval = value
@@ -232,7 +245,8 @@ extension LifecycleHost {
         // own start. It learns what `run` settles later as it makes each runner (the standard
         // descriptors); the environment `run` settles is the same without systemd's variables.
         if RunValues.plainlyIsolates(arguments) { IsolationRunner.prepareEarly(withoutVariables: SystemdNotifier.variables) }
-        if let values = RunValues.parse(arguments), let options = try? values.options() {
+        if let values = RunValues.parse(arguments), var options = try? values.options() {
+            options.arguments = Array(arguments.dropFirst())
             end(HostRunner(options: options).run())
         }
         if let unknown = Usage.unknownSubcommand(arguments) { end(report(ValidationError(unknown))) }

@@ -16,6 +16,9 @@ struct TraceLine: Sendable {
     /// For a `watchdog` line: the budget overrun (`WatchdogReport.budgetName`: `launch`, `hang`,
     /// `terminate`, …), from the typed report.
     var budget: String?
+    /// A line about the host's own IO — its socket, OS-event sources, metrics, systemd, standard
+    /// input's errors — which a replay does not open: kept out of a recording's trace (docs/recording.md).
+    var environment = false
 }
 
 /// Writes the trace to a file descriptor, as aligned text (colour only on a terminal) or as JSON
@@ -35,7 +38,12 @@ final class TraceWriter: Sendable {
     private let origin = MonotonicInstant.now
     /// The last line's number, and the loop on a manual clock (`--clock virtual`) whose time the lines
     /// show (`follow`; nil: real time since the writer was made): one lock a line for both.
-    private let lines = Mutex<(sequence: UInt64, virtualClock: MainRunLoop?)>((0, nil))
+    private let lines = Mutex<(sequence: UInt64, virtualClock: MainRunLoop?, observer: LineObserver?)>((0, nil, nil))
+
+    /// Sees each line as it is written, with its number and its time on the loop's clock (`follow`'s
+    /// loop; nil on real time), under the writer's lock: a recording's trace (`RunRecorder`), a
+    /// replay's comparison (`Replay`).
+    typealias LineObserver = @Sendable (_ line: TraceLine, _ seq: UInt64, _ loopTime: Duration?) -> Void
 
     init(format: Format, fd: Int32 = STDOUT_FILENO, colour: Bool? = nil, width: Int? = nil) {
         self.format = format
@@ -58,11 +66,18 @@ final class TraceWriter: Sendable {
         lines.withLock { $0.virtualClock = loop }
     }
 
+    /// Sets the line observer (nil: none). [thread-safe]
+    func observe(_ observer: LineObserver?) {
+        lines.withLock { $0.observer = observer }
+    }
+
     func write(_ line: TraceLine) {
         lines.withLock { lines in
-            let time = (lines.virtualClock?.elapsed ?? MonotonicInstant.now.duration(since: origin)).secondsDouble
+            let loopTime = lines.virtualClock?.elapsed
+            let time = (loopTime ?? MonotonicInstant.now.duration(since: origin)).secondsDouble
             lines.sequence += 1
             let seq = lines.sequence
+            lines.observer?(line, seq, loopTime)
             let text = format == .json ? Self.json(line, time: time, seq: seq) : text(line, time: time)
             writeAll(text + "\n")
             lcs_crash_guard_note_line(seq, Int32(ApplicationState.allCases.firstIndex(of: line.state) ?? 0))

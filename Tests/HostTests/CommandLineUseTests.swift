@@ -175,8 +175,8 @@ final class CommandLineUseTests: XCTestCase {
     func testEveryUsageErrorExits64WithASuggestionWhereOneIsClose() throws {
         let cases: [([String], String)] = [
             // (The list of commands grows with the commands: only its start is fixed.)
-            (["rn"], "Error: unknown command 'rn' (did you mean 'run'?); the commands: run, demo, check, validate, send, status, help\n"),
-            (["stauts"], "Error: unknown command 'stauts' (did you mean 'status'?); the commands: run, demo, check, validate, send, status, help\n"),
+            (["rn"], "Error: unknown command 'rn' (did you mean 'run'?); the commands: run, demo, check, validate, replay, send, status, help\n"),
+            (["stauts"], "Error: unknown command 'stauts' (did you mean 'status'?); the commands: run, demo, check, validate, replay, send, status, help\n"),
             (["x"], "Error: unknown command 'x'; the commands: run, "),
             (["run", "--scrip", "x"], "Error: Unknown option '--scrip'. Did you mean '--script'?\n"),
             (["run", "--trace", "jsn"], "Error: --trace must be text or json, not 'jsn' (did you mean 'json'?)\nUsage: lifecycle-host run <options>\n"),
