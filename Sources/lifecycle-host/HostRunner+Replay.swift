@@ -17,6 +17,10 @@ final class Replay {
     /// Input from plugins' threads not yet run, by what it is (`ForeignInput.Kind.description`), each
     /// in arrival order. Taking one is O(1).
     private var held: [String: (inputs: [ForeignInput], next: Int)] = [:]
+    private var heldCount = 0
+    /// The most inputs held at once: a plugin's threads sending far more than the recording has are
+    /// the replay parting from it, not memory without end.
+    static let maxHeld = 1 << 20
     /// Whether the recorded run had a scenario, and whether its first line launched the application
     /// (then the host did not launch it first).
     let hasScript: Bool
@@ -48,6 +52,16 @@ final class Replay {
 
     /// Keeps what a plugin's thread sent until the recording's place for it.
     func hold(_ input: ForeignInput) {
+        guard heldCount < Self.maxHeld else {
+            if heldCount == Self.maxHeld {
+                heldCount += 1
+                comparison.say("replay \(file): plugins' threads sent more than \(Self.maxHeld) inputs the recording has not reached; "
+                               + "the rest are dropped")
+                comparison.markParted()
+            }
+            return
+        }
+        heldCount += 1
         held[input.kind.description, default: ([], 0)].inputs.append(input)
     }
 
@@ -59,6 +73,7 @@ final class Replay {
             if var queue = held[description], queue.next < queue.inputs.count {
                 let input = queue.inputs[queue.next]
                 queue.next += 1
+                heldCount -= 1
                 if queue.next == queue.inputs.count { queue = ([], 0) }
                 held[description] = queue
                 return input

@@ -282,7 +282,7 @@ final class InstallTests: XCTestCase {
             printf "%s\\n" "${COMPREPLY[@]}" | sort -u | tr "\\n" " "; echo; }; \
             complete_words "lifecycle-host r"; complete_words "lifecycle-host run --pl"; complete_words "lifecycle-host s"' '\(completion)'
             """)
-        XCTAssertEqual(words, "run \n--plugin --plugin-dir --plugin-quota \nsend status \n")
+        XCTAssertEqual(words, "replay run \n--plugin --plugin-dir --plugin-quota \nsend status \n")
         let zsh = try String(contentsOfFile: prefix + "/share/zsh/site-functions/_lifecycle-host", encoding: .utf8)
         XCTAssertTrue(zsh.hasPrefix("#compdef lifecycle-host"), String(zsh.prefix(80)))
         let fish = try String(contentsOfFile: prefix + "/share/fish/vendor_completions.d/lifecycle-host.fish", encoding: .utf8)
