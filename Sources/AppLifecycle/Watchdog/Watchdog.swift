@@ -222,20 +222,9 @@ final class Watchdog: @unchecked Sendable {
             return true
         }
         guard armed else { return }
-        if loop.clock.isManual { spawnTerminationBackstop() } else { wakeThread() }
-    }
-
-    /// On a manual clock: a thread that waits the terminate budget in real time (or until `shutdown`),
-    /// then reports the termination overdue if the clock has not already. Joined by `shutdown()`.
-    private func spawnTerminationBackstop() {
-        let box = Unmanaged.passRetained(self)
-        var tid = pthread_t()
-        let rc = lcs_thread_create_signals_blocked(&tid, { raw in
-            let watchdog = Unmanaged<Watchdog>.fromOpaque(raw!).takeRetainedValue()
-            watchdog.backstopTermination()
-            return nil
-        }, box.toOpaque())
-        if rc == 0 { state.withLock { $0.thread = tid } } else { box.release() }
+        // On a manual clock: a thread that waits the terminate budget in real time (or until
+        // `shutdown`), then reports the termination overdue if the clock has not already.
+        if loop.clock.isManual { spawn(.terminationBackstop) } else { wakeThread() }
     }
 
     private func backstopTermination() {
@@ -260,16 +249,32 @@ final class Watchdog: @unchecked Sendable {
                        of: p.budget, elapsed: elapsed, policy: policy)
     }
 
-    /// Starts the thread with every signal blocked in it from its first instruction.
-    private func spawn() {
-        let box = Unmanaged.passRetained(self)
+    /// What the watchdog's thread does: watch (the monotonic clock), or a manual clock's termination backstop.
+    private enum ThreadJob { case watch, terminationBackstop }
+
+    /// Starts the thread (joined by `shutdown()`) with every signal blocked in it from its first instruction.
+    private func spawn(_ job: ThreadJob = .watch) {
+        let box = Unmanaged.passRetained(ThreadStart(watchdog: self, job: job))
         var tid = pthread_t()
         let rc = lcs_thread_create_signals_blocked(&tid, { raw in
-            let watchdog = Unmanaged<Watchdog>.fromOpaque(raw!).takeRetainedValue()
-            watchdog.watch()
+            let start = Unmanaged<ThreadStart>.fromOpaque(raw!).takeRetainedValue()
+            switch start.job {
+            case .watch: start.watchdog.watch()
+            case .terminationBackstop: start.watchdog.backstopTermination()
+            }
             return nil
         }, box.toOpaque())
         if rc == 0 { state.withLock { $0.thread = tid } } else { box.release() }
+    }
+
+    /// The thread's watchdog and job, handed over retained.
+    private final class ThreadStart {
+        let watchdog: Watchdog
+        let job: ThreadJob
+        init(watchdog: Watchdog, job: ThreadJob) {
+            self.watchdog = watchdog
+            self.job = job
+        }
     }
 
     /// The watchdog thread's loop, until `shutdown()`.

@@ -20,30 +20,11 @@ package struct PluginFileIdentity: Equatable, Sendable {
     /// The largest plugin file identified: 1 GiB.
     package static let maxFileBytes: UInt64 = 1 << 30
 
-    /// Reads `path` whole (in 64 KiB pieces), checked for size first. A file that is not ELF, or whose
+    /// Reads `path` whole, checked for size first. A file that is not ELF, or whose
     /// headers point outside it, has no build-id; it is never read out of bounds.
     /// - Throws: `RecordingError` (`unreadable`, `tooLarge`) naming the path.
     package static func of(path: String) throws(RecordingError) -> PluginFileIdentity {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw RecordingError(.unreadable(errno: errno), file: path) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw RecordingError(.unreadable(errno: errno), file: path) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw RecordingError(.unreadable(errno: EISDIR), file: path) }
-        let size = UInt64(max(0, info.st_size))
-        guard size <= maxFileBytes else { throw RecordingError(.tooLarge(bytes: size, limit: maxFileBytes), file: path) }
-        var bytes = [UInt8](repeating: 0, count: Int(size))
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, min(1 << 16, $0.count - offset)) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw RecordingError(.unreadable(errno: errno), file: path)
-            }
-            if count == 0 { break }  // shorter than fstat said: what was read is the file
-            offset += count
-        }
-        if offset < bytes.count { bytes.removeSubrange(offset...) }
+        let bytes = try WholeFile.read(path, atMost: maxFileBytes)
         var hash = SHA256()
         hash.update(bytes)
         return PluginFileIdentity(path: path, size: UInt64(bytes.count), sha256: SHA256.hex(hash.finalized()),
@@ -86,5 +67,34 @@ enum ELFBuildID {
             }
         }
         return nil
+    }
+}
+
+/// A regular file read whole, its size checked (`fstat`) before anything is read.
+enum WholeFile {
+    /// - Throws: `RecordingError` (`unreadable`: not there, not a regular file, a read error;
+    ///   `tooLarge` over `limit`) naming the path.
+    static func read(_ path: String, atMost limit: UInt64) throws(RecordingError) -> [UInt8] {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw RecordingError(.unreadable(errno: errno), file: path) }
+        defer { close(fd) }
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw RecordingError(.unreadable(errno: errno), file: path) }
+        guard info.st_mode & S_IFMT == S_IFREG else { throw RecordingError(.unreadable(errno: EISDIR), file: path) }
+        let size = UInt64(max(0, info.st_size))
+        guard size <= limit else { throw RecordingError(.tooLarge(bytes: size, limit: limit), file: path) }
+        var bytes = [UInt8](repeating: 0, count: Int(size))
+        var offset = 0
+        while offset < bytes.count {
+            let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, min(1 << 16, $0.count - offset)) }
+            if count < 0 {
+                if errno == EINTR { continue }
+                throw RecordingError(.unreadable(errno: errno), file: path)
+            }
+            if count == 0 { break }  // shorter than fstat said: what was read is the file
+            offset += count
+        }
+        if offset < bytes.count { bytes.removeSubrange(offset...) }
+        return bytes
     }
 }

@@ -22,26 +22,7 @@ package struct Recording: Equatable, Sendable {
     /// Reads and checks `path`: its size before its content.
     /// - Throws: `RecordingError` naming the file.
     package static func read(path: String) throws(RecordingError) -> Recording {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw RecordingError(.unreadable(errno: errno), file: path) }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw RecordingError(.unreadable(errno: errno), file: path) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw RecordingError(.unreadable(errno: EISDIR), file: path) }
-        let size = UInt64(max(0, info.st_size))
-        guard size <= maxFileBytes else { throw RecordingError(.tooLarge(bytes: size, limit: maxFileBytes), file: path) }
-        var bytes = [UInt8](repeating: 0, count: Int(size))
-        var offset = 0
-        while offset < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw RecordingError(.unreadable(errno: errno), file: path)
-            }
-            if count == 0 { break }
-            offset += count
-        }
-        if offset < bytes.count { bytes.removeSubrange(offset...) }
+        let bytes = try WholeFile.read(path, atMost: maxFileBytes)
         return try parse(bytes, file: path)
     }
 
