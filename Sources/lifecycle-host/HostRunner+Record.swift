@@ -82,11 +82,11 @@ final class RecordingSink: Sendable {
 }
 
 extension RecordedOSOrigin {
-    /// What a recording keeps of an OS event's origin: the typed signal, pressure level or clock step,
+    /// What a recording keeps of an OS event's origin: the typed signal (and its sender), pressure level or clock step,
     /// or the words of the others (logind's, the thermal zones').
     init(_ origin: OSOrigin) {
         switch origin {
-        case .signal(let signo): self = .signal(signo)
+        case .signal(let signo, let sender): self = .signal(signo, sender: sender)
         case .pressure(let level): self = .pressure(critical: level == .critical)
         case .clock: self = .clock
         case .session, .thermal, .replayed: self = .other(description: origin.description)
@@ -96,7 +96,7 @@ extension RecordedOSOrigin {
     /// The origin a replay gives the event: the typed cases as they were, the others by their words.
     var osOrigin: OSOrigin {
         switch self {
-        case .signal(let signo): .signal(signo)
+        case .signal(let signo, let sender): .signal(signo, sender: sender)
         case .pressure(let critical): .pressure(critical ? .critical : .warning)
         case .clock: .clock
         case .other(let description): .replayed(description)

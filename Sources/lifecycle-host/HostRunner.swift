@@ -454,7 +454,7 @@ final class HostRunner: @unchecked Sendable {
     /// purges the application, a warning reaches no code (a suspended application runs none).
     /// (`origin` is the words the OS-event sources give; they own that format.)
     func performOSEvent(_ command: HostCommand, origin: OSOrigin) {
-        if case .signal(let signo) = origin, signo == SIGTERM || signo == SIGINT {
+        if case .signal(let signo, _) = origin, signo == SIGTERM || signo == SIGINT {
             endForSignal(command, origin: origin)
             return
         }

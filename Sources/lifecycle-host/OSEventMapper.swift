@@ -140,7 +140,7 @@ final class HostOSEvents: @unchecked Sendable {
     func handle(_ event: OSEvent) {
         switch event.kind {
         case .signal:
-            if let signo = event.signalNumber { handle(signal: signo) }
+            if let signo = event.signalNumber { handle(signal: signo, sender: event.senderPID ?? 0) }
         case .memoryPressure:
             guard let level = event.memoryPressure?.level else { return }
             let warning: MemoryWarningLevel = level == .critical ? .critical : .warning
@@ -186,8 +186,8 @@ final class HostOSEvents: @unchecked Sendable {
         }
     }
 
-    private func handle(signal signo: Int32) {
-        let origin = OSOrigin.signal(signo)
+    private func handle(signal signo: Int32, sender: Int32) {
+        let origin = OSOrigin.signal(signo, sender: sender)
         switch signo {
         case SIGTSTP:
             // Pending before `home`: the engine may suspend the app inside it (no background task).
@@ -242,7 +242,9 @@ final class HostOSEvents: @unchecked Sendable {
 /// Which OS event a command came from: decided on by its fields, rendered in the trace as
 /// `signal SIGTSTP`, `psi warning`, `psi critical` or `clock`.
 enum OSOrigin: Equatable, CustomStringConvertible {
-    case signal(Int32)
+    /// A signal, and the process that sent it (0: the kernel, e.g. Ctrl-Z at a terminal); the words
+    /// name the signal only.
+    case signal(Int32, sender: Int32 = 0)
     case pressure(MemoryPressureLevel)
     case clock
     case session(SessionEvent)
@@ -256,7 +258,7 @@ enum OSOrigin: Equatable, CustomStringConvertible {
         case .replayed(let words): return words
         case .session(let event): return event.description
         case .thermal(let reading): return reading.description
-        case .signal(let signo): return "signal \(OSEvent.signalName(signo))"
+        case .signal(let signo, _): return "signal \(OSEvent.signalName(signo))"
         case .pressure(let level): return "psi \(level)"
         case .clock: return "clock"
         }

@@ -121,6 +121,14 @@ final class RecordReplayTests: XCTestCase {
             XCTAssertEqual(recorded.trace.filter { ($0["kind"] as? String) == "input" }.compactMap { $0["detail"] as? String },
                            ["socket", "socket", "signal SIGUSR1", "stdin", "signal SIGTERM"], "\(isolate)")
 
+            // The recording holds each input with what came with it: the signals' sender (this process).
+            let entries = try Recording.read(path: recorded.recording).entries
+            let signals = entries.compactMap { entry -> RecordedOSOrigin? in if case .os(_, let origin) = entry { origin } else { nil } }
+            XCTAssertEqual(signals, [.signal(SIGUSR1, sender: getpid()), .signal(SIGTERM, sender: getpid())], "\(isolate)")
+            XCTAssertEqual(entries.filter { if case .typed = $0 { true } else { false } }, [.typed("memory-warning")])
+            XCTAssertEqual(entries.compactMap { if case .socket(let request, let response) = $0 { "\(request) → \(response)" } else { nil } },
+                           ["send home → ok background", "send foreground → ok active"])
+
             let replay = try CBuild.run(HostEndToEndTests.host, ["replay", recorded.recording, "--trace", "json"])
             XCTAssertEqual(replay.status, 0, "\(isolate) " + replay.output)
             XCTAssertEqual(Self.json(replay.output).map(Self.key), recordedTrace, "\(isolate): the replay's trace is the recorded run's")

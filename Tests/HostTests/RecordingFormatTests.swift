@@ -76,7 +76,7 @@ final class RecordingFormatTests: XCTestCase {
 
     static var everyEntry: [RecordingEntry] {
         var entries: [RecordingEntry] = [.clock(nanoseconds: 0), .clock(nanoseconds: UInt64.max), .scriptEnd, .stdinClosed, .finishCheck,
-                                         .os(command: "memory-warning warning", origin: .signal(10)),
+                                         .os(command: "memory-warning warning", origin: .signal(10, sender: 4321)), .os(command: "home", origin: .signal(20, sender: 0)),
                                          .os(command: "memory-warning critical", origin: .pressure(critical: true)),
                                          .os(command: "memory-warning warning", origin: .pressure(critical: false)),
                                          .os(command: "time-change", origin: .clock)]
@@ -178,7 +178,9 @@ final class RecordingFormatTests: XCTestCase {
         for (line, why) in [("odd\tx", "an unknown record 'odd'"), ("typed\ta\\qb", "an unknown escape '\\q'"),
                             ("typed\ta\\x4", "a \\x escape without two hex digits of a control character"),
                             ("typed\traw\u{01}", "a control character (0x1) not escaped"),
-                            ("os\tmemory-warning warning\tsignal\t65\tsignal 65", "signal 65 is not 1 to 64"),
+                            ("os\tmemory-warning warning\tsignal\t65\tsignal 65\t1", "signal 65 is not 1 to 64"),
+                            ("os\tmemory-warning warning\tsignal\t10\tsignal 10\t-", "field 6 of a 'os' record is absent"),
+                            ("os\ttime-change\tclock\t-\tclock\t12", "a clock origin has a value"),
                             ("clock\t-1", "clock '-1' is not a number in range"), ("clock\t18446744073709551616", "clock '18446744073709551616' is not a number in range"),
                             ("typed", "a 'typed' record has 0 fields, not 1"), ("typed\t-", "field 2 of a 'typed' record is absent")] {
             let damaged = file(header + [text(line)] + [text("end\t0\t" + String(repeating: "0", count: 64)), []])

@@ -25,8 +25,8 @@ package enum RecordingEntry: Equatable, Sendable {
 
 /// An OS event's origin as a recording keeps it.
 package enum RecordedOSOrigin: Equatable, Sendable {
-    /// A signal, by number (1 to 64).
-    case signal(Int32)
+    /// A signal, by number (1 to 64), and the process that sent it (0: the kernel).
+    case signal(Int32, sender: Int32)
     /// Memory pressure: critical or a warning.
     case pressure(critical: Bool)
     /// The realtime clock was set.
@@ -73,10 +73,10 @@ extension RecordingEntry {
         case .socket(let request, let response): ["socket", request, response]
         case .os(let command, let origin):
             switch origin {
-            case .signal(let signo): ["os", command, "signal", String(signo), "signal \(signo)"]
-            case .pressure(let critical): ["os", command, "pressure", critical ? "critical" : "warning", "psi \(critical ? "critical" : "warning")"]
-            case .clock: ["os", command, "clock", nil, "clock"]
-            case .other(let description): ["os", command, "other", nil, description]
+            case .signal(let signo, let sender): ["os", command, "signal", String(signo), "signal \(signo)", String(sender)]
+            case .pressure(let critical): ["os", command, "pressure", critical ? "critical" : "warning", "psi \(critical ? "critical" : "warning")", nil]
+            case .clock: ["os", command, "clock", nil, "clock", nil]
+            case .other(let description): ["os", command, "other", nil, description, nil]
             }
         case .foreign(let what): ["foreign", what]
         case .finishCheck: ["finish-check"]
@@ -116,24 +116,27 @@ extension RecordingEntry {
             try count(3)
             self = .socket(request: try text(1), response: try text(2))
         case "os":
-            try count(5)
+            try count(6)
             let command = try text(1), words = try text(4)
             switch try text(2) {
             case "signal":
                 let signo = try RecordLine.number(try text(3), Int32.self, "signal")
                 guard (1...64).contains(signo) else { throw RecordLineError("signal \(signo) is not 1 to 64") }
-                self = .os(command: command, origin: .signal(signo))
+                let sender = try RecordLine.number(try text(5), Int32.self, "sender")
+                guard sender >= 0 else { throw RecordLineError("sender \(sender) is not a process id") }
+                self = .os(command: command, origin: .signal(signo, sender: sender))
             case "pressure":
+                guard fields[5] == nil else { throw RecordLineError("a pressure origin has a sender") }
                 switch try text(3) {
                 case "warning": self = .os(command: command, origin: .pressure(critical: false))
                 case "critical": self = .os(command: command, origin: .pressure(critical: true))
                 case let other: throw RecordLineError("pressure level '\(other)' is not warning or critical")
                 }
             case "clock":
-                guard fields[3] == nil else { throw RecordLineError("a clock origin has a value") }
+                guard fields[3] == nil, fields[5] == nil else { throw RecordLineError("a clock origin has a value") }
                 self = .os(command: command, origin: .clock)
             case "other":
-                guard fields[3] == nil else { throw RecordLineError("an other origin has a value") }
+                guard fields[3] == nil, fields[5] == nil else { throw RecordLineError("an other origin has a value") }
                 self = .os(command: command, origin: .other(description: words))
             case let kind: throw RecordLineError("origin kind '\(kind)' is not signal, pressure, clock or other")
             }
