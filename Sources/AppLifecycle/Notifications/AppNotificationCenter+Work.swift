@@ -48,7 +48,7 @@ extension AppNotificationCenter {
 
     /// Runs one queued work message. [loop-thread]
     fileprivate func runWork(_ message: borrowing LoopMessage) {
-        if state.pointee.foreignInputGate != nil { return gateWork(message) }
+        if state.pointee.gatesForeignInput { return gateWork(message) }
         let function = unsafeBitCast(Int(bitPattern: UInt(truncatingIfNeeded: message.word0)), to: RawWorkFunction.self)
         let context = UnsafeMutableRawPointer(bitPattern: message.word1)
         let owner = startedWork(message.payload.map { unsafeDowncast($0, to: WorkOwner.self) })
@@ -57,6 +57,7 @@ extension AppNotificationCenter {
 
     /// Counts `work`'s item as started and gives its owner's index in the owner table (0: none),
     /// looked up by name the first time only.
+    @inline(__always)
     private func startedWork(_ work: WorkOwner?) -> UInt32 {
         guard let work else { return 0 }
         work.startedOne()

@@ -424,7 +424,7 @@ public final class AppNotificationCenter: @unchecked Sendable {
     /// (none) keeps no payload in registers across the dispatch.
     @inline(__always)
     fileprivate func receive(_ message: borrowing LoopMessage) {
-        if state.pointee.foreignInputGate != nil { return gateReceived(message) }
+        if state.pointee.gatesForeignInput { return gateReceived(message) }
         if case .none = message.payload {
             deliver(NotificationName(id: UInt32(truncatingIfNeeded: message.word0)), sender: message.word1, userInfo: nil)
         } else {

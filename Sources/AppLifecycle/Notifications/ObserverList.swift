@@ -67,7 +67,11 @@ struct CenterState {
     var probeMarks: UnsafeMutablePointer<Atomic<UInt64>>?
     var heldDeliveryHandler: ((NotificationName, UInt, UserInfo?) -> Void)?
     /// While non-nil, what arrives from other threads goes here instead of running (`ForeignInput`).
-    var foreignInputGate: ((ForeignInput) -> Void)?
+    var foreignInputGate: ((ForeignInput) -> Void)? {
+        didSet { gatesForeignInput = foreignInputGate != nil }
+    }
+    /// `foreignInputGate != nil`, as one byte: what the cross-thread paths test (a load and a branch).
+    var gatesForeignInput = false
     var observerWillRun: ((_ owner: String) -> Bool)?
     var nestingLimitHandler: ((NotificationName, Int, String) -> Void)?
     var rawUserInfoBridge: ((UserInfo) -> AnyObject)?
