@@ -252,7 +252,8 @@ final class Watchdog: @unchecked Sendable {
     /// What the watchdog's thread does: watch (the monotonic clock), or a manual clock's termination backstop.
     private enum ThreadJob { case watch, terminationBackstop }
 
-    /// Starts the thread (joined by `shutdown()`) with every signal blocked in it from its first instruction.
+    /// Starts the thread with every signal blocked in it from its first instruction: the watching one
+    /// joined by `shutdown()`, the backstop detached.
     private func spawn(_ job: ThreadJob = .watch) {
         let box = Unmanaged.passRetained(ThreadStart(watchdog: self, job: job))
         var tid = pthread_t()
@@ -264,7 +265,13 @@ final class Watchdog: @unchecked Sendable {
             }
             return nil
         }, box.toOpaque())
-        if rc == 0 { state.withLock { $0.thread = tid } } else { box.release() }
+        guard rc == 0 else { return box.release() }
+        switch job {
+        case .watch: state.withLock { $0.thread = tid }
+        // Detached: it holds the watchdog until it ends, at its deadline or once `shutdown` wakes it
+        // (an application dropped without `shutdown` would otherwise leave it unjoined).
+        case .terminationBackstop: pthread_detach(tid)
+        }
     }
 
     /// The thread's watchdog and job, handed over retained.
