@@ -68,7 +68,7 @@ let package = Package(
         .target(name: "CLifecycle", dependencies: ["LifecycleC", "PluginHost", "CLifecycleABI"]),
         // What the host is told as text: scenario lines and files, control-socket requests, their
         // framing. Parses and dispatches to an Application; no IO. The fuzz targets drive it too.
-        .target(name: "HostInput", dependencies: ["AppLifecycle"]),
+        .target(name: "HostInput", dependencies: ["AppLifecycle", "LifecycleRunLoop"]),
         .executableTarget(
             name: "lifecycle-host",
             dependencies: [

@@ -35,17 +35,13 @@ final class Replay {
         self.file = file
         comparison = TraceComparison(expected: recording.entries.compactMap { if case .trace(let line) = $0 { line } else { nil } },
                                      report: report)
-        var hasScript = false, scriptLaunches = false
-        for entry in recording.entries {
-            switch entry {
-            case .script(_, let text):
-                if !hasScript, case .action(let action)? = try? ScenarioParser.parse(line: text) { scriptLaunches = action.launchesApplication }
-                hasScript = true
-            case .scriptEnd: hasScript = true
-            default: continue
-            }
-            break
+        // The scenario's first entry: its first line, or its end when it had none.
+        let first = recording.entries.first { if case .script = $0 { true } else { $0 == .scriptEnd } }
+        var scriptLaunches = false
+        if case .script(_, let text)? = first, case .action(let action)? = try? ScenarioParser.parse(line: text) {
+            scriptLaunches = action.launchesApplication
         }
+        let hasScript = first != nil
         self.hasScript = hasScript
         self.scriptLaunches = scriptLaunches
     }

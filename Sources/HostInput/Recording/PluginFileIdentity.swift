@@ -1,4 +1,5 @@
 @preconcurrency import Glibc
+import LifecycleRunLoop
 
 /// What identifies a plugin file in a recording: its path, size, SHA-256 and ELF build-id. A replay
 /// compares the file it finds with it.
@@ -86,10 +87,11 @@ enum WholeFile {
         var bytes = [UInt8](repeating: 0, count: Int(size))
         var offset = 0
         while offset < bytes.count {
-            let count = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, min(1 << 16, $0.count - offset)) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                throw RecordingError(.unreadable(errno: errno), file: path)
+            let count: Int
+            do throws(SystemCallError) {
+                count = try systemCall("read") { bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, min(1 << 16, $0.count - offset)) } }
+            } catch {
+                throw RecordingError(.unreadable(errno: error.errno), file: path)
             }
             if count == 0 { break }  // shorter than fstat said: what was read is the file
             offset += count

@@ -1,4 +1,5 @@
 @preconcurrency import Glibc
+import LifecycleRunLoop
 
 /// A recording read whole and checked (docs/recording.md, "The format").
 package struct Recording: Equatable, Sendable {
@@ -144,13 +145,12 @@ package final class RecordingWriter {
         if hashed { hash.update(bytes) }
         var offset = 0
         while offset < bytes.count {
-            let count = bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if count < 0 {
-                if errno == EINTR { continue }
-                failure = errno
+            do throws(SystemCallError) {
+                offset += try systemCall("write") { bytes.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + offset, $0.count - offset) } }
+            } catch {
+                failure = error.errno
                 return
             }
-            offset += count
         }
     }
 }
