@@ -88,8 +88,72 @@ final class FrameLimitsTests: XCTestCase {
         XCTAssertEqual(try Self.frames(fresh).count, 1)
     }
 
+    /// The runner's batch takes a stream's plain notifications straight from its channel's buffer (no
+    /// reader), in their order among the other frames, and leaves every other frame — one with a
+    /// dictionary, a sync, one not whole yet — in place for `nextFrame`. A frame whose reserved byte
+    /// is set, or whose name carries its text, is not a plain notification.
+    func testTheRunnersChannelTakesPlainNotificationsInOneStepAndLeavesOtherFramesInPlace() throws {
+        var fds: [Int32] = [0, 0]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds), 0)
+        let host = FrameChannel(fd: fds[0]), runner = FrameChannel(fd: fds[1])
+        let name = NotificationName.didReceiveMemoryWarning
+        XCTAssertTrue(host.out.plainNotificationFrame(word: 1, state: 3, nameID: name.id, sender: 9))
+        host.out.begin(.notify, word: 2, state: 3)
+        host.out.name(name)
+        host.out.u64(0)
+        host.out.u8(0)
+        host.out.dictionary(["k": 1])
+        XCTAssertTrue(host.out.end())
+        XCTAssertTrue(host.out.plainNotificationFrame(word: 3, state: 0x83, nameID: name.id, sender: 0))
+        host.out.begin(.sync, word: 4)
+        XCTAssertTrue(host.out.end())
+        // The last plain frame arrives in two pieces.
+        XCTAssertTrue(host.out.plainNotificationFrame(word: 5, state: 2, nameID: name.id, sender: 7))
+        let whole = host.out.bytes
+        host.out.bytes.removeLast(13)
+        guard case .done = host.writeSome() else { return XCTFail("the host's write did not complete") }
+        guard case .data = runner.readSome() else { return XCTFail("the runner read nothing") }
+
+        let first = try XCTUnwrap(runner.nextPlainNotification())
+        XCTAssertEqual([first.word, UInt64(first.state), UInt64(first.nameID), first.sender], [1, 3, UInt64(name.id), 9])
+        XCTAssertNil(runner.nextPlainNotification(), "a notification with a dictionary is read field by field")
+        var second = try XCTUnwrap(try runner.nextFrame(acceptFromHost: true))
+        XCTAssertEqual(second.kind, .notify)
+        XCTAssertEqual(second.word, 2)
+        XCTAssertEqual(try second.name().id, name.id)
+        XCTAssertEqual(try second.u64("sender"), 0)
+        XCTAssertEqual(try second.u8("scene flag"), 0)
+        XCTAssertEqual(try second.dictionary("userInfo"), ["k": 1])
+        let third = try XCTUnwrap(runner.nextPlainNotification())
+        XCTAssertEqual([third.word, UInt64(third.state), third.sender], [3, 0x83, 0])
+        XCTAssertNil(runner.nextPlainNotification(), "a sync")
+        XCTAssertEqual(try runner.nextFrame(acceptFromHost: true)?.kind, .sync)
+        XCTAssertNil(runner.nextPlainNotification(), "20 of its 33 bytes have arrived")
+        XCTAssertNil(try runner.nextFrame(acceptFromHost: true))
+
+        host.out.bytes = Array(whole.suffix(13))  // the 13 bytes left (a write that completed empties the buffer)
+        guard case .done = host.writeSome() else { return XCTFail("the host's second write did not complete") }
+        guard case .data = runner.readSome() else { return XCTFail("the runner read nothing") }
+        let fifth = try XCTUnwrap(runner.nextPlainNotification())
+        XCTAssertEqual([fifth.word, UInt64(fifth.state), fifth.sender], [5, 2, 7])
+        XCTAssertNil(runner.nextPlainNotification())
+        XCTAssertNil(try runner.nextFrame(acceptFromHost: true))
+
+        // The decoder itself: the same bytes with a reserved byte set, or a name with its text, are not one.
+        var plain = FrameWriter()
+        XCTAssertTrue(plain.plainNotificationFrame(word: 1, state: 3, nameID: name.id, sender: 9))
+        XCTAssertNotNil(plain.bytes.withUnsafeBytes { PlainNotification(raw: $0, at: 0) })
+        var reserved = plain.bytes
+        reserved[7] = 1
+        XCTAssertNil(reserved.withUnsafeBytes { PlainNotification(raw: $0, at: 0) })
+        var text = plain.bytes
+        text[19] |= 0x80  // the name's "text follows" bit
+        XCTAssertNil(text.withUnsafeBytes { PlainNotification(raw: $0, at: 0) })
+    }
+
     func testFramesAreAsLargeAsTheLargestArchiveAndItsFields() {
         XCTAssertEqual(IsolationProtocol.maximumFrame, 68_157_440)
+        XCTAssertEqual(IsolationProtocol.maximumFrame, ArchiveStore.defaultMaxBytes + (1 << 20))
         XCTAssertEqual(UserInfoLimits.maximumBytes + ArchiveFormat.headerSize, ArchiveStore.defaultMaxBytes)
         // The largest frame a host builds around the largest dictionary: a delegate call with a scene,
         // two strings and no annotation; five strings of 64 KiB at most, and the fixed fields.

@@ -267,6 +267,20 @@ final class FrameChannel {
         return FrameReader(bytes, at: head, size: size, kind: kind)
     }
 
+    /// The next frame when it is a plain notification (`PlainNotification`: a stream's usual frame),
+    /// taken from the buffer in one step, with no reader made and no reference to the buffer kept; nil
+    /// — nothing taken — when the next frame is anything else or not whole yet (`nextFrame` cuts it).
+    /// For the runner's side (frames from the host).
+    @inline(__always)
+    func nextPlainNotification() -> PlainNotification? {
+        let head = head
+        guard tail - head >= PlainNotification.size else { return nil }
+        let bytes = incoming  // one read of the property (checked statically), as in `nextFrame`
+        guard let plain = bytes.withUnsafeBytes({ PlainNotification(raw: $0, at: head) }) else { return nil }
+        self.head = head + PlainNotification.size
+        return plain
+    }
+
     // MARK: Waiting
 
     /// Waits until one of `events` (`POLLIN`, `POLLOUT`) holds or `deadline` (monotonic nanoseconds)

@@ -40,8 +40,11 @@ import AppLifecycle
 enum IsolationProtocol {
     static let version: UInt32 = 7
     static let headerSize = 16
-    /// The largest frame either side accepts: 65 MiB (68,157,440 bytes), the archive cap and 1 MiB.
-    static let maximumFrame = ArchiveStore.defaultMaxBytes + (1 << 20)
+    /// The largest frame either side accepts: 65 MiB (68,157,440 bytes), the archive cap
+    /// (`ArchiveStore.defaultMaxBytes`) and 1 MiB. Written as a literal: a constant computed from
+    /// another module's is initialised lazily, one `swift_once` check each frame read
+    /// (`FrameLimitsTests` holds the two equal).
+    static let maximumFrame = (64 << 20) + (1 << 20)
     /// The longest string field (names, messages, paths) a frame may carry.
     static let maximumString = 64 << 10
     /// The levels the host's own envelopes add around a dictionary it was given (a user activity's
@@ -330,7 +333,7 @@ struct FrameWriter {
     /// writing nothing, for a custom name whose text has not crossed (`name(_:)` decides it then).
     mutating func plainNotificationFrame(word: UInt64, state: UInt8, nameID: UInt32, sender: UInt64) -> Bool {
         guard NotificationName.isStandardID(nameID) || namesSent.contains(nameID) else { return false }
-        let size = 33
+        let size = PlainNotification.size
         bytes.append(addingCapacity: size) { span in
             span.withUnsafeMutableBufferPointer { buffer, initialized in
                 let raw = UnsafeMutableRawBufferPointer(buffer)
@@ -457,16 +460,10 @@ struct FrameReader {
     /// for any other (read it field by field).
     mutating func plainNotification() -> (nameID: UInt32, sender: UInt64)? {
         guard end - offset == 17 else { return nil }
-        let at = offset
-        let fields = bytes.withUnsafeBytes { raw in
-            (name: raw.loadUnaligned(fromByteOffset: at, as: UInt32.self).littleEndian,
-             sender: raw.loadUnaligned(fromByteOffset: at + 4, as: UInt64.self).littleEndian,
-             scene: raw[at + 12],
-             dictionary: raw.loadUnaligned(fromByteOffset: at + 13, as: UInt32.self).littleEndian)
-        }
-        guard fields.name & IsolationProtocol.nameTextFollows == 0, fields.scene == 0, fields.dictionary == UInt32.max else { return nil }
+        let start = start
+        guard let plain = bytes.withUnsafeBytes({ PlainNotification(raw: $0, at: start) }) else { return nil }
         offset = end
-        return (fields.name, fields.sender)
+        return (plain.nameID, plain.sender)
     }
 
     /// A name field: the id, and the text when it follows.
@@ -516,4 +513,35 @@ enum HostQuery: UInt8 {
     /// `is_low_power_mode_enabled` and `thermal_state` (ABI 1.6): the reply's value has Low Power
     /// Mode in bit 0 and the thermal state (`lc_thermal_state`) in bits 8 to 15.
     case deviceState = 3
+}
+
+/// A `notify` frame as `FrameWriter.plainNotificationFrame` writes it — the usual frame of a stream:
+/// a name the process knows by id, no scene, no dictionary, 33 bytes — read from a buffer in one step.
+/// The one decoder of that layout: `FrameReader.plainNotification` and the runner's batch
+/// (`FrameChannel.nextPlainNotification`, which makes no reader and takes no reference) use it.
+struct PlainNotification {
+    static let size = 33
+    let word: UInt64
+    let state: UInt8
+    let nameID: UInt32
+    let sender: UInt64
+
+    /// The frame at `at` in `raw` (its 33 bytes there, the caller checked), or nil when it is not a
+    /// plain notification (another kind or size, reserved bytes set, a name's text, a scene, a
+    /// dictionary): then nothing is taken, and it is read field by field.
+    @inline(__always)
+    init?(raw: UnsafeRawBufferPointer, at: Int) {
+        guard raw.loadUnaligned(fromByteOffset: at, as: UInt32.self).littleEndian == UInt32(Self.size),
+              raw.loadUnaligned(fromByteOffset: at + 4, as: UInt16.self).littleEndian == FrameKind.notify.rawValue,
+              raw[at + 7] == 0
+        else { return nil }
+        let name = raw.loadUnaligned(fromByteOffset: at + 16, as: UInt32.self).littleEndian
+        guard name & IsolationProtocol.nameTextFollows == 0, raw[at + 28] == 0,
+              raw.loadUnaligned(fromByteOffset: at + 29, as: UInt32.self) == UInt32.max
+        else { return nil }
+        word = raw.loadUnaligned(fromByteOffset: at + 8, as: UInt64.self).littleEndian
+        state = raw[at + 6]
+        nameID = name
+        sender = raw.loadUnaligned(fromByteOffset: at + 20, as: UInt64.self).littleEndian
+    }
 }

@@ -147,6 +147,9 @@ package final class PluginRunner: @unchecked Sendable {
         // Held strongly: the runner lives as long as its process (its loop never returns; the
         // process exits), and an `unowned` reference cost a checked retain and release a frame.
         link.handler = { [self] frame in run(&frame) }
+        link.plainHandler = { [self] plain in
+            notify(plain.word, link.hostName((plain.nameID, nil)), UInt(truncatingIfNeeded: plain.sender), nil)
+        }
         do {
             _ = try handle.loop.addReader(fd: link.channel.fd) { [unowned self] in link.serve() }
             try handle.loop.run()
@@ -182,7 +185,7 @@ package final class PluginRunner: @unchecked Sendable {
         do {
             switch frame.kind {
             case .notify:
-                if let plain = frame.plainNotification() {  // a stream's usual frame, in one read
+                if let plain = frame.plainNotification() {  // a stream's usual frame kept by a request, in one read
                     return notify(frame.word, link.hostName((plain.nameID, nil)), UInt(truncatingIfNeeded: plain.sender), nil)
                 }
                 let name = link.hostName(try frame.name())

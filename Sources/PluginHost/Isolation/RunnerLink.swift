@@ -69,6 +69,9 @@ final class RunnerLink: @unchecked Sendable {
 
     /// Runs one frame the host sent (set once, before the loop runs). [main-thread]
     var handler: (inout FrameReader) -> Void = { _ in }
+    /// Runs a plain notification the host sent (`PlainNotification`), taken from the buffer without a
+    /// reader (set once, before the loop runs). [main-thread]
+    var plainHandler: (PlainNotification) -> Void = { _ in }
 
     init(channel: FrameChannel, progress: UnsafeMutablePointer<UInt64>, loop: MainRunLoop) {
         self.channel = channel
@@ -224,9 +227,10 @@ final class RunnerLink: @unchecked Sendable {
     /// first one ends lingering for the rest of the process's life (it may itself wait one linger).
     func serve(limit: Int = 4096) {
         var justRead = false
-        let handler = handler  // read once a call, not once a frame (a retain of its context each time)
+        // Read once a call, not once a frame (a retain of their contexts each time).
+        let handler = handler, plainHandler = plainHandler
         while true {
-            let (count, hostWaited) = serveBatch(limit: limit, justRead: justRead, handler)
+            let (count, hostWaited) = serveBatch(limit: limit, justRead: justRead, handler, plainHandler)
             if count >= limit || hasDeferred {
                 loop.perform { [self] in serve(limit: limit) }
                 return
@@ -254,12 +258,23 @@ final class RunnerLink: @unchecked Sendable {
 
     /// One batch of `serve`: the frames read, then one read more unless `justRead`. - Returns: how many
     /// ran, and whether the host waited for one of them.
-    private func serveBatch(limit: Int, justRead: Bool, _ handler: (inout FrameReader) -> Void) -> (count: Int, hostWaited: Bool) {
+    ///
+    /// A plain notification (`PlainNotification`, a stream's usual frame) is taken from the buffer in
+    /// one step and run by `plainHandler`, with no reader made; every other frame by `handler`.
+    private func serveBatch(limit: Int, justRead: Bool, _ handler: (inout FrameReader) -> Void,
+                            _ plainHandler: (PlainNotification) -> Void) -> (count: Int, hostWaited: Bool)
+    {
         batching = true
         var count = 0
         var hostWaited = false
         var readOnce = justRead
         loop: while count < limit {
+            // Frames kept by a request run first; then the buffer's, in order.
+            if !hasDeferred, let plain = channel.nextPlainNotification() {
+                count += 1
+                running(state: plain.state) { plainHandler(plain) }
+                continue
+            }
             var frame: FrameReader
             if hasDeferred, let kept = deferred.next() {
                 frame = kept
@@ -278,18 +293,25 @@ final class RunnerLink: @unchecked Sendable {
             }
             guard frame.kind != .reply else { Self.fatal("the host sent a reply nobody asked for") }
             count += 1
-            eventIndex += 1
-            stateByte = frame.state
             if frame.kind == .sync || frame.kind == .delegate && frame.word != 0 { hostWaited = true }
-            lcs_store_release_u64(progress, eventIndex)
-            servingDepth += 1
-            handler(&frame)
-            servingDepth -= 1
-            lcs_store_release_u64(progress + 1, eventIndex)
+            running(state: frame.state) { handler(&frame) }
         }
         batching = false
         flush()
         return (count, hostWaited)
+    }
+
+    /// Runs the callback of the host's next frame, whose state byte is `state`, between its progress
+    /// marks. [main-thread]
+    @inline(__always)
+    private func running(state: UInt8, _ body: () -> Void) {
+        eventIndex += 1
+        stateByte = state
+        lcs_store_release_u64(progress, eventIndex)
+        servingDepth += 1
+        body()
+        servingDepth -= 1
+        lcs_store_release_u64(progress + 1, eventIndex)
     }
 
     /// Ends the runner: the host broke the protocol (it is trusted; this is a bug, said on stderr).
