@@ -95,7 +95,21 @@ struct EventLog {
 
     /// Adds a frame just sent; returns its number. O(1) amortised; O(1) without an allocation when it
     /// continues the last run.
+    @inline(__always)
     mutating func append(_ entry: Entry) -> UInt64 {
+        // A stream's frame (held to the isolated-call budget, the same facts as the last): one count,
+        // in the caller. Phase and `init` frames also keep their place among the deadlines' minimums.
+        if case .call = entry.budget, tail.count > 0, tail.entry.matches(entry) {
+            sent += 1
+            tail.count += 1
+            return sent
+        }
+        return appendNew(entry)
+    }
+
+    /// `append` of a frame that starts a run, or that a phase's or `init`'s deadline counts.
+    @inline(never)
+    private mutating func appendNew(_ entry: Entry) -> UInt64 {
         sent += 1
         if tail.count > 0, tail.entry.matches(entry) {
             tail.count += 1

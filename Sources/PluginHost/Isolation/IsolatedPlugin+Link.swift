@@ -59,7 +59,8 @@ extension IsolatedPlugin {
                    plainNotification: (nameID: UInt32, sender: UInt64)? = nil, context: Application.FrameContext? = nil,
                    in handle: AppHandle, _ body: (inout FrameWriter) -> Void = { _ in }) -> (number: UInt64, entry: EventLog.Entry)?
     {
-        guard status == .running || status == .loading || status == .unloading, let process else { return nil }
+        // The channel alone is held for the call (the process is only looked through): one retain.
+        guard status == .running || status == .loading || status == .unloading, let channel = process?.channel else { return nil }
         // Held notifications go first: any other frame keeps its place after them.
         if backlog != nil, kind != .notify { sendHeld() }
         let context = context ?? handle.app.frameContext
@@ -76,7 +77,6 @@ extension IsolatedPlugin {
         }
         let now = length >= Self.coarseClockBudget ? lcs_monotonic_coarse_ns() : lcs_monotonic_ns()
         let deadline = now + length
-        let channel = process.channel
         let frameState = state ?? IsolationProtocol.stateByte(context)
         var written = false
         if let plain = plainNotification {

@@ -485,6 +485,7 @@ struct FrameReader {
 struct NameIDSet {
     private var words: [UInt64] = []
 
+    @inline(__always)
     func contains(_ id: UInt32) -> Bool {
         let word = Int(id >> 6)
         return word < words.count && words[word] & (1 << UInt64(id & 63)) != 0
