@@ -110,21 +110,22 @@ extension AppHandle {
 
     /// `lc_app_scene` and the host's `scene_find`: the connected scene `id`. [loop-thread] (the caller checks)
     package func findScene(_ id: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?, function: String) -> lc_status {
-        SceneHandles.find(id, out, function: function, connected: app.scenes) { remember($0) }
+        SceneHandles.find(id, out, function: function, lookup: { app.scene(id: $0) }, connectedIDs: { app.scenes.map(\.id) }) { remember($0) }
     }
 }
 
 extension SceneHandles {
-    /// `scene_find`'s answer among `connected` (in connection order): the scene `id`'s handle (after
-    /// `found` ran with it), or the refusal naming the connected ones.
+    /// `scene_find`'s answer: the connected scene `id` (`lookup`, O(1))'s handle (after `found` ran
+    /// with it), or the refusal naming the connected ones (`connectedIDs`, in connection order).
     package static func find(_ id: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?, function: String,
-                             connected: [Scene], found: (Scene) -> Void) -> lc_status
+                             lookup: (String) -> Scene?, connectedIDs: () -> [String], found: (Scene) -> Void) -> lc_status
     {
         guard let id else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): id is NULL") }
         guard let out else { return lcFail(lc_status(LC_ERR_INVALID_ARGUMENT), "\(function): out is NULL") }
         let name = String(cString: id)
-        guard let scene = connected.first(where: { $0.id == name }) else {
-            let list = connected.isEmpty ? "none is connected" : "connected: " + connected.map(\.id).joined(separator: ", ")
+        guard let scene = lookup(name) else {
+            let ids = connectedIDs()
+            let list = ids.isEmpty ? "none is connected" : "connected: " + ids.joined(separator: ", ")
             return lcFail(lc_status(LC_ERR_NOT_FOUND), "\(function): no scene '\(name)' is connected (\(list))")
         }
         found(scene)

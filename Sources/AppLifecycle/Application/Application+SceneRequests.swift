@@ -103,7 +103,7 @@ extension Application {
     }
 
     private func requireSession(_ id: String, _ name: String) throws(ApplicationError) {
-        guard sessions.contains(where: { $0.persistentIdentifier == id }) else {
+        guard sessions.contains(key: id) else {
             let known = sessions.isEmpty ? "none exists" : "sessions: " + sessions.map(\.persistentIdentifier).joined(separator: ", ")
             throw ApplicationError(.unknownScene, "\(name): no scene session '\(id)' exists (\(known))", state: state)
         }
@@ -118,7 +118,7 @@ extension Application {
         while true {
             nextRequestedSession += 1
             let id = "scene-\(nextRequestedSession)"
-            if !reservedSessionIDs.contains(id), !sessions.contains(where: { $0.persistentIdentifier == id }) { return id }
+            if !reservedSessionIDs.contains(id), !sessions.contains(key: id) { return id }
         }
     }
 

@@ -36,7 +36,7 @@ extension Application {
         }
         updateSession(session)
         let scene = Scene(id: id, session: session, requestedByUser: foreground, application: self)
-        connectedScenes.append(scene)
+        connectScene(scene)
         // The restoration archives are read only while protected data is available (decision 48); with
         // no archive folder there is nothing to read, now or later.
         scene.restoration.deferred = !isProtectedDataAvailable && archiveStore != nil
@@ -133,8 +133,9 @@ extension Application {
     func sceneDeactivate(_ scene: Scene) throws(Killed) {
         try callSceneDelegates(.sceneWillResignActive, { $0.willResignActive }, scene)
         try postScene(.sceneWillDeactivate, scene)
+        // No other connected scene is active.
         let applicationResigns = state == .active
-            && !connectedScenes.contains(where: { $0 !== scene && $0.state == .foregroundActive })
+            && connectedSceneCounts[.foregroundActive] == (scene.state == .foregroundActive && connectedScenes[scene.id] === scene ? 1 : 0)
         if applicationResigns { try postLifecycle(.willResignActive) }
         setSceneState(scene, .foregroundInactive)
         if applicationResigns { setState(.inactive) }
@@ -148,7 +149,7 @@ extension Application {
     func sceneEnterBackground(_ scene: Scene, applicationNotification: Bool = false) throws(Killed) {
         if scene.state == .foregroundActive { try sceneDeactivate(scene) }
         setSceneState(scene, .background)
-        let applicationEnters = state.isForeground && !connectedScenes.contains(where: { $0.state.isForeground })
+        let applicationEnters = state.isForeground && connectedSceneCounts.foreground == 0
         if applicationEnters {
             interrupted = false  // an interruption ends when the application leaves the foreground
             setState(.background)
@@ -166,7 +167,7 @@ extension Application {
     /// Background or suspended (the application resumed) → unattached: `sceneDidDisconnect:` sees
     /// unattached, then `sceneDidDisconnect`. The session stays.
     func sceneDisconnect(_ scene: Scene) throws(Killed) {
-        connectedScenes.removeAll { $0 === scene }
+        disconnectScene(scene)
         setSceneState(scene, .unattached)
         try callSceneDelegates(.sceneDidDisconnect, { $0.didDisconnect }, scene)
         try postScene(.sceneDidDisconnect, scene)
@@ -292,8 +293,8 @@ extension Application {
     /// application: `applicationWillTerminate:`, then not running.
     func closeScene(_ scene: Scene) throws(Killed) {
         if scene.state == .foregroundActive { try sceneDeactivate(scene) }
-        connectedScenes.removeAll { $0 === scene }
-        let applicationLeaves = state.isForeground && !connectedScenes.contains(where: { $0.state.isForeground })
+        disconnectScene(scene)
+        let applicationLeaves = state.isForeground && connectedSceneCounts.foreground == 0
         setSceneState(scene, .unattached)
         if applicationLeaves {
             interrupted = false
@@ -317,12 +318,12 @@ extension Application {
     /// registered scene delegates' archives for it removed, then `application:didDiscardSceneSessions:`
     /// — at the next launch if the application is not running.
     func discardSession(_ id: String) throws(Killed) {
-        guard let session = sessions.first(where: { $0.persistentIdentifier == id }) else { return }
+        guard let session = sessions[id] else { return }
         if state != .notRunning {
             try resumeIfSuspended()
             if let scene = scene(id: id) { try sceneDisconnect(scene) }
         }
-        sessions.removeAll { $0.persistentIdentifier == id }
+        sessions.remove(key: id)
         if let store = sceneArchiveStore(id) {
             for slot in sceneSlots { try? store.remove(id: slot.id) }
         }

@@ -64,25 +64,25 @@ extension Application {
     /// The connected scenes, in connection order. [loop-thread]
     public var scenes: [Scene] {
         loop.preconditionOnLoopThread("Application.scenes")
-        return connectedScenes
+        return connectedScenes.elements
     }
 
     /// The connected scene with this id, or nil. [loop-thread]
     public func scene(id: String) -> Scene? {
         loop.preconditionOnLoopThread("Application.scene(id:)")
-        return connectedScenes.first { $0.id == id }
+        return connectedScenes[id]
     }
 
     /// The sessions the system keeps (connected or not), oldest first. [loop-thread]
     public var sceneSessions: [SceneSession] {
         loop.preconditionOnLoopThread("Application.sceneSessions")
-        return sessions
+        return sessions.elements
     }
 
     /// The session `id`, connected or not; nil when the system keeps none of that id. [loop-thread]
     public func sceneSession(id: String) -> SceneSession? {
         loop.preconditionOnLoopThread("Application.sceneSession(id:)")
-        return sessions.first { $0.persistentIdentifier == id }
+        return sessions[id]
     }
 
     /// Replaces session `id`'s `userInfo` (`UISceneSession.userInfo`): kept with the session until it
@@ -90,10 +90,9 @@ extension Application {
     /// - Throws: `.unknownScene` when no session `id` exists.
     public func setUserInfo(_ userInfo: UserInfo, forSession id: String) throws(ApplicationError) {
         try requireLoopThread("setUserInfo(_:forSession:)")
-        guard let index = sessions.firstIndex(where: { $0.persistentIdentifier == id }) else {
+        guard sessions.update(key: id, { $0.userInfo = userInfo }) else {
             throw ApplicationError(.unknownScene, "setUserInfo: no scene session '\(id)' exists", state: state)
         }
-        sessions[index].userInfo = userInfo
         if let scene = scene(id: id) { scene.session.userInfo = userInfo }
     }
 
@@ -179,7 +178,7 @@ extension Application {
                 throw refused("scene '\(id)' is \(scene.state); only a background or suspended scene is disconnected (move it to the background first)")
             }
         case .discard:
-            guard sessions.contains(where: { $0.persistentIdentifier == id }) else {
+            guard sessions.contains(key: id) else {
                 throw ApplicationError(.unknownScene, "action '\(name) \(id)': no scene session '\(id)' exists", action: name, state: state)
             }
             if let scene = scene(id: id), scene.state.isForeground {
@@ -253,17 +252,36 @@ extension Application {
     /// The session of scene `id`: the one kept since its first connection (`isNew` false), or a new
     /// one, added to `sessions`.
     func session(for id: String) -> (session: SceneSession, isNew: Bool) {
-        if let session = sessions.first(where: { $0.persistentIdentifier == id }) { return (session, false) }
+        if let session = sessions[id] { return (session, false) }
         let session = SceneSession(persistentIdentifier: id)
         sessions.append(session)
         return (session, true)
     }
 
     func updateSession(_ session: SceneSession) {
-        guard let index = sessions.firstIndex(where: { $0.persistentIdentifier == session.persistentIdentifier }) else { return }
-        var kept = session
-        kept.stateRestorationActivity = nil
-        sessions[index] = kept
+        sessions.update(key: session.persistentIdentifier) { kept in
+            kept = session
+            kept.stateRestorationActivity = nil
+        }
+    }
+
+    /// Adds `scene` to the connected scenes, counted in its state.
+    func connectScene(_ scene: Scene) {
+        connectedScenes.append(scene)
+        connectedSceneCounts[scene.state] += 1
+    }
+
+    /// Takes `scene` out of the connected scenes (before its state becomes unattached).
+    func disconnectScene(_ scene: Scene) {
+        guard connectedScenes[scene.id] === scene else { return }
+        connectedScenes.remove(key: scene.id)
+        connectedSceneCounts[scene.state] -= 1
+    }
+
+    /// Empties the connected scenes (the process is gone).
+    func disconnectAllScenes() {
+        connectedScenes.removeAll()
+        connectedSceneCounts = SceneStateCounts()
     }
 }
 

@@ -83,7 +83,9 @@ extension Application {
               configuration.backgroundModes.isDisjoint(with: .continuous) else { return }
         // A scene in the background is suspended by the same rule as the application (whatever the
         // other scenes do); the application when every scene is (or none is connected).
-        for scene in connectedScenes where scene.state == .background { setSceneState(scene, .suspended) }
+        if connectedSceneCounts[.background] > 0 {
+            for scene in connectedScenes where scene.state == .background { setSceneState(scene, .suspended) }
+        }
         guard state == .background else { return }
         cancelBackgroundTimers()
         setState(.suspended)
@@ -92,7 +94,7 @@ extension Application {
     func goNotRunning(_ reason: TraceEvent.StateChangeReason) {
         // The process is gone: its scenes are unattached with no callback (their sessions stay).
         for scene in connectedScenes { setSceneState(scene, .unattached, reason: reason) }
-        connectedScenes.removeAll()
+        disconnectAllScenes()
         resetRuntime()
         killSwitch.killed.store(false, ordering: .relaxed)
         setState(.notRunning, reason: reason)
@@ -127,6 +129,10 @@ extension Application {
     func setSceneState(_ scene: Scene, _ newState: SceneState, reason: TraceEvent.StateChangeReason? = nil) {
         let oldState = scene.state
         scene.state = newState
+        if connectedScenes[scene.id] === scene {
+            connectedSceneCounts[oldState] -= 1
+            connectedSceneCounts[newState] += 1
+        }
         trace(.sceneStateChanged(scene: scene.id, from: oldState, to: newState, reason: reason))
     }
 }

@@ -161,10 +161,14 @@ public final class Application: @unchecked Sendable {
     var slots: [DelegateSlot] = []
     /// Scene delegates in registration order (ascending tokens, from the same counter as `slots`).
     var sceneSlots: [SceneDelegateSlot] = []
-    /// The connected scenes, in connection order.
-    var connectedScenes: [Scene] = []
-    /// The system's scene sessions, oldest first: they outlive connections and runs until discarded.
-    var sessions: [SceneSession] = []
+    /// The connected scenes, in connection order, found by id (`connectScene`, `disconnectScene`).
+    var connectedScenes = KeyedList<Scene>()
+    /// How many connected scenes are in each state (`setSceneState` keeps it): whether any scene is in
+    /// the foreground, active or in the background is a look, not a walk over the scenes.
+    var connectedSceneCounts = SceneStateCounts()
+    /// The system's scene sessions, oldest first, found by id: they outlive connections and runs until
+    /// discarded.
+    var sessions = KeyedList<SceneSession>()
     /// The ids of new sessions asked for and not yet made (`requestSceneSessionActivation(nil)`), and
     /// the counter that names them.
     var reservedSessionIDs: Set<String> = []

@@ -30,3 +30,32 @@ public enum SceneState: String, Sendable, Hashable, CaseIterable, CustomStringCo
         }
     }
 }
+
+/// How many scenes are in each state. [value]
+struct SceneStateCounts {
+    private var counts = (unattached: 0, foregroundInactive: 0, foregroundActive: 0, background: 0, suspended: 0)
+
+    subscript(state: SceneState) -> Int {
+        get {
+            switch state {
+            case .unattached: counts.unattached
+            case .foregroundInactive: counts.foregroundInactive
+            case .foregroundActive: counts.foregroundActive
+            case .background: counts.background
+            case .suspended: counts.suspended
+            }
+        }
+        set {
+            switch state {
+            case .unattached: counts.unattached = newValue
+            case .foregroundInactive: counts.foregroundInactive = newValue
+            case .foregroundActive: counts.foregroundActive = newValue
+            case .background: counts.background = newValue
+            case .suspended: counts.suspended = newValue
+            }
+        }
+    }
+
+    /// Scenes in the foreground (inactive or active).
+    var foreground: Int { counts.foregroundInactive + counts.foregroundActive }
+}

@@ -15,8 +15,7 @@ struct SceneSnapshot {
     var sessionID: String
     var configurationName: String
 
-    /// The scene as it is now. [loop-thread] Linear in the connected scenes only while `scene` is
-    /// unattached (connecting or disconnected).
+    /// The scene as it is now. [loop-thread]
     init(_ scene: Scene, in app: Application) {
         key = UInt64(scene.sender.rawValue)
         id = scene.id
@@ -74,7 +73,7 @@ final class RunnerScenes: @unchecked Sendable {
     private let keys = Mutex<[UInt: UInt64]>([:])
     /// The scenes the host's application has connected, in connection order, as of the last frame that
     /// named each (what `scene_find` answers).
-    private var connected: [Scene] = []
+    private var connected = KeyedList<Scene>()
 
     init(handle: AppHandle) { self.handle = handle }
 
@@ -91,12 +90,12 @@ final class RunnerScenes: @unchecked Sendable {
             handle.remember(scene)
         }
         scene.mirror(state: snapshot.state)
-        let index = connected.firstIndex { $0 === scene }
-        if snapshot.connected, index == nil {
-            connected.removeAll { $0.id == scene.id }  // an older connection of the id, not heard of ending
+        let current = connected[scene.id]
+        if snapshot.connected, current !== scene {
+            connected.remove(key: scene.id)  // an older connection of the id, not heard of ending
             connected.append(scene)
-        } else if !snapshot.connected, let index {
-            connected.remove(at: index)
+        } else if !snapshot.connected, current === scene {
+            connected.remove(key: scene.id)
         }
         return scene
     }
@@ -118,7 +117,7 @@ final class RunnerScenes: @unchecked Sendable {
     /// The host's `scene_find` here: the connected scene `id` as of the frame being handled, with the
     /// in-process statuses and words.
     func find(_ id: UnsafePointer<CChar>?, _ out: UnsafeMutablePointer<OpaquePointer?>?, function: String) -> lc_status {
-        SceneHandles.find(id, out, function: function, connected: connected) { _ in }
+        SceneHandles.find(id, out, function: function, lookup: { connected[$0] }, connectedIDs: { connected.map(\.id) }) { _ in }
     }
 
     /// The host's `scene_list` here: the connected scenes this process has heard of, as of the frames
