@@ -107,6 +107,42 @@ final class KeyedListTests: XCTestCase {
     }
 }
 
+extension KeyedListTests {
+    /// Open background tasks are found by id (ending one is O(1), whatever how many are open) and
+    /// stay in the order they began: the listing, the expiration warnings (a handler that ends a
+    /// later task keeps that task's handler from running), the owners' counts.
+    func testManyBackgroundTasksEndInAnyOrderAndExpireInTheOrderTheyBegan() throws {
+        let h = try Harness {
+            $0.budgets.backgroundTask = .milliseconds(300)
+            $0.budgets.expirationWarning = .milliseconds(100)
+        }
+        try h.launch()
+        let n = 1_000
+        var ids: [BackgroundTaskID] = []
+        var expired: [UInt64] = []
+        for index in 0..<n {
+            ids.append(try h.app.beginBackgroundTask(named: "t\(index)", owner: index % 2 == 0 ? "even" : "odd") { [unowned h] in
+                expired.append(ids[index].rawValue)
+                // The handler of each task that is a multiple of 10 ends the task after it.
+                if index % 10 == 0, index + 1 < n { try? h.app.endBackgroundTask(ids[index + 1]) }
+            })
+        }
+        var generator = SeededGenerator(seed: 23)
+        let ended = Array(ids.indices).shuffled(using: &generator).prefix(n / 2).filter { $0 % 10 != 0 && $0 % 10 != 1 }
+        for index in ended { try h.app.endBackgroundTask(ids[index]) }
+        XCTAssertThrowsError(try h.app.endBackgroundTask(ids[ended[0]]), "an ended task is unknown")
+        let open = ids.indices.filter { !Set(ended).contains($0) }
+        XCTAssertEqual(h.app.backgroundTasks.map(\.name), open.map { "t\($0)" })
+        XCTAssertEqual(h.app.backgroundTaskCount(owner: "even") + h.app.backgroundTaskCount(owner: "odd"), open.count)
+        try h.perform(.home)
+        try h.runLoop(until: { h.app.state != .background })
+        // Every open task's handler ran, in the order they began, except the tasks ended by the
+        // handler before them.
+        let warned = open.filter { !($0 % 10 == 1) }
+        XCTAssertEqual(expired, warned.map { ids[$0].rawValue })
+    }
+}
+
 /// A small deterministic generator (SplitMix64) for shuffles a test can repeat.
 private struct SeededGenerator: RandomNumberGenerator {
     private var state: UInt64

@@ -27,10 +27,9 @@ extension Application {
     /// - Throws: `.unknownBackgroundTask` when no open task has that id.
     public func endBackgroundTask(_ id: BackgroundTaskID) throws(ApplicationError) {
         try requireLoopThread("endBackgroundTask")
-        guard let index = tasks.firstIndex(where: { $0.id == id }) else {
+        guard let task = tasks.remove(key: id) else {
             throw ApplicationError(.unknownBackgroundTask, "no open background task has id \(id)")
         }
-        let task = tasks.remove(at: index)
         uncount(task.owner)
         trace(.backgroundTask(id: id, phase: .ended, name: task.name, owner: task.owner))
         if tasks.isEmpty { cancelBackgroundTimers() }
@@ -53,8 +52,9 @@ extension Application {
     public func moveBackgroundTasks(owner: String, to: String) {
         loop.preconditionOnLoopThread("Application.moveBackgroundTasks(owner:to:)")
         var moved = 0
-        for index in tasks.indices where tasks[index].owner == owner {
-            tasks[index].owner = to
+        tasks.updateAll { task in
+            guard task.owner == owner else { return }
+            task.owner = to
             moved += 1
         }
         guard moved > 0 else { return }
@@ -123,10 +123,10 @@ extension Application {
 
     private func expireTasks() {
         expirationTimer = nil
+        // Each task's handler in the order they began; one may end or begin tasks meanwhile.
         for id in tasks.map(\.id) {
-            guard let index = tasks.firstIndex(where: { $0.id == id }), !tasks[index].expirationCalled else { continue }
-            tasks[index].expirationCalled = true
-            let task = tasks[index]
+            guard let task = tasks[id], !task.expirationCalled else { continue }
+            tasks.update(key: id) { $0.expirationCalled = true }
             trace(.backgroundTask(id: id, phase: .expiring, name: task.name, owner: task.owner))
             if let handler = task.expirationHandler {
                 runMarked("expiration handler", owner: task.owner, handler)

@@ -77,7 +77,7 @@ extension Application {
         if applicationEnters {
             cancelBackgroundTimers()
             backgroundSince = nil
-            for index in tasks.indices { tasks[index].expirationCalled = false }
+            tasks.updateAll { $0.expirationCalled = false }
             try postLifecycle(.willEnterForeground)
         }
         setSceneState(scene, .foregroundInactive)

@@ -176,7 +176,7 @@ extension Application {
         try resumeIfSuspended()
         cancelBackgroundTimers()
         backgroundSince = nil
-        for index in tasks.indices { tasks[index].expirationCalled = false }
+        tasks.updateAll { $0.expirationCalled = false }
         try postLifecycle(.willEnterForeground)  // posted before the delegate method (Apple, `UIApplicationDelegate`)
         try callDelegates(.willEnterForeground, { $0.willEnterForeground != nil }, { $0.willEnterForeground?($1) })
         setState(.inactive)

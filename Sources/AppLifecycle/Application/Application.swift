@@ -190,7 +190,7 @@ public final class Application: @unchecked Sendable {
     /// escalation policy's count (`Configuration.memoryWarningLimit`).
     var unrelievedMemoryWarnings = 0
     var queued: [QueuedNotification] = []
-    var tasks: [OpenTask] = []
+    var tasks = KeyedList<OpenTask>()
     /// How many of `tasks` each owner began (kept with `tasks`: `backgroundTaskCount(owner:)`).
     var taskCounts: [String: Int] = [:]
     var nextTaskID: UInt64 = 1

@@ -1,6 +1,7 @@
-/// An element of a `KeyedList`: found by its key, a string unique in the list.
+/// An element of a `KeyedList`: found by its key, unique in the list.
 package protocol KeyedElement {
-    var key: String { get }
+    associatedtype Key: Hashable
+    var key: Key { get }
 }
 
 extension Scene: KeyedElement {
@@ -11,9 +12,14 @@ extension SceneSession: KeyedElement {
     package var key: String { persistentIdentifier }
 }
 
+extension Application.OpenTask: KeyedElement {
+    var key: BackgroundTaskID { id }
+}
+
 /// Elements in the order they were added, each found by its key: the application's connected scenes
 /// and its scene sessions, which grow with the scenes a host opens (and an isolated plugin's process's
-/// view of them). [loop-thread: the owner's]
+/// view of them), and its open background tasks, which grow with what plugins begin.
+/// [loop-thread: the owner's]
 ///
 /// Costs: finding, adding, replacing and removing one element O(1) (removal amortised: it leaves a
 /// hole, and the holes are closed, in order, once they are half the slots); the first element O(1)
@@ -22,7 +28,7 @@ package struct KeyedList<Element: KeyedElement>: Sequence {
     package init() {}
 
     private var slots: [Element?] = []
-    private var positions: [String: Int] = [:]
+    private var positions: [Element.Key: Int] = [:]
     /// The first slot that may hold an element (every one before it is a hole).
     private var head = 0
 
@@ -30,12 +36,12 @@ package struct KeyedList<Element: KeyedElement>: Sequence {
     package var isEmpty: Bool { positions.isEmpty }
 
     /// The element with this key, or nil.
-    package subscript(key: String) -> Element? {
+    package subscript(key: Element.Key) -> Element? {
         guard let position = positions[key] else { return nil }
         return slots[position]
     }
 
-    package func contains(key: String) -> Bool { positions[key] != nil }
+    package func contains(key: Element.Key) -> Bool { positions[key] != nil }
 
     /// The first element in order, or nil.
     package var first: Element? {
@@ -56,7 +62,7 @@ package struct KeyedList<Element: KeyedElement>: Sequence {
 
     /// Changes the element with this key in place; false when none has it. `body` must keep its key.
     @discardableResult
-    package mutating func update(key: String, _ body: (inout Element) -> Void) -> Bool {
+    package mutating func update(key: Element.Key, _ body: (inout Element) -> Void) -> Bool {
         guard let position = positions[key] else { return false }
         body(&slots[position]!)
         precondition(slots[position]!.key == key, "KeyedList.update: the element's key changed")
@@ -65,7 +71,7 @@ package struct KeyedList<Element: KeyedElement>: Sequence {
 
     /// Takes out the element with this key, and returns it (nil: none has it).
     @discardableResult
-    package mutating func remove(key: String) -> Element? {
+    package mutating func remove(key: Element.Key) -> Element? {
         guard let position = positions.removeValue(forKey: key) else { return nil }
         let element = slots[position]
         slots[position] = nil
@@ -75,6 +81,14 @@ package struct KeyedList<Element: KeyedElement>: Sequence {
         let holes = slots.count - positions.count
         if holes >= 16, holes * 2 >= slots.count { closeHoles() }
         return element
+    }
+
+    /// Changes every element in place, in order. `body` must keep their keys.
+    package mutating func updateAll(_ body: (inout Element) -> Void) {
+        for position in head..<slots.count where slots[position] != nil {
+            body(&slots[position]!)
+            precondition(positions[slots[position]!.key] == position, "KeyedList.updateAll: an element's key changed")
+        }
     }
 
     package mutating func removeAll() {
