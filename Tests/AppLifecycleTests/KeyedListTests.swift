@@ -11,7 +11,7 @@ final class KeyedListTests: XCTestCase {
 
     func testRemovingInAnyOrderKeepsTheRestInOrderAndFoundByKey() {
         let n = 1_000
-        var generator = SeededGenerator(seed: 19)
+        var generator = SplitMix64(seed: 19)
         let orders: [(String, [Int])] = [
             ("first to last", Array(0..<n)),
             ("last to first", Array((0..<n).reversed())),
@@ -127,7 +127,7 @@ extension KeyedListTests {
                 if index % 10 == 0, index + 1 < n { try? h.app.endBackgroundTask(ids[index + 1]) }
             })
         }
-        var generator = SeededGenerator(seed: 23)
+        var generator = SplitMix64(seed: 23)
         let ended = Array(ids.indices).shuffled(using: &generator).prefix(n / 2).filter { $0 % 10 != 0 && $0 % 10 != 1 }
         for index in ended { try h.app.endBackgroundTask(ids[index]) }
         XCTAssertThrowsError(try h.app.endBackgroundTask(ids[ended[0]]), "an ended task is unknown")
@@ -140,18 +140,5 @@ extension KeyedListTests {
         // handler before them.
         let warned = open.filter { !($0 % 10 == 1) }
         XCTAssertEqual(expired, warned.map { ids[$0].rawValue })
-    }
-}
-
-/// A small deterministic generator (SplitMix64) for shuffles a test can repeat.
-private struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

@@ -566,8 +566,8 @@ private func bitwiseCRC32(_ bytes: [UInt8]) -> UInt32 {
     return ~crc
 }
 
-/// A small seeded generator, so that a failing fuzz round can be replayed.
-private struct SplitMix64: RandomNumberGenerator {
+/// A small seeded generator, so that a failing fuzz round (or a shuffle) can be replayed.
+struct SplitMix64: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {
