@@ -458,12 +458,12 @@ struct FrameReader {
     /// The fields of a `notify` frame written by `FrameWriter.plainNotificationFrame` — a name by id
     /// alone, no scene, no dictionary: exactly 17 bytes left, read in one step — or nil, nothing read,
     /// for any other (read it field by field).
-    mutating func plainNotification() -> (nameID: UInt32, sender: UInt64)? {
+    mutating func plainNotification() -> PlainNotification? {
         guard end - offset == 17 else { return nil }
         let start = start
         guard let plain = bytes.withUnsafeBytes({ PlainNotification(raw: $0, at: start) }) else { return nil }
         offset = end
-        return (plain.nameID, plain.sender)
+        return plain
     }
 
     /// A name field: the id, and the text when it follows.

@@ -147,9 +147,7 @@ package final class PluginRunner: @unchecked Sendable {
         // Held strongly: the runner lives as long as its process (its loop never returns; the
         // process exits), and an `unowned` reference cost a checked retain and release a frame.
         link.handler = { [self] frame in run(&frame) }
-        link.plainHandler = { [self] plain in
-            notify(plain.word, link.hostName((plain.nameID, nil)), UInt(truncatingIfNeeded: plain.sender), nil)
-        }
+        link.plainHandler = { [self] plain in notify(plain) }
         do {
             _ = try handle.loop.addReader(fd: link.channel.fd) { [unowned self] in link.serve() }
             try handle.loop.run()
@@ -185,9 +183,7 @@ package final class PluginRunner: @unchecked Sendable {
         do {
             switch frame.kind {
             case .notify:
-                if let plain = frame.plainNotification() {  // a stream's usual frame kept by a request, in one read
-                    return notify(frame.word, link.hostName((plain.nameID, nil)), UInt(truncatingIfNeeded: plain.sender), nil)
-                }
+                if let plain = frame.plainNotification() { return notify(plain) }  // a stream's usual frame kept by a request
                 let name = link.hostName(try frame.name())
                 let hostSender = try frame.u64("sender")
                 let scene = try frame.u8("scene flag") != 0 ? try SceneSnapshot.read(&frame) : nil
@@ -250,6 +246,11 @@ package final class PluginRunner: @unchecked Sendable {
             out.u64(during)
             out.end()
         }
+    }
+
+    /// Runs a plain notification (`PlainNotification`): its name by the host's id, no scene, no dictionary.
+    private func notify(_ plain: PlainNotification) {
+        notify(plain.word, link.hostName((plain.nameID, nil)), UInt(truncatingIfNeeded: plain.sender), nil)
     }
 
     /// Calls observer `token` (gone meanwhile: nothing) with a record laid out as `lc_notification_t`.

@@ -203,8 +203,9 @@ final class RunnerLink: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` as the callback of a frame the host sent that `serve` did not run (`proceed`: init),
-    /// with its progress marks. [main-thread]
+    /// Runs `body` as the callback of a frame the host sent, between its progress marks: each frame
+    /// `serve` runs (`running`), and one it did not (`proceed`: init). [main-thread]
+    @inline(__always)
     func runCounted<R>(_ body: () -> R) -> R {
         eventIndex += 1
         lcs_store_release_u64(progress, eventIndex)
@@ -305,13 +306,8 @@ final class RunnerLink: @unchecked Sendable {
     /// marks. [main-thread]
     @inline(__always)
     private func running(state: UInt8, _ body: () -> Void) {
-        eventIndex += 1
         stateByte = state
-        lcs_store_release_u64(progress, eventIndex)
-        servingDepth += 1
-        body()
-        servingDepth -= 1
-        lcs_store_release_u64(progress + 1, eventIndex)
+        runCounted(body)
     }
 
     /// Ends the runner: the host broke the protocol (it is trusted; this is a bug, said on stderr).
