@@ -133,9 +133,8 @@ extension Application {
     func sceneDeactivate(_ scene: Scene) throws(Killed) {
         try callSceneDelegates(.sceneWillResignActive, { $0.willResignActive }, scene)
         try postScene(.sceneWillDeactivate, scene)
-        // No other connected scene is active.
-        let applicationResigns = state == .active
-            && connectedSceneCounts[.foregroundActive] == (scene.state == .foregroundActive && connectedScenes[scene.id] === scene ? 1 : 0)
+        let othersActive = connectedSceneCounts[.foregroundActive] - (scene.state == .foregroundActive && isConnected(scene) ? 1 : 0)
+        let applicationResigns = state == .active && othersActive == 0
         if applicationResigns { try postLifecycle(.willResignActive) }
         setSceneState(scene, .foregroundInactive)
         if applicationResigns { setState(.inactive) }

@@ -99,8 +99,11 @@ extension Application {
     /// The scene an action with no scene named is for: the first foreground-active scene, else the first
     /// foreground one, else the manifest's default id.
     func frontmostSceneID() -> String {
-        if let scene = connectedScenes.first(where: { $0.state == .foregroundActive }) { return scene.id }
-        if let scene = connectedScenes.first(where: { $0.state.isForeground }) { return scene.id }
+        // The counts say whether a walk can find one.
+        if connectedSceneCounts[.foregroundActive] > 0, let scene = connectedScenes.first(where: { $0.state == .foregroundActive }) {
+            return scene.id
+        }
+        if connectedSceneCounts.foreground > 0, let scene = connectedScenes.first(where: { $0.state.isForeground }) { return scene.id }
         return configuration.sceneManifest?.defaultSceneID ?? "main"
     }
 
@@ -271,9 +274,12 @@ extension Application {
         connectedSceneCounts[scene.state] += 1
     }
 
+    /// Whether `scene` is connected (this object, not an older connection of its id).
+    func isConnected(_ scene: Scene) -> Bool { connectedScenes[scene.id] === scene }
+
     /// Takes `scene` out of the connected scenes (before its state becomes unattached).
     func disconnectScene(_ scene: Scene) {
-        guard connectedScenes[scene.id] === scene else { return }
+        guard isConnected(scene) else { return }
         connectedScenes.remove(key: scene.id)
         connectedSceneCounts[scene.state] -= 1
     }

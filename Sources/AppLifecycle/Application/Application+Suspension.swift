@@ -129,7 +129,7 @@ extension Application {
     func setSceneState(_ scene: Scene, _ newState: SceneState, reason: TraceEvent.StateChangeReason? = nil) {
         let oldState = scene.state
         scene.state = newState
-        if connectedScenes[scene.id] === scene {
+        if isConnected(scene) {
             connectedSceneCounts[oldState] -= 1
             connectedSceneCounts[newState] += 1
         }

@@ -22,14 +22,14 @@ extension Application.OpenTask: KeyedElement {
 /// [loop-thread: the owner's]
 ///
 /// Costs: finding, adding, replacing and removing one element O(1) (removal amortised: it leaves a
-/// hole, and the holes are closed, in order, once they are half the slots); the first element O(1)
-/// amortised; iterating O(count + holes), at most twice the count.
+/// hole, and the holes are closed, in order, once they are half the slots); the first element O(1);
+/// iterating O(count + holes), at most twice the count.
 package struct KeyedList<Element: KeyedElement>: Sequence {
     package init() {}
 
     private var slots: [Element?] = []
     private var positions: [Element.Key: Int] = [:]
-    /// The first slot that may hold an element (every one before it is a hole).
+    /// The first element's slot (every one before it is a hole; `slots.count` when there is none).
     private var head = 0
 
     package var count: Int { positions.count }
@@ -44,14 +44,7 @@ package struct KeyedList<Element: KeyedElement>: Sequence {
     package func contains(key: Element.Key) -> Bool { positions[key] != nil }
 
     /// The first element in order, or nil.
-    package var first: Element? {
-        var position = head
-        while position < slots.count {
-            if let element = slots[position] { return element }
-            position += 1
-        }
-        return nil
-    }
+    package var first: Element? { head < slots.count ? slots[head] : nil }
 
     /// Adds `element` at the end. Its key must not be in the list.
     package mutating func append(_ element: Element) {
