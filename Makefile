@@ -10,7 +10,7 @@
 #   make man                                regenerate docs/man/lifecycle-host.1 from the command's definitions
 #
 # Needs: swift (6.3 or later), patchelf (sets the soname on the installed copy; Debian: apt-get install
-# patchelf), readelf and dd (record the plugin runner in the installed library; binutils and coreutils,
+# patchelf), readelf and dd (record the plugin runner in the installed library and host; binutils and coreutils,
 # which Swift needs anyway), install, sed. See README.md, "Install", and docs/c-api.md.
 
 PREFIX ?= /usr/local
@@ -27,11 +27,12 @@ ZSHCOMPLETIONDIR ?= $(DATADIR)/zsh/site-functions
 FISHCOMPLETIONDIR ?= $(DATADIR)/fish/vendor_completions.d
 # The example plugins, where the installed `lifecycle-host demo` finds them.
 EXAMPLESDIR ?= $(LIBDIR)/lifecycle/examples
-# The plugin runner the installed library starts for an isolated plugin (lc_app_load_plugin_with_options
-# with LC_LOAD_ISOLATED): the installed host, which is its own runner. Its path is recorded in the
-# installed liblifecycle.so (the section .lifecycle_runner), so that a program linking the library runs
-# isolated plugins with no LC_PLUGIN_RUNNER set. At most 4095 bytes.
-RUNNER ?= $(BINDIR)/lifecycle-host
+# The plugin runner the installed library and host start for an isolated plugin (lifecycle-host run
+# --isolate, lc_app_load_plugin_with_options with LC_LOAD_ISOLATED): lifecycle-plugin-runner, a program
+# no user runs, so not in BINDIR. Installed there, and its path recorded in the installed liblifecycle.so
+# and lifecycle-host (the section .lifecycle_runner of each), so that both run isolated plugins with no
+# LC_PLUGIN_RUNNER set. At most 4095 bytes.
+RUNNER ?= $(LIBDIR)/lifecycle/lifecycle-plugin-runner
 
 SWIFT ?= swift
 PATCHELF ?= patchelf
@@ -71,6 +72,7 @@ build:
 	$(SWIFT) build -c $(CONFIG) --product lifecycle
 	$(SWIFT) build -c $(CONFIG) --product lifecycle-testkit
 	$(SWIFT) build -c $(CONFIG) --product lifecycle-host
+	$(SWIFT) build -c $(CONFIG) --product lifecycle-plugin-runner
 	for example in $(EXAMPLES); do $(SWIFT) build -c $(CONFIG) --product $$example || exit 1; done
 
 print-version:
@@ -78,7 +80,7 @@ print-version:
 
 check-built:
 	@test -n "$(ABI_MAJOR)" -a -n "$(ABI_MINOR)" || { echo "make: no LC_ABI_VERSION_MAJOR/MINOR in include/lifecycle.h" >&2; exit 1; }
-	@for file in $(BUILD_DIR)/liblifecycle.so $(BUILD_DIR)/liblifecycle-testkit.so $(BUILD_DIR)/lifecycle-host $(EXAMPLES:%=$(BUILD_DIR)/lib%.so); do \
+	@for file in $(BUILD_DIR)/liblifecycle.so $(BUILD_DIR)/liblifecycle-testkit.so $(BUILD_DIR)/lifecycle-host $(BUILD_DIR)/lifecycle-plugin-runner $(EXAMPLES:%=$(BUILD_DIR)/lib%.so); do \
 	    test -f "$$file" || { echo "make install: $$file is missing: run 'make' (swift build -c $(CONFIG)) first" >&2; exit 1; }; \
 	done
 
@@ -91,28 +93,31 @@ check-tools:
 	    echo "make install: cannot find the Swift runtime folder ('$(SWIFT) -print-target-info' failed)." >&2; \
 	    echo "Name it: make install SWIFT_RUNTIME_DIR=/path/to/usr/lib/swift/linux" >&2; exit 1; }
 	@command -v $(READELF) >/dev/null 2>&1 || { \
-	    echo "make install: readelf not found. It finds where the plugin runner's path goes in the installed library." >&2; \
+	    echo "make install: readelf not found. It finds where the plugin runner's path goes in the installed library and host." >&2; \
 	    echo "Install binutils (Debian, Ubuntu: apt-get install binutils) or name it: make install READELF=/path/to/readelf" >&2; exit 1; }
 	@case "$(RUNNER)" in /*) ;; *) echo "make install: RUNNER must be an absolute path (it is '$(RUNNER)')" >&2; exit 1;; esac
 	@test $$(printf '%s' "$(RUNNER)" | wc -c) -lt $(RUNNER_SLOT_SIZE) || { \
 	    echo "make install: RUNNER is longer than $$(($(RUNNER_SLOT_SIZE) - 1)) bytes" >&2; exit 1; }
 
 install: check-built check-tools
-	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(INCLUDEDIR)" "$(DESTDIR)$(PKGCONFIGDIR)" \
+	install -d "$(DESTDIR)$(BINDIR)" "$(DESTDIR)$(LIBDIR)" "$(DESTDIR)$(INCLUDEDIR)" "$(DESTDIR)$(PKGCONFIGDIR)" "$(DESTDIR)$(dir $(RUNNER))" \
 	    "$(DESTDIR)$(MANDIR)/man1" "$(DESTDIR)$(BASHCOMPLETIONDIR)" "$(DESTDIR)$(ZSHCOMPLETIONDIR)" \
 	    "$(DESTDIR)$(FISHCOMPLETIONDIR)" "$(DESTDIR)$(EXAMPLESDIR)"
 	install -m 755 "$(BUILD_DIR)/liblifecycle.so" "$(DESTDIR)$(LIBDIR)/$(REALNAME)"
 	# Two calls: patchelf 0.14 applies only the first of --set-soname and --set-rpath given together.
 	$(PATCHELF) --set-soname "$(SONAME)" "$(DESTDIR)$(LIBDIR)/$(REALNAME)"
 	$(PATCHELF) --set-rpath "$(SWIFT_RUNTIME_DIR)" "$(DESTDIR)$(LIBDIR)/$(REALNAME)"
+	install -m 755 "$(BUILD_DIR)/lifecycle-host" "$(DESTDIR)$(BINDIR)/lifecycle-host"
+	install -m 755 "$(BUILD_DIR)/lifecycle-plugin-runner" "$(DESTDIR)$(RUNNER)"
 	# The plugin runner's path, NUL-padded to the section's size, written over the section's bytes
 	# (only those: nothing else in the file moves), after patchelf, which may move sections.
-	@lib="$(DESTDIR)$(LIBDIR)/$(REALNAME)"; \
-	set -- $$($(READELF) -SW "$$lib" | sed -n 's/.*\] \.lifecycle_runner  *PROGBITS  *[0-9a-f]*  *\([0-9a-f]*\)  *\([0-9a-f]*\) .*/\1 \2/p'); \
-	test $$# -eq 2 && test $$((0x$$2)) -eq $(RUNNER_SLOT_SIZE) || { echo "make install: $$lib has no $(RUNNER_SLOT_SIZE)-byte .lifecycle_runner section" >&2; exit 1; }; \
-	echo "record the plugin runner $(RUNNER) in $$lib"; \
-	{ printf '%s' "$(RUNNER)"; head -c $(RUNNER_SLOT_SIZE) /dev/zero; } | head -c $(RUNNER_SLOT_SIZE) | \
-	    dd of="$$lib" bs=$(RUNNER_SLOT_SIZE) seek=$$((0x$$1)) oflag=seek_bytes iflag=fullblock conv=notrunc status=none
+	@for file in "$(DESTDIR)$(LIBDIR)/$(REALNAME)" "$(DESTDIR)$(BINDIR)/lifecycle-host"; do \
+	    set -- $$($(READELF) -SW "$$file" | sed -n 's/.*\] \.lifecycle_runner  *PROGBITS  *[0-9a-f]*  *\([0-9a-f]*\)  *\([0-9a-f]*\) .*/\1 \2/p'); \
+	    test $$# -eq 2 && test $$((0x$$2)) -eq $(RUNNER_SLOT_SIZE) || { echo "make install: $$file has no $(RUNNER_SLOT_SIZE)-byte .lifecycle_runner section" >&2; exit 1; }; \
+	    echo "record the plugin runner $(RUNNER) in $$file"; \
+	    { printf '%s' "$(RUNNER)"; head -c $(RUNNER_SLOT_SIZE) /dev/zero; } | head -c $(RUNNER_SLOT_SIZE) | \
+	        dd of="$$file" bs=$(RUNNER_SLOT_SIZE) seek=$$((0x$$1)) oflag=seek_bytes iflag=fullblock conv=notrunc status=none || exit 1; \
+	done
 	ln -sfn "$(REALNAME)" "$(DESTDIR)$(LIBDIR)/$(SONAME)"
 	ln -sfn "$(SONAME)" "$(DESTDIR)$(LIBDIR)/liblifecycle.so"
 	install -m 644 include/lifecycle.h "$(DESTDIR)$(INCLUDEDIR)/lifecycle.h"
@@ -133,7 +138,6 @@ install: check-built check-tools
 	    -e 's|@VERSION@|$(VERSION)|g' -e 's|@RPATH@|$(if $(filter 1,$(PC_RPATH)),-Wl$(,)-rpath$(,)$${libdir} ,)|g' \
 	    pkgconfig/lifecycle-testkit.pc.in > "$(DESTDIR)$(PKGCONFIGDIR)/lifecycle-testkit.pc"
 	chmod 644 "$(DESTDIR)$(PKGCONFIGDIR)/lifecycle-testkit.pc"
-	install -m 755 "$(BUILD_DIR)/lifecycle-host" "$(DESTDIR)$(BINDIR)/lifecycle-host"
 	for example in $(EXAMPLES); do \
 	    install -m 755 "$(BUILD_DIR)/lib$$example.so" "$(DESTDIR)$(EXAMPLESDIR)/lib$$example.so" || exit 1; done
 	install -m 644 docs/man/lifecycle-host.1 "$(DESTDIR)$(MANDIR)/man1/lifecycle-host.1"
@@ -145,7 +149,7 @@ install: check-built check-tools
 	install -m 644 $(SCENARIOS) "$(DESTDIR)$(DOCDIR)/scenarios/"
 
 uninstall:
-	rm -f "$(DESTDIR)$(BINDIR)/lifecycle-host" \
+	rm -f "$(DESTDIR)$(BINDIR)/lifecycle-host" "$(DESTDIR)$(RUNNER)" \
 	    "$(DESTDIR)$(LIBDIR)/$(REALNAME)" "$(DESTDIR)$(LIBDIR)/$(SONAME)" "$(DESTDIR)$(LIBDIR)/liblifecycle.so" \
 	    "$(DESTDIR)$(INCLUDEDIR)/lifecycle.h" "$(DESTDIR)$(PKGCONFIGDIR)/lifecycle.pc" \
 	    "$(DESTDIR)$(LIBDIR)/$(TESTKIT_REALNAME)" "$(DESTDIR)$(LIBDIR)/$(TESTKIT_SONAME)" "$(DESTDIR)$(LIBDIR)/liblifecycle-testkit.so" \

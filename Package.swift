@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "lifecycle-testkit", type: .dynamic, targets: ["CLifecycleTestKit"]),
         .library(name: "LifecycleTestKit", targets: ["LifecycleTestKit"]),
         .executable(name: "lifecycle-host", targets: ["lifecycle-host"]),
+        .executable(name: "lifecycle-plugin-runner", targets: ["lifecycle-plugin-runner"]),
         // Example plugins: each a .so the host loads with dlopen.
         .library(name: "Echo", type: .dynamic, targets: ["Echo"]),
         .library(name: "StateKeeper", type: .dynamic, targets: ["StateKeeper"]),
@@ -69,9 +70,15 @@ let package = Package(
         // What the host is told as text: scenario lines and files, control-socket requests, their
         // framing. Parses and dispatches to an Application; no IO. The fuzz targets drive it too.
         .target(name: "HostInput", dependencies: ["AppLifecycle", "LifecycleRunLoop"]),
+        // The isolated plugins' processes: the runner code alone, without the host's command line and
+        // Foundation (its own executable, so that each runner starts and copies little).
+        .executableTarget(name: "lifecycle-plugin-runner", dependencies: ["PluginHost"]),
         .executableTarget(
             name: "lifecycle-host",
             dependencies: [
+                // Not linked: named so that every build of the host (`swift run lifecycle-host`,
+                // `--product lifecycle-host`) builds the runner beside it.
+                "lifecycle-plugin-runner",
                 "AppLifecycle", "HostInput", "LifecycleOSEvents", "LifecycleC", "PluginHost", "CLifecycleABI", "CLifecycleSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),

@@ -12,7 +12,8 @@ import PackageDescription
 // Two executables, each linking what its kind of user links:
 // - lifecycle-bench: the C ABI, through liblifecycle.so and include/lifecycle.h only (the LifecycleABI
 //   and lifecycle products), as a C program or plugin host would; the peers and the C anchors; the
-//   host (lifecycle-host) for cold starts and as the isolated plugins' runner. It runs every group
+//   host (lifecycle-host) for cold starts, and the isolated plugins' runner (lifecycle-plugin-runner).
+//   It runs every group
 //   and merges in the rows of the second executable.
 // - lifecycle-bench-swift: the Swift API (the AppLifecycle product, linked statically as a Swift
 //   embedder links it) beside Foundation and Dispatch.
@@ -54,9 +55,10 @@ let package = Package(
                 "BenchHarness", "CBenchAnchors", "CBenchPeers",
                 .product(name: "LifecycleABI", package: "AppLifecycle"),
                 .product(name: "lifecycle", package: "AppLifecycle"),
-                // Not linked: built beside the bench, for the cold-start cases and as the plugin runner
-                // liblifecycle.so starts for isolated plugins (it looks beside itself).
+                // Not linked: built beside the bench, for the cold-start cases, and the plugin runner
+                // liblifecycle.so and lifecycle-host start for isolated plugins (they look beside themselves).
                 .product(name: "lifecycle-host", package: "AppLifecycle"),
+                .product(name: "lifecycle-plugin-runner", package: "AppLifecycle"),
             ],
             path: "lifecycle-bench"
         ),

@@ -99,9 +99,9 @@ enum IsolationBenchmarks {
         """
 
     static func run(_ settings: Settings) -> [Row] {
-        let runner = executableFolder() + "/lifecycle-host"
+        let runner = executableFolder() + "/lifecycle-plugin-runner"
         guard access(runner, X_OK) == 0 else {
-            warn("isolation: no plugin runner at \(runner): liblifecycle.so looks for lifecycle-host beside itself (build the bench package: swift build -c release --package-path Benchmarks)")
+            warn("isolation: no plugin runner at \(runner): liblifecycle.so looks for lifecycle-plugin-runner beside itself (build the bench package: swift build -c release --package-path Benchmarks)")
             return []
         }
         if let other = getenv("LC_PLUGIN_RUNNER") {

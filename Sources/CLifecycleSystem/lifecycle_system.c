@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <link.h>
 #include <pthread.h>
 #include <string.h>
@@ -154,10 +155,23 @@ int lcs_memfd_create(const char *name) { return (int)syscall(SYS_memfd_create, n
 
 const char *lcs_signal_abbreviation(int signo) { return sigabbrev_np(signo); }
 
+// The main executable's real path, read once (the loader names it by argv[0], which may be relative or a
+// bare name found through PATH).
+static char lcs_executable_path[PATH_MAX];
+static pthread_once_t lcs_executable_path_once = PTHREAD_ONCE_INIT;
+
+static void lcs_read_executable_path(void) {
+    ssize_t count = readlink("/proc/self/exe", lcs_executable_path, sizeof lcs_executable_path - 1);
+    lcs_executable_path[count > 0 ? count : 0] = 0;
+}
+
 const char *lcs_own_object_path(void) {
     Dl_info info;
-    if (dladdr((void *)&lcs_own_object_path, &info) == 0) return NULL;
-    return info.dli_fname;
+    struct link_map *map = NULL;
+    if (dladdr1((void *)&lcs_own_object_path, &info, (void **)&map, RTLD_DL_LINKMAP) == 0 || map == NULL) return NULL;
+    if (map->l_name != NULL && map->l_name[0] != 0) return map->l_name;  // a shared object: the path it was loaded by
+    pthread_once(&lcs_executable_path_once, lcs_read_executable_path);
+    return lcs_executable_path[0] != 0 ? lcs_executable_path : NULL;
 }
 
 // The plugin runner `make install` records in the installed copy of liblifecycle.so: it writes the

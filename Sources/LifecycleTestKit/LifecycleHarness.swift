@@ -70,7 +70,8 @@ public final class LifecycleHarness {
 
     /// Loads the plugin at `path` (made absolute against the working directory) into this process, or
     /// with `isolated`, into a process of its own (the plugin runner: `$LC_PLUGIN_RUNNER`, or
-    /// `lifecycle-host` beside the test bundle, which `swift build --product lifecycle-host` makes).
+    /// `lifecycle-plugin-runner` beside the test bundle, which `swift build --product
+    /// lifecycle-plugin-runner` makes).
     @discardableResult
     public func load(_ path: String, isolated: Bool = false, file: StaticString = #filePath, line: UInt = #line) -> Bool {
         check(file, line) { isolated ? lct_load_isolated_at(harness, path, $0, $1) == LC_OK : lct_load_at(harness, path, $0, $1) == LC_OK }

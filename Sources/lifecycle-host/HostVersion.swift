@@ -1,13 +1,16 @@
 import CLifecycleABI
 @preconcurrency import Glibc
+import PluginHost
 
 /// What `lifecycle-host --version` prints: the host's version, the C ABI it speaks and the library it
 /// runs, with paths. The version is the C ABI's, as the installed library's (the Makefile's VERSION:
 /// MAJOR.MINOR.0); both come from include/lifecycle.h, so the three can never disagree. The host links
 /// the engine and the C layer into itself: the library it runs is that code, the code of
 /// liblifecycle.so of the same version (`lc_abi_version` there answers the same ABI), at the
-/// executable's own path. Installed by `make install`, the shared library sits in the prefix's `lib`
-/// beside the host's `bin`: named when it is there.
+/// executable's own path. Its isolated plugins run in the plugin runner, a separate executable: the one
+/// an isolated plugin would start now (`IsolationRunner.resolve`), or why there is none. Installed by
+/// `make install`, the shared library sits in the prefix's `lib` beside the host's `bin`: named when it
+/// is there.
 enum HostVersion {
     static let abi = "\(LC_ABI_VERSION_MAJOR).\(LC_ABI_VERSION_MINOR)"
     static let version = "\(abi).0"
@@ -17,8 +20,13 @@ enum HostVersion {
         var lines = [
             "lifecycle-host \(version)",
             "C ABI \(abi) (include/lifecycle.h): loads plugins built for ABI \(LC_ABI_VERSION_MAJOR).0 to \(abi)",
-            "library: liblifecycle \(version), built into \(executable) (also its plugin runner)",
+            "library: liblifecycle \(version), built into \(executable)",
         ]
+        do throws(IsolationStartError) {
+            lines.append("plugin runner: \(try IsolationRunner.resolve())")
+        } catch {
+            lines.append("plugin runner: \(error.message)")
+        }
         if let installed = installedLibrary(beside: executable) { lines.append("installed library: \(installed)") }
         return lines.joined(separator: "\n")
     }

@@ -235,15 +235,13 @@ extension LifecycleHost {
     /// whose values do not validate, goes to ArgumentParser as before.
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
-        if arguments.first == PluginRunnerCommand.name { end(PluginRunnerCommand.run(arguments)) }
-        if arguments.first == RunnerServer.serverCommand { end(PluginRunnerCommand.serve(arguments)) }
         if arguments.first == ValidationStep.name { end(ValidationStep.run(arguments)) }
-        // Isolated plugins run in this executable, in its plugin-runner role.
-        IsolationRunner.executable = "/proc/self/exe"
-        // Their server's process start (an exec of this executable: the dynamic loader, the Swift
-        // runtime) is the longest step of an isolated cold start: begun first, it overlaps the host's
-        // own start. It learns what `run` settles later as it makes each runner (the standard
-        // descriptors); the environment `run` settles is the same without systemd's variables.
+        // Isolated plugins run in `lifecycle-plugin-runner` (beside this executable, or where `make
+        // install` recorded it: `IsolationRunner.resolve`). Its server's process start (an exec: the
+        // dynamic loader, the Swift runtime) is the longest step of an isolated cold start: begun first,
+        // it overlaps the host's own start. It learns what `run` settles later as it makes each runner
+        // (the standard descriptors); the environment `run` settles is the same without systemd's
+        // variables.
         if RunValues.plainlyIsolates(arguments) { IsolationRunner.prepareEarly(withoutVariables: SystemdNotifier.variables) }
         if let values = RunValues.parse(arguments), var options = try? values.options() {
             options.arguments = Array(arguments.dropFirst())

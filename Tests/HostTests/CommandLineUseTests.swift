@@ -49,7 +49,8 @@ final class CommandLineUseTests: XCTestCase {
         let expected = """
             lifecycle-host \(major).\(minor).0
             C ABI \(major).\(minor) (include/lifecycle.h): loads plugins built for ABI \(major).0 to \(major).\(minor)
-            library: liblifecycle \(major).\(minor).0, built into \(URL(fileURLWithPath: host).resolvingSymlinksInPath().path) (also its plugin runner)
+            library: liblifecycle \(major).\(minor).0, built into \(URL(fileURLWithPath: host).resolvingSymlinksInPath().path)
+            plugin runner: \(URL(fileURLWithPath: host).resolvingSymlinksInPath().deletingLastPathComponent().path)/lifecycle-plugin-runner
 
             """
         for words in [["--version"], ["run", "--version"], ["demo", "--version"]] {

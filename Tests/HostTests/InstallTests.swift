@@ -28,6 +28,7 @@ final class InstallTests: XCTestCase {
             "lib/liblifecycle.so", "lib/liblifecycle.so.\(major)", "lib/liblifecycle.so.\(version)",
             "lib/liblifecycle-testkit.so", "lib/liblifecycle-testkit.so.\(major)", "lib/liblifecycle-testkit.so.\(version)",
             "lib/pkgconfig/lifecycle.pc", "lib/pkgconfig/lifecycle-testkit.pc",
+            "lib/lifecycle/lifecycle-plugin-runner",
             "lib/lifecycle/examples/libEcho.so", "lib/lifecycle/examples/libStateKeeper.so",
             "lib/lifecycle/examples/libGreeter.so", "lib/lifecycle/examples/libCacheTrimmer.so",
             "share/man/man1/lifecycle-host.1",
@@ -239,9 +240,12 @@ final class InstallTests: XCTestCase {
 
         // The same plugin isolated, from a C program built with the prefix's pkg-config file only and run
         // with an empty environment (no LC_PLUGIN_RUNNER, no LD_LIBRARY_PATH): the installed library
-        // starts the runner `make install` recorded in it, the installed lifecycle-host.
-        let recorded = try sh("'\(readelf)' -p .lifecycle_runner '\(lib)/liblifecycle.so.\(Self.version)'")
-        XCTAssertTrue(recorded.contains("]  \(prefix)/bin/lifecycle-host\n"), recorded)
+        // starts the runner `make install` recorded in it, the installed lifecycle-plugin-runner.
+        let runner = "\(lib)/lifecycle/lifecycle-plugin-runner"
+        for file in ["\(lib)/liblifecycle.so.\(Self.version)", "\(prefix)/bin/lifecycle-host"] {
+            let recorded = try sh("'\(readelf)' -p .lifecycle_runner '\(file)'")
+            XCTAssertTrue(recorded.contains("]  \(runner)\n"), "\(file): \(recorded)")
+        }
         try Self.isolatedProgram.write(toFile: folder + "/isolated.c", atomically: true, encoding: .utf8)
         try sh("cd '\(folder)' && \(cc) -Wall -Werror isolated.c $(pkg-config --cflags --libs lifecycle) -o isolated", environment: pkg)
         let isolated = try sh("cd / && env -i '\(folder)/isolated' '\(folder)/plugin.so'")
@@ -255,8 +259,16 @@ final class InstallTests: XCTestCase {
         // demo with the installed example plugins.
         let host = prefix + "/bin/lifecycle-host"
         let version = try sh("'\(host)' --version")
-        XCTAssertTrue(version.hasSuffix("built into \(host) (also its plugin runner)\ninstalled library: \(lib)/liblifecycle.so.\(Self.major)\n"),
+        XCTAssertTrue(version.hasSuffix("built into \(host)\nplugin runner: \(runner)\ninstalled library: \(lib)/liblifecycle.so.\(Self.major)\n"),
                       version)
+        // The installed host runs the plugin isolated with an empty environment: it starts the runner
+        // recorded in it, whose process is the plugin's.
+        try "launch\nterminate\n".write(toFile: folder + "/s.scenario", atomically: true, encoding: .utf8)
+        let isolatedHost = try sh("cd / && env -i '\(host)' run --isolate --no-socket --no-pressure --no-clock --trace json "
+                                  + "--plugin '\(folder)/plugin.so' --script '\(folder)/s.scenario' 2>&1")
+        XCTAssertTrue(isolatedHost.contains("\"kind\":\"plugin\",\"name\":\"loaded\""), isolatedHost)
+        XCTAssertTrue(isolatedHost.contains("com.example.installed"), isolatedHost)
+        XCTAssertTrue(isolatedHost.contains("\"name\":\"willTerminate\""), isolatedHost)
         let check = try sh("'\(host)' check '\(folder)/plugin.so'")
         XCTAssertTrue(check.contains("com.example.installed"), check)
         let demo = try sh("'\(host)' demo --archive '\(folder)/archive' 2>&1")
@@ -314,7 +326,9 @@ final class InstallTests: XCTestCase {
         // The runner recorded in the library is the prefix's, not the stage's.
         let readelf = try tool("readelf", package: "binutils")
         let recorded = try CBuild.run(readelf, ["-p", ".lifecycle_runner", stage + "/usr/local/lib/liblifecycle.so.\(Self.version)"])
-        XCTAssertTrue(recorded.output.contains("]  /usr/local/bin/lifecycle-host\n"), recorded.output)
+        XCTAssertTrue(recorded.output.contains("]  /usr/local/lib/lifecycle/lifecycle-plugin-runner\n"), recorded.output)
+        let recordedInHost = try CBuild.run(readelf, ["-p", ".lifecycle_runner", stage + "/usr/local/bin/lifecycle-host"])
+        XCTAssertTrue(recordedInHost.output.contains("]  /usr/local/lib/lifecycle/lifecycle-plugin-runner\n"), recordedInHost.output)
         let uninstall = try CBuild.run(make, ["-C", CBuild.root, "uninstall", "PREFIX=/usr/local", "DESTDIR=\(stage)"])
         XCTAssertEqual(uninstall.status, 0, uninstall.output)
         XCTAssertEqual(try files(under: stage), [])

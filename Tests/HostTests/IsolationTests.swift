@@ -144,7 +144,7 @@ final class IsolationTests: XCTestCase {
 }
 
 extension IsolationTests {
-    /// The pids of the plugin runners running now (`lifecycle-host plugin-runner …` in /proc).
+    /// The pids of the plugin runners running now (`lifecycle-plugin-runner plugin-runner …` in /proc).
     /// The plugin runners started by this test process's hosts: those whose environment carries
     /// `ownerMark` (`run` gives it to every host it starts; runners inherit it), so that runners of
     /// another test process on the same machine are not counted.
@@ -278,7 +278,8 @@ extension IsolationTests {
     }
 
     /// Every runner of `run --isolate` is a copy of the host's runner server, yet each is the host's own
-    /// child, named `plugin-runner` in `ps`; after the run, none is left.
+    /// child, named `plugin-runner` in `ps`, running the runner executable beside the host
+    /// (`lifecycle-plugin-runner`, not the host's own); after the run, none is left.
     func testRunnersAreTheHostsChildrenNamedPluginRunner() throws {
         let before = Self.runnerPIDs()
         func prober(_ name: String) throws -> String {
@@ -294,18 +295,53 @@ extension IsolationTests {
                         snprintf(word, size, "%s", length > strlen(bytes) + 1 ? bytes + strlen(bytes) + 1 : "");
                     }
                     static void probe(void) {
-                        char own[64], parent[64];
+                        char own[64], parent[64], executable[4096] = {0};
                         second_word(getpid(), own, sizeof own);
                         second_word(getppid(), parent, sizeof parent);
-                        fprintf(stderr, "probe: \(name) is %s, child of %s\\n", own, parent);
+                        ssize_t length = readlink("/proc/self/exe", executable, sizeof executable - 1);
+                        const char *slash = length > 0 ? strrchr(executable, '/') : NULL;
+                        fprintf(stderr, "probe: \(name) is %s in %s, child of %s\\n", own, slash ? slash + 1 : "?", parent);
                     }
                     """,
                 extraInit: "probe();"), named: "parents\(name)")
         }
         let run = try run(["--plugin", try prober("one"), "--plugin", try prober("two"), "--isolate"], script: "launch\nterminate\n")
         XCTAssertEqual(run.status, 0, run.output)
-        XCTAssertEqual(run.printed["probe"], ["probe: one is plugin-runner, child of run", "probe: two is plugin-runner, child of run"],
+        XCTAssertEqual(run.printed["probe"], ["probe: one is plugin-runner in lifecycle-plugin-runner, child of run",
+                                               "probe: two is plugin-runner in lifecycle-plugin-runner, child of run"],
                        run.output)
         XCTAssertEqual(Self.runnerPIDs().subtracting(before), [], "every runner the host started has ended")
+    }
+
+    /// A host with no runner beside it (a copy of `lifecycle-host` alone in a folder) refuses an isolated
+    /// plugin saying where it looked and what to set; `LC_PLUGIN_RUNNER` then names the runner and the same
+    /// copy runs it isolated. The runner itself, started by hand, says it is started by a host only.
+    func testAHostWithoutItsRunnerSaysWhereItLookedAndTheRunnerIsForHostsOnly() throws {
+        let folder = try CBuild.temporaryFolder("lonely-host")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let lonely = folder + "/lifecycle-host"
+        try FileManager.default.copyItem(atPath: Self.host, toPath: lonely)
+        let plugin = try IsolationFixtures.build(IsolationFixtures.observer(
+            id: "com.example.lonely", name: "didReceiveMemoryWarning", body: ""), named: "lonely")
+        let script = folder + "/s.scenario"
+        try "launch\nterminate\n".write(toFile: script, atomically: true, encoding: .utf8)
+        let arguments = ["run", "--no-socket", "--no-pressure", "--no-clock", "--isolate", "--plugin", plugin, "--script", script]
+        let owner = Self.ownerMark.split(separator: "=", maxSplits: 1).map(String.init)
+
+        let refused = try CBuild.run(lonely, arguments, environment: [owner[0]: owner[1]])
+        XCTAssertNotEqual(refused.status, 0, refused.output)
+        XCTAssertTrue(refused.output.contains("lifecycle-host: plugin refused: \(plugin): isolated: no plugin runner (no executable at "
+                                              + "\(folder)/lifecycle-plugin-runner): set LC_PLUGIN_RUNNER to the lifecycle-plugin-runner executable\n"),
+                      refused.output)
+
+        let named = try CBuild.run(lonely, arguments, environment: [owner[0]: owner[1], "LC_PLUGIN_RUNNER": CBuild.products + "/lifecycle-plugin-runner"])
+        XCTAssertEqual(named.status, 0, named.output)
+        XCTAssertTrue(named.output.contains("com.example.lonely"), named.output)
+
+        for byHand in [[], ["plugin-runner-server"], ["plugin-runner-server", "--fd", "1"], ["plugin-runner", "--fd", "3", "--progress-fd", "3"]] {
+            let result = try CBuild.run(CBuild.products + "/lifecycle-plugin-runner", byHand)
+            XCTAssertEqual(result.status, 64, "\(byHand): \(result.output)")
+            XCTAssertTrue(result.output.hasPrefix("--stderr--\nlifecycle-plugin-runner: started by a host only, to run isolated plugins"), result.output)
+        }
     }
 }

@@ -12,7 +12,7 @@ final class IsolatedContainmentTests: XCTestCase {
     private var folder = ""
 
     override func setUpWithError() throws {
-        IsolationRunner.executable = CBuild.products + "/lifecycle-host"
+        IsolationRunner.executable = CBuild.products + "/lifecycle-plugin-runner"
         folder = try CBuild.temporaryFolder("contained")
     }
 

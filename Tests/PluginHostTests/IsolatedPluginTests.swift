@@ -9,7 +9,7 @@ import XCTest
 /// the payload, never the words), and what the application sees of a plugin in another process.
 final class IsolatedPluginTests: XCTestCase {
     override func setUp() {
-        IsolationRunner.executable = CBuild.products + "/lifecycle-host"
+        IsolationRunner.executable = CBuild.products + "/lifecycle-plugin-runner"
     }
 
     func makeApp(_ configure: (inout Configuration) -> Void = { _ in }) throws -> (AppHandle, () -> [TraceEvent.Payload]) {

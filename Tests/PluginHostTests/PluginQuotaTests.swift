@@ -57,7 +57,7 @@ final class PluginQuotaTests: XCTestCase {
 
     override func setUpWithError() throws {
         folder = try CBuild.temporaryFolder("quota")
-        IsolationRunner.executable = CBuild.products + "/lifecycle-host"
+        IsolationRunner.executable = CBuild.products + "/lifecycle-plugin-runner"
     }
 
     override func tearDown() { try? FileManager.default.removeItem(atPath: folder) }

@@ -13,7 +13,7 @@ final class RunnerServerTests: XCTestCase {
     private var folder = ""
 
     override func setUpWithError() throws {
-        IsolationRunner.executable = CBuild.products + "/lifecycle-host"
+        IsolationRunner.executable = CBuild.products + "/lifecycle-plugin-runner"
         folder = try CBuild.temporaryFolder("runner-server")
     }
 

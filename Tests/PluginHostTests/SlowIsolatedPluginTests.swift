@@ -11,7 +11,7 @@ import XCTest
 /// failed for the time it spends on the notifications before the one it runs.
 final class SlowIsolatedPluginTests: XCTestCase {
     override func setUp() {
-        IsolationRunner.executable = CBuild.products + "/lifecycle-host"
+        IsolationRunner.executable = CBuild.products + "/lifecycle-plugin-runner"
     }
 
     /// A plugin observing `com.example.slow.a` and `.b`, 1 ms in each notification, writing "a N" or

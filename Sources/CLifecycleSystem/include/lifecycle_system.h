@@ -122,7 +122,9 @@ int lcs_memfd_create(const char *name);
 int lcs_die_with_parent(void);
 /// The signal's abbreviation without "SIG" ("SEGV"), or NULL for a number that names none. Static storage.
 const char *lcs_signal_abbreviation(int signo);
-/// The path of the binary this code is linked into (dladdr), or NULL. Static storage of the loader.
+/// The path of the binary this code is linked into, or NULL: a shared object's as the loader opened it
+/// (dladdr1), the main executable's real path (/proc/self/exe; the loader names it by argv[0]). Static
+/// storage. [thread-safe]
 const char *lcs_own_object_path(void);
 /// The size of the section `.lifecycle_runner` (the Makefile's RUNNER_SLOT_SIZE must match).
 #define LCS_RUNNER_SLOT_SIZE 4096

@@ -4,7 +4,7 @@ import CLifecycleSystem
 import Glibc
 import LifecycleC
 
-/// The plugin-runner role: the isolated plugin's process (`lifecycle-host plugin-runner --fd 3
+/// The plugin-runner role: the isolated plugin's process (`lifecycle-plugin-runner plugin-runner --fd 3
 /// --progress-fd 4`, started by the host).
 ///
 /// It opens the one plugin the host names with the loader's own checks (`OpenedPlugin`), tells the
@@ -43,6 +43,10 @@ package final class PluginRunner: @unchecked Sendable {
         self.handle = handle
         scenes = RunnerScenes(handle: handle)
     }
+
+    /// The runner executable's command for one runner (`lifecycle-plugin-runner plugin-runner --fd N
+    /// --progress-fd M`): what a sanitizer build's server `exec`s (`lcs_runner_server`).
+    package static let command = "plugin-runner"
 
     /// The runner's whole life, on the process's main thread. - Returns: the exit status (0).
     package static func main(socket: Int32, progress progressFD: Int32) -> Int32 {

@@ -312,7 +312,7 @@ final class RunnerLink: @unchecked Sendable {
 
     /// Ends the runner: the host broke the protocol (it is trusted; this is a bug, said on stderr).
     static func fatal(_ message: String) -> Never {
-        fputs("lifecycle-host plugin-runner: \(message)\n", stderr)
+        fputs("lifecycle-plugin-runner: \(message)\n", stderr)
         Glibc.exit(70)
     }
 }

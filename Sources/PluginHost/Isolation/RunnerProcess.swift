@@ -3,8 +3,8 @@ import Glibc
 import LifecycleRunLoop
 import Synchronization
 
-/// An isolated plugin's process: the host executable in its plugin-runner role
-/// (`lifecycle-host plugin-runner`), made by the runners' fork server (`RunnerServer`) as a child of
+/// An isolated plugin's process: the runner executable in its plugin-runner role
+/// (`lifecycle-plugin-runner`), made by the runners' fork server (`RunnerServer`) as a child of
 /// the starting thread, with its end of the socket pair as descriptor 3 and the progress page as
 /// descriptor 4.
 ///
@@ -200,23 +200,29 @@ final class RunnerProcess: @unchecked Sendable {
 }
 
 /// Why an isolated plugin's process could not be started.
-struct IsolationStartError: Error, CustomStringConvertible {
-    let message: String
+package struct IsolationStartError: Error, CustomStringConvertible {
+    package let message: String
     /// The errno of the system's refusal to make the process (`clone`), when that was the failure.
     let cloneFailure: Int32?
     init(_ message: String, cloneFailure: Int32? = nil) {
         self.message = message
         self.cloneFailure = cloneFailure
     }
-    var description: String { message }
+    package var description: String { message }
 }
 
-/// Where the plugin-runner executable is: the host executable itself.
+/// Where the plugin-runner executable is: `lifecycle-plugin-runner`, a small executable of its own
+/// (the runner code and the Swift runtime, without the host's command line and Foundation), so that its
+/// fork server starts and copies itself as fast as a process can.
 package enum IsolationRunner {
     private static let chosen = Mutex<String?>(nil)
 
-    /// The runner to start; set by an executable that is its own runner (`lifecycle-host` sets
-    /// `/proc/self/exe`). [thread-safe]
+    /// The runner executable's file name: in a build folder beside `lifecycle-host` and
+    /// `liblifecycle.so`; installed in `PREFIX/lib/lifecycle/` (the Makefile's `RUNNER`).
+    package static let executableName = "lifecycle-plugin-runner"
+
+    /// The runner to start, when set (a test names the build folder's); it comes before every other
+    /// place `resolve` looks. [thread-safe]
     package static var executable: String? {
         get { chosen.withLock { $0 } }
         set { chosen.withLock { $0 = newValue } }
@@ -247,13 +253,14 @@ package enum IsolationRunner {
     package static func stopServers() { RunnerServer.stopAll() }
 
     /// The runner, the first of:
-    /// 1. `executable`, when set (`lifecycle-host` is its own runner);
+    /// 1. `executable`, when set;
     /// 2. `$LC_PLUGIN_RUNNER`;
-    /// 3. the path `make install` recorded in the installed `liblifecycle.so` (`lcs_installed_runner`:
-    ///    its `lifecycle-host`, `$(RUNNER)`), when it names an executable file;
-    /// 4. `lifecycle-host` in the folder of the binary this code is linked into (a SwiftPM build folder,
-    ///    where `liblifecycle.so` sits beside it).
-    static func resolve() throws(IsolationStartError) -> String {
+    /// 3. the path `make install` recorded in the installed `liblifecycle.so` and `lifecycle-host`
+    ///    (`lcs_installed_runner`: `PREFIX/lib/lifecycle/lifecycle-plugin-runner`, the Makefile's
+    ///    `$(RUNNER)`), when it names an executable file;
+    /// 4. `lifecycle-plugin-runner` in the folder of the binary this code is linked into (a SwiftPM build
+    ///    folder, where `liblifecycle.so` and `lifecycle-host` sit beside it).
+    package static func resolve() throws(IsolationStartError) -> String {
         if let executable { return executable }
         if let variable = getenv("LC_PLUGIN_RUNNER"), variable.pointee != 0 { return String(cString: variable) }
         var looked: [String] = []
@@ -265,12 +272,12 @@ package enum IsolationRunner {
         if let own = lcs_own_object_path() {
             let path = String(cString: own)
             if let slash = path.lastIndex(of: "/") {
-                let candidate = String(path[..<slash]) + "/lifecycle-host"
+                let candidate = String(path[..<slash]) + "/" + executableName
                 if access(candidate, X_OK) == 0 { return candidate }
                 looked.append(candidate)
             }
         }
         let places = looked.isEmpty ? "" : " (no executable at \(looked.joined(separator: " or ")))"
-        throw IsolationStartError("no plugin runner\(places): set LC_PLUGIN_RUNNER to the lifecycle-host executable")
+        throw IsolationStartError("no plugin runner\(places): set LC_PLUGIN_RUNNER to the lifecycle-plugin-runner executable")
     }
 }

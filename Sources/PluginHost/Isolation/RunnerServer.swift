@@ -9,7 +9,7 @@ import Synchronization
 ///
 /// Starting a runner with `exec` costs a whole Swift process start each time (the dynamic loader,
 /// the Swift runtime: ~3 ms of CPU). Instead, the first runner a thread asks for starts one server
-/// (`lifecycle-host plugin-runner-server --fd 3`, with `ChildProcess.spawn`, so with a fresh address
+/// (`lifecycle-plugin-runner plugin-runner-server --fd 3`, with `ChildProcess.spawn`, so with a fresh address
 /// space: a runner learns nothing of the host's memory, layout or secrets), and every runner after
 /// is a copy of that server made by `clone(CLONE_PARENT)` — a fork whose child is the *caller's*
 /// child, not the server's (`lcs_runner_server`): the caller waits for it, hears its `SIGCHLD`, and
@@ -126,7 +126,7 @@ package enum RunnerServer {
         }
     }
 
-    /// A new runner process (`lifecycle-host plugin-runner`, a child of the calling thread), handed
+    /// A new runner process (`lifecycle-plugin-runner`, a child of the calling thread), handed
     /// copies of `socket` (as its descriptor 3) and `progress` (as 4), leading a process group of its
     /// own, born in `cgroup` (nil: the server's). A server found gone is replaced, once.
     /// - Returns: its pid. - Throws: what failed, in words; `cloneFailure` when the system would not
@@ -214,7 +214,7 @@ package enum RunnerServer {
 }
 
 extension PluginRunner {
-    /// The fork server's whole life (`lifecycle-host plugin-runner-server --fd 3`, started by
+    /// The fork server's whole life (`lifecycle-plugin-runner plugin-runner-server --fd 3`, started by
     /// `RunnerServer`): serves on `socket` until the host closes it. In each process it makes, runs
     /// the runner (`main`) on a new thread and returns its status. - Returns: the exit status.
     package static func serve(socket: Int32) -> Int32 {
