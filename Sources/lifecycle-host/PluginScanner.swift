@@ -7,7 +7,8 @@ import PluginHost
 /// process, named with `--plugin` or found with `--plugin-dir`): the registry consulted first, unknown files scanned in a process of their own,
 /// crashers refused (docs/host.md, "Scanning plugins").
 struct PluginScanner {
-    private var registry: PluginScanRegistry
+    /// The registry, read at the first plugin asked about: a run with no plugin to scan never reads it.
+    private var opened: PluginScanRegistry?
     private let budget: Duration
     private let options: PluginLoadOptions
     private var changed = false
@@ -17,7 +18,8 @@ struct PluginScanner {
 
     /// `rescan`: forget what the registry remembers (`--rescan`).
     init(rescan: Bool, budget: Duration = defaultBudget, options: PluginLoadOptions = []) {
-        registry = PluginScanRegistry(forgetting: rescan)
+        // Forgetting reads nothing: made now, so that `save` empties the file even with no plugin.
+        opened = rescan ? PluginScanRegistry(forgetting: true) : nil
         changed = rescan
         self.budget = budget
         self.options = options
@@ -33,6 +35,16 @@ struct PluginScanner {
 
     /// Nil when the plugin at `path` may be loaded in the host's process; else why not.
     mutating func check(_ path: String) -> PluginRefusal? { refusal(for: path)?.refusal }
+
+    /// The registry, read now if it was not yet.
+    private var registry: PluginScanRegistry {
+        mutating get {
+            if let opened { return opened }
+            let read = PluginScanRegistry()
+            opened = read
+            return read
+        }
+    }
 
     /// Nil when the plugin at `path` may be loaded in the host's process; else why not, typed.
     mutating func refusal(for path: String) -> Refusal? {
@@ -67,7 +79,10 @@ struct PluginScanner {
     private func named(_ why: String, _ id: String?) -> String { id.map { "plugin \($0): \(why)" } ?? why }
 
     private mutating func record(_ key: PluginScanRegistry.Key, _ entry: PluginScanRegistry.Entry) {
+        var registry = registry
+        opened = nil  // one copy of the entries, so that recording does not copy them
         registry.record(key, entry)
+        opened = registry
         changed = true
     }
 
@@ -78,7 +93,7 @@ struct PluginScanner {
     }
 
     /// Writes the registry if anything changed. - Returns: the error's words.
-    func save() -> String? { changed ? registry.save() : nil }
+    func save() -> String? { changed ? opened?.save() : nil }
 }
 
 /// `--scan-budget DURATION` (`Seconds.parse`: above 0, at most 3600 s); the default without one.
