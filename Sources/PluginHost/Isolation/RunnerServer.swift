@@ -225,16 +225,28 @@ extension PluginRunner {
         Application.prepareForCopies()
         _ = FFIDelegates.functions
         _ = FFIDelegates.symbolNames
+        let prepared = PluginRunner.typesOfAStart()
         let served: Int32
         if lcs_built_with_sanitizer() != 0 {
             served = lcs_runner_server(socket, "/proc/self/exe")
         } else {
             served = lcs_runner_server(socket, nil)
         }
+        withExtendedLifetime(prepared) {}
         guard served == 0 else { return 0 }  // the server: the host closed its end
         renameProcess(to: "plugin-runner")
         // A runner, the host's child: descriptors 3 and 4 are its own.
         return lcs_run_on_new_thread { PluginRunner.main(socket: 3, progress: 4) }
+    }
+
+    /// The types whose metadata a runner's start makes by name (generic types instantiated at run time:
+    /// each a demangling and a search of the conformances, 10,000 to 110,000 instructions the first time,
+    /// and pages written that each copy would duplicate), made here so that the server's copies find
+    /// them made: the answer of the plugin's init, the table of its delegate functions' invokers.
+    static func typesOfAStart() -> [Any.Type] {
+        var invokers: [RunnerDelegates.Invoker?] = []
+        invokers.append(nil)
+        return [Result<LoadedPlugin, PluginRefusal>.self, type(of: invokers), type(of: QuotaKind.allCases)]
     }
 
     /// Makes `ps` show this process as `… NAME` (a runner copied from the server): the arguments after the first are overwritten in place (their bytes are what
