@@ -8,9 +8,7 @@ import XCTest
 final class PluginScanRegistryTests: XCTestCase {
     private func parse(_ text: String) -> [String: PluginScanRegistry.Known] { parse(Array(text.utf8)) }
 
-    private func parse(_ bytes: [UInt8]) -> [String: PluginScanRegistry.Known] {
-        bytes.withUnsafeBufferPointer { PluginScanRegistry.parse($0) }
-    }
+    private func parse(_ bytes: [UInt8]) -> [String: PluginScanRegistry.Known] { PluginScanRegistry.parse(bytes[...]) }
 
     private func key(_ path: String, _ size: Int64 = 15_424, _ modified: Int64 = 1_795_889_251_484_063_747) -> PluginScanRegistry.Key {
         PluginScanRegistry.Key(path: path, size: size, modified: modified)

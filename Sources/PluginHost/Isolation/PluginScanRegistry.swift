@@ -157,21 +157,20 @@ package struct PluginScanRegistry {
                   n > 0 else { break }
             got += n
         }
-        return bytes.withUnsafeBufferPointer { parse(UnsafeBufferPointer(rebasing: $0[..<got])) }
+        return parse(bytes[..<got])
     }
 
     /// The entries of a registry file's bytes, in one pass. Lines are split at `\n` bytes and fields at
     /// `\t` bytes (never inside a character: both are ASCII, which UTF-8 never uses within another
     /// character); text that is not UTF-8 is repaired (U+FFFD), as the file is the user's.
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> [String: Known] {
+    static func parse(_ bytes: ArraySlice<UInt8>) -> [String: Known] {
         var known: [String: Known] = [:]
-        var start = 0
+        var start = bytes.startIndex
         var sawHeader = false
         let header = Array(Self.header.utf8)
-        while start < bytes.count {
-            var end = start
-            while end < bytes.count, bytes[end] != 0x0A { end += 1 }
-            let line = UnsafeBufferPointer(rebasing: bytes[start..<end])
+        while start < bytes.endIndex {
+            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.endIndex
+            let line = bytes[start..<end]
             start = end + 1
             if line.isEmpty { continue }
             guard sawHeader else {
@@ -185,18 +184,22 @@ package struct PluginScanRegistry {
     }
 
     /// One line's entry, nil when it does not parse.
-    private static func parseLine(_ line: UnsafeBufferPointer<UInt8>) -> Known? {
+    private static func parseLine(_ line: ArraySlice<UInt8>) -> Known? {
         // At most 6 fields: a seventh tab makes the line bad.
-        var fields: [Range<Int>] = []
+        var fields: [ArraySlice<UInt8>] = []
         fields.reserveCapacity(6)
-        var fieldStart = 0
-        for index in 0...line.count where index == line.count || line[index] == 0x09 {
+        var rest = line
+        while true {
             guard fields.count < 6 else { return nil }
-            fields.append(fieldStart..<index)
-            fieldStart = index + 1
+            guard let tab = rest.firstIndex(of: 0x09) else {
+                fields.append(rest)
+                break
+            }
+            fields.append(rest[..<tab])
+            rest = rest[(tab + 1)...]
         }
         guard fields.count == 5 || fields.count == 6 else { return nil }
-        func field(_ number: Int) -> UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(rebasing: line[fields[number]]) }
+        func field(_ number: Int) -> ArraySlice<UInt8> { fields[number] }
         guard let path = unescape(field(0)), path.utf8.first == UInt8(ascii: "/"), let size = integer(field(1)),
               let modified = integer(field(2)), let detail = unescape(field(4)) else { return nil }
         let key = Key(path: path, size: size, modified: modified)
@@ -209,16 +212,16 @@ package struct PluginScanRegistry {
     }
 
     /// A decimal Int64 with an optional sign, nil for anything else (no digits, another byte, overflow).
-    static func integer(_ bytes: UnsafeBufferPointer<UInt8>) -> Int64? {
-        var index = 0
+    static func integer(_ bytes: ArraySlice<UInt8>) -> Int64? {
+        var index = bytes.startIndex
         var negative = false
         if let first = bytes.first, first == UInt8(ascii: "-") || first == UInt8(ascii: "+") {
             negative = first == UInt8(ascii: "-")
-            index = 1
+            index += 1
         }
-        guard index < bytes.count else { return nil }
+        guard index < bytes.endIndex else { return nil }
         var value: Int64 = 0
-        while index < bytes.count {
+        while index < bytes.endIndex {
             let digit = bytes[index] &- UInt8(ascii: "0")
             guard digit < 10 else { return nil }
             let (times, overflowed) = value.multipliedReportingOverflow(by: 10)
@@ -256,7 +259,7 @@ package struct PluginScanRegistry {
     }
 
     /// The text `escape` wrote; nil for an escape it never writes or a lone `\` at the end.
-    static func unescape(_ bytes: UnsafeBufferPointer<UInt8>) -> String? {
+    static func unescape(_ bytes: ArraySlice<UInt8>) -> String? {
         guard bytes.contains(0x5C) else { return String(decoding: bytes, as: UTF8.self) }
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count)
