@@ -109,22 +109,49 @@ struct PluginCgroup: Sendable {
     /// This process's cgroup v2 folder: its path in `/proc/self/cgroup` (`0::PATH`) below the mount
     /// point of the cgroup2 file system that holds it (`/proc/self/mountinfo`), if mounted read-write.
     private static func findHome() -> String? {
-        guard let own = readSmallFile("/proc/self/cgroup")?.split(separator: "\n").first(where: { $0.hasPrefix("0::") })?.dropFirst(3)
+        guard let own = readSmallFile("/proc/self/cgroup").flatMap(lines)?.first(where: { $0.hasPrefix("0::") })?.dropFirst(3)
         else { return nil }
         return folder(of: String(own)) { type, _ in type == "cgroup2" }
     }
+
+    /// `text` split at `separator`, an ASCII byte, empty parts dropped. By bytes, not characters: a
+    /// `Character` split asks for grapheme breaks at every step (a mountinfo of 30 lines took 1.4 M
+    /// instructions that way, on the isolated cold start's path).
+    static func parts(_ text: Substring, _ separator: Unicode.Scalar) -> [Substring] {
+        let byte = UInt8(ascii: separator)
+        let utf8 = text.utf8
+        var result: [Substring] = []
+        var start = utf8.startIndex
+        var index = start
+        while index != utf8.endIndex {
+            if utf8[index] == byte {
+                if start != index { result.append(text[start..<index]) }
+                start = utf8.index(after: index)
+            }
+            index = utf8.index(after: index)
+        }
+        if start != utf8.endIndex { result.append(text[start...]) }
+        return result
+    }
+
+    private static func lines(_ text: String) -> [Substring] { parts(Substring(text), "\n") }
 
     /// The folder of the cgroup `path` (as `/proc/self/cgroup` gives it) below the first read-write
     /// mount in `/proc/self/mountinfo` whose file-system type and super options `mount` accepts and
     /// whose root holds `path`; nil when there is none.
     static func folder(of path: String, inMount mount: (_ type: Substring, _ superOptions: [Substring]) -> Bool) -> String? {
         guard let mounts = readSmallFile("/proc/self/mountinfo") else { return nil }
-        for line in mounts.split(separator: "\n") {
+        return folder(of: path, in: mounts, inMount: mount)
+    }
+
+    /// `folder(of:inMount:)` with `mounts` as the text of a mountinfo file.
+    static func folder(of path: String, in mounts: String, inMount mount: (_ type: Substring, _ superOptions: [Substring]) -> Bool) -> String? {
+        for line in lines(mounts) {
             // id parent major:minor root mount-point options [optional fields] - type source super-options
-            let fields = line.split(separator: " ")
+            let fields = parts(line, " ")
             guard let dash = fields.firstIndex(of: "-"), dash >= 6, dash + 1 < fields.count,
-                  mount(fields[dash + 1], dash + 3 < fields.count ? fields[dash + 3].split(separator: ",") : []),
-                  fields[5].split(separator: ",").contains("rw")
+                  mount(fields[dash + 1], dash + 3 < fields.count ? parts(fields[dash + 3], ",") : []),
+                  parts(fields[5], ",").contains("rw")
             else { continue }
             let root = unescaped(fields[3]), point = unescaped(fields[4])
             guard root == "/" || path == root || path.hasPrefix(root + "/") else { continue }
