@@ -96,6 +96,7 @@ check-tools:
 	    echo "make install: readelf not found. It finds where the plugin runner's path goes in the installed library and host." >&2; \
 	    echo "Install binutils (Debian, Ubuntu: apt-get install binutils) or name it: make install READELF=/path/to/readelf" >&2; exit 1; }
 	@case "$(RUNNER)" in /*) ;; *) echo "make install: RUNNER must be an absolute path (it is '$(RUNNER)')" >&2; exit 1;; esac
+	@case "$(RUNNER)" in *[[:space:]]*) echo "make install: RUNNER must not contain a space, tab or newline (it is '$(RUNNER)')" >&2; exit 1;; esac
 	@test $$(printf '%s' "$(RUNNER)" | wc -c) -lt $(RUNNER_SLOT_SIZE) || { \
 	    echo "make install: RUNNER is longer than $$(($(RUNNER_SLOT_SIZE) - 1)) bytes" >&2; exit 1; }
 

@@ -1137,8 +1137,9 @@ LC_EXPORT lc_status lc_app_unload_plugin(lc_app *app, const char *id);
 LC_EXPORT const char *lc_plugin_id(const lc_plugin *plugin);
 
 // ABI 1.3: isolated plugins. An isolated plugin runs in a process of its own (the plugin runner: the
-// `lifecycle-host` executable $LC_PLUGIN_RUNNER names, else the one `make install` recorded in the
-// installed library, else the one beside liblifecycle.so in a build folder), loaded with
+// `lifecycle-plugin-runner` executable $LC_PLUGIN_RUNNER names, else the one `make install` recorded
+// in the installed library, PREFIX/lib/lifecycle/lifecycle-plugin-runner, else the one beside
+// liblifecycle.so in a build folder), loaded with
 // the same checks, and is presented to the application as any plugin: its observers receive the same
 // notifications in the same order on its own main thread, its delegate functions are called, its
 // host-API calls reach the application. A crash (a signal, an exit), a callback that overruns its

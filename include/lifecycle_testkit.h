@@ -99,7 +99,7 @@ LC_EXPORT lc_app *lct_app(lct_harness *harness);
 LC_EXPORT lc_status lct_load_at(lct_harness *harness, const char *path, const char *file, int line);
 /// Loads the plugin at `path` isolated, in a process of its own (lc_app_load_plugin_with_options with
 /// LC_LOAD_ISOLATED; the plugin runner found as lifecycle.h's "Isolated plugins" says: $LC_PLUGIN_RUNNER,
-/// the installed one, or lifecycle-host beside the library in a build folder). On the manual clock the
+/// the installed one, or lifecycle-plugin-runner beside the library in a build folder). On the manual clock the
 /// application waits for an isolated plugin's answers before each action returns and before each move
 /// of the clock, so the events are the in-process ones, at the same clock times.
 #define lct_load_isolated(h, path) lct_load_isolated_at((h), (path), __FILE__, __LINE__)

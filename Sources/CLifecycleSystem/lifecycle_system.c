@@ -174,10 +174,10 @@ const char *lcs_own_object_path(void) {
     return lcs_executable_path[0] != 0 ? lcs_executable_path : NULL;
 }
 
-// The plugin runner `make install` records in the installed copy of liblifecycle.so: it writes the
-// path, NUL-padded to exactly LCS_RUNNER_SLOT_SIZE bytes, over this section's contents with
-// `objcopy --update-section .lifecycle_runner=FILE` (the Makefile's `install`). In a build folder the
-// slot is empty. Non-const, so that no compiler folds the empty initial value into the reader.
+// The plugin runner `make install` records in the installed copies of liblifecycle.so and
+// lifecycle-host (both link this file): it writes the path, NUL-padded to exactly LCS_RUNNER_SLOT_SIZE
+// bytes, over this section's bytes in the file with `dd`, found with `readelf` (the Makefile's
+// `install`). In a build folder the slot is empty. Non-const, so that no compiler folds the empty initial value into the reader.
 __attribute__((section(".lifecycle_runner"), used, visibility("hidden"), aligned(1)))
 char lcs_runner_slot[LCS_RUNNER_SLOT_SIZE] = "";
 

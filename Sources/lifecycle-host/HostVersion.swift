@@ -25,7 +25,7 @@ enum HostVersion {
         do throws(IsolationStartError) {
             lines.append("plugin runner: \(try IsolationRunner.resolve())")
         } catch {
-            lines.append("plugin runner: \(error.message)")
+            lines.append("plugin runner: not found: \(error.message)")
         }
         if let installed = installedLibrary(beside: executable) { lines.append("installed library: \(installed)") }
         return lines.joined(separator: "\n")

@@ -236,6 +236,13 @@ extension LifecycleHost {
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if arguments.first == ValidationStep.name { end(ValidationStep.run(arguments)) }
+        // The runner's commands of earlier versions, when this host was its own runner: what an old
+        // `LC_PLUGIN_RUNNER=…/lifecycle-host` starts. Said plainly instead of a parser's error.
+        if let first = arguments.first, first == RunnerServer.serverCommand || first == PluginRunner.command {
+            fputs("lifecycle-host: '\(first)' is not a lifecycle-host command: isolated plugins run in lifecycle-plugin-runner"
+                  + " (set LC_PLUGIN_RUNNER to it, not to lifecycle-host)\n", stderr)
+            end(64)
+        }
         // Isolated plugins run in `lifecycle-plugin-runner` (beside this executable, or where `make
         // install` recorded it: `IsolationRunner.resolve`). Its server's process start (an exec: the
         // dynamic loader, the Swift runtime) is the longest step of an isolated cold start: begun first,

@@ -328,11 +328,17 @@ extension IsolationTests {
         let arguments = ["run", "--no-socket", "--no-pressure", "--no-clock", "--isolate", "--plugin", plugin, "--script", script]
         let owner = Self.ownerMark.split(separator: "=", maxSplits: 1).map(String.init)
 
-        let refused = try CBuild.run(lonely, arguments, environment: [owner[0]: owner[1]])
+        let refused = try CBuild.run(lonely, arguments, environment: [owner[0]: owner[1], "LC_PLUGIN_RUNNER": ""])
         XCTAssertNotEqual(refused.status, 0, refused.output)
         XCTAssertTrue(refused.output.contains("lifecycle-host: plugin refused: \(plugin): isolated: no plugin runner (no executable at "
                                               + "\(folder)/lifecycle-plugin-runner): set LC_PLUGIN_RUNNER to the lifecycle-plugin-runner executable\n"),
                       refused.output)
+
+        // An environment of an earlier version, naming the host as its runner: the host's words say so.
+        let old = try CBuild.run(lonely, arguments, environment: [owner[0]: owner[1], "LC_PLUGIN_RUNNER": lonely])
+        XCTAssertNotEqual(old.status, 0, old.output)
+        XCTAssertTrue(old.output.contains("lifecycle-host: 'plugin-runner-server' is not a lifecycle-host command: isolated plugins run in "
+                                          + "lifecycle-plugin-runner (set LC_PLUGIN_RUNNER to it, not to lifecycle-host)\n"), old.output)
 
         let named = try CBuild.run(lonely, arguments, environment: [owner[0]: owner[1], "LC_PLUGIN_RUNNER": CBuild.products + "/lifecycle-plugin-runner"])
         XCTAssertEqual(named.status, 0, named.output)

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @testable import PluginHost
 import XCTest
 
@@ -46,6 +47,9 @@ final class PluginScanRegistryTests: XCTestCase {
             "/p/many.so\t10\t20\tcrashed\twhy\tcom.example.many\textra",  // seven fields
             "/p/escape.so\t10\t20\tcrashed\tbad \\x escape",
             "/p/trailing.so\t10\t20\tcrashed\tends in \\",
+            "/p/bad-id.so\t10\t20\tcrashed\twhy\tcom.example.\\q",  // the sixth field does not unescape
+            "/p/clean-six.so\t10\t20\tclean\tcom.example.clean\tsixth",  // a clean entry has five fields
+            "/p/nul\u{0}x.so\t10\t20\tclean\tcom.example.nul",  // a NUL in the path names another file
             "/p/again.so\t1\t1\tcrashed\tthe first line of it",
             "/p/again.so\t2\t2\tclean\tcom.example.again",
             "/p/plus.so\t+7\t-20\tclean\tcom.example.plus",
@@ -97,8 +101,21 @@ final class PluginScanRegistryTests: XCTestCase {
 
         try FileManager.default.removeItem(atPath: file)
         XCTAssertEqual(mkfifo(file, 0o600), 0)
-        let start = Date()
-        XCTAssertEqual(PluginScanRegistry(file: file).known, [:])
-        XCTAssertLessThan(Date().timeIntervalSince(start), 5, "a FIFO is not waited on")
+        // Read on a thread of its own: a read that waits for a writer is a failure at the timeout, not
+        // a hung test (a writer then opens the FIFO, which lets that read end).
+        let readAtFIFO = expectation(description: "the registry at a FIFO is read without waiting")
+        let entries = Mutex<[String: PluginScanRegistry.Known]?>(nil)
+        Thread.detachNewThread {
+            let registry = PluginScanRegistry(file: file)
+            entries.withLock { $0 = registry.known }
+            readAtFIFO.fulfill()
+        }
+        if XCTWaiter().wait(for: [readAtFIFO], timeout: 5) != .completed {
+            XCTFail("reading a registry that is a FIFO waited for a writer")
+            let writer = open(file, O_WRONLY | O_NONBLOCK)
+            if writer >= 0 { close(writer) }
+            for _ in 0..<500 where entries.withLock({ $0 }) == nil { usleep(10_000) }
+        }
+        XCTAssertEqual(entries.withLock { $0 }, [:])
     }
 }

@@ -18,6 +18,7 @@ extension Application {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else { return }  // closed before any copy is made
         defer { for end in ends { close(end) } }
+        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
         if let reader = try? loop.addReader(fd: ends[0], {}) { reader.cancel() }
     }
 }

@@ -128,7 +128,8 @@ const char *lcs_signal_abbreviation(int signo);
 const char *lcs_own_object_path(void);
 /// The size of the section `.lifecycle_runner` (the Makefile's RUNNER_SLOT_SIZE must match).
 #define LCS_RUNNER_SLOT_SIZE 4096
-/// The plugin runner's path that `make install` wrote into this library's `.lifecycle_runner` section,
+/// The plugin runner's path that `make install` wrote into the `.lifecycle_runner` section of the binary
+/// this code is linked into (the installed liblifecycle.so or lifecycle-host),
 /// or NULL (a build folder's copy, or a damaged slot). Static storage.
 const char *lcs_installed_runner(void);
 /// The calling thread's return addresses, innermost first, at most `size` (glibc's backtrace);

@@ -200,12 +200,21 @@ package struct PluginScanRegistry {
         }
         guard fields.count == 5 || fields.count == 6 else { return nil }
         func field(_ number: Int) -> ArraySlice<UInt8> { fields[number] }
-        guard let path = unescape(field(0)), path.utf8.first == UInt8(ascii: "/"), let size = integer(field(1)),
-              let modified = integer(field(2)), let detail = unescape(field(4)) else { return nil }
+        // A path is a C string for the system (`stat`, `access`): one with a NUL byte names another file.
+        guard let path = unescape(field(0)), path.utf8.first == UInt8(ascii: "/"), !path.utf8.contains(0),
+              let size = integer(field(1)), let modified = integer(field(2)), let detail = unescape(field(4)) else { return nil }
         let key = Key(path: path, size: size, modified: modified)
-        let id = fields.count == 6 ? unescape(field(5)) : nil
+        var id: String?
+        if fields.count == 6 {
+            guard let text = unescape(field(5)) else { return nil }
+            id = text
+        }
         let state = field(3)
-        if state.elementsEqual("clean".utf8) { return Known(key: key, entry: .clean(id: detail)) }
+        if state.elementsEqual("clean".utf8) {
+            // A clean entry's id is its fifth field: a sixth is not one it writes.
+            guard fields.count == 5 else { return nil }
+            return Known(key: key, entry: .clean(id: detail))
+        }
         if state.elementsEqual("crashed".utf8) { return Known(key: key, entry: .crashed(detail, id: id)) }
         if state.elementsEqual("exited".utf8) { return Known(key: key, entry: .exited(detail, id: id)) }
         return nil
