@@ -71,8 +71,7 @@ all: build
 build:
 	$(SWIFT) build -c $(CONFIG) --product lifecycle
 	$(SWIFT) build -c $(CONFIG) --product lifecycle-testkit
-	$(SWIFT) build -c $(CONFIG) --product lifecycle-host
-	$(SWIFT) build -c $(CONFIG) --product lifecycle-plugin-runner
+	$(SWIFT) build -c $(CONFIG) --product lifecycle-host  # and lifecycle-plugin-runner, a dependency of its target
 	for example in $(EXAMPLES); do $(SWIFT) build -c $(CONFIG) --product $$example || exit 1; done
 
 print-version:

@@ -136,7 +136,7 @@ static void answer(int fd, int32_t value) {
     (void)LCS_RETRY(send(fd, &value, sizeof value, MSG_NOSIGNAL));
 }
 
-int lcs_runner_server(int fd, const char *exec_path) {
+int lcs_runner_server(int fd, const char *exec_path, const char *exec_command) {
     enum { MOST = 8 };
     for (;;) {
         struct lcs_runner_request request;
@@ -177,7 +177,7 @@ int lcs_runner_server(int fd, const char *exec_path) {
             (void)sched_setaffinity(0, sizeof request.affinity, &request.affinity);
             prepare_child(received[0], received[1], standard);
             if (!exec_path) return 0;
-            char *arguments[] = {(char *)exec_path, "plugin-runner", "--fd", "3", "--progress-fd", "4", NULL};
+            char *arguments[] = {(char *)exec_path, (char *)exec_command, "--fd", "3", "--progress-fd", "4", NULL};
             execve(exec_path, arguments, environ);
             _exit(127);
         }

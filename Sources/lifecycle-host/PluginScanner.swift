@@ -36,22 +36,14 @@ struct PluginScanner {
     /// Nil when the plugin at `path` may be loaded in the host's process; else why not.
     mutating func check(_ path: String) -> PluginRefusal? { refusal(for: path)?.refusal }
 
-    /// The registry, read now if it was not yet.
-    private var registry: PluginScanRegistry {
-        mutating get {
-            if let opened { return opened }
-            let read = PluginScanRegistry()
-            opened = read
-            return read
-        }
-    }
-
     /// Nil when the plugin at `path` may be loaded in the host's process; else why not, typed.
     mutating func refusal(for path: String) -> Refusal? {
         guard let key = PluginScanRegistry.key(path) else { return nil }  // the loader says why in its words
-        let place = registry.file.map { "remembered in \($0)" } ?? "not remembered: no cache folder"
+        if opened == nil { opened = PluginScanRegistry() }
+        // Read through `opened` itself, no local copy: `record` below then changes it in place.
+        let place = opened!.file.map { "remembered in \($0)" } ?? "not remembered: no cache folder"
         let again = "(\(place); --rescan to scan it again)"
-        switch registry.entry(key) {
+        switch opened!.entry(key) {
         case .crashed(let why, let id)?:
             return refusal(path, "remembered as crashing when scanned: \(named(why, id)) \(again)", id: id)
         case .exited(let why, let id)?:
@@ -79,10 +71,7 @@ struct PluginScanner {
     private func named(_ why: String, _ id: String?) -> String { id.map { "plugin \($0): \(why)" } ?? why }
 
     private mutating func record(_ key: PluginScanRegistry.Key, _ entry: PluginScanRegistry.Entry) {
-        var registry = registry
-        opened = nil  // one copy of the entries, so that recording does not copy them
-        registry.record(key, entry)
-        opened = registry
+        opened?.record(key, entry)  // in place: `refusal` read it first
         changed = true
     }
 

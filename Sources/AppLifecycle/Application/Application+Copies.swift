@@ -1,3 +1,4 @@
+import CLifecycleSystem
 import CoreMetrics
 import Glibc
 import LifecycleRunLoop
@@ -15,10 +16,9 @@ extension Application {
         _ = MetricsSystem.factory
         guard let loop = try? MainRunLoop() else { return }
         _ = AppNotificationCenter(loop: loop)
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { return }  // closed before any copy is made
-        defer { for end in ends { close(end) } }
-        for end in ends { _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-        if let reader = try? loop.addReader(fd: ends[0], {}) { reader.cancel() }
+        let fd = lcs_eventfd()  // close-on-exec; closed before any copy is made
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        if let reader = try? loop.addReader(fd: fd, {}) { reader.cancel() }
     }
 }

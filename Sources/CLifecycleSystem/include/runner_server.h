@@ -28,12 +28,12 @@ extern "C" {
 /// request, not this server's, which may have started before the asker pointed them elsewhere);
 /// other descriptors stay open (the runner closes them), the process leads a process group of its own,
 /// its signal mask is empty and every signal has its default action; then this function returns 0
-/// there. When `exec_path` is not NULL the new process runs `exec_path plugin-runner --fd 3
+/// there. When `exec_path` is not NULL the new process runs `exec_path exec_command --fd 3
 /// --progress-fd 4` instead and never returns (for sanitizer builds, whose runtimes do not survive a
 /// fork without exec).
 ///
 /// - Returns: 0 in each new process; -1 in the server once `fd` ends or breaks.
-int lcs_runner_server(int fd, const char *exec_path);
+int lcs_runner_server(int fd, const char *exec_path, const char *exec_command);
 
 /// Runs `body` on a new thread (default attributes) and waits for it. - Returns: what `body`
 /// returned, or -1 when no thread could be made.

@@ -164,20 +164,10 @@ package struct PluginScanRegistry {
     /// `\t` bytes (never inside a character: both are ASCII, which UTF-8 never uses within another
     /// character); text that is not UTF-8 is repaired (U+FFFD), as the file is the user's.
     static func parse(_ bytes: ArraySlice<UInt8>) -> [String: Known] {
+        let lines = bytes.split(separator: 0x0A)  // empty lines dropped
+        guard let first = lines.first, first.elementsEqual(header.utf8) else { return [:] }
         var known: [String: Known] = [:]
-        var start = bytes.startIndex
-        var sawHeader = false
-        let header = Array(Self.header.utf8)
-        while start < bytes.endIndex {
-            let end = bytes[start...].firstIndex(of: 0x0A) ?? bytes.endIndex
-            let line = bytes[start..<end]
-            start = end + 1
-            if line.isEmpty { continue }
-            guard sawHeader else {
-                guard line.elementsEqual(header) else { return [:] }
-                sawHeader = true
-                continue
-            }
+        for line in lines.dropFirst() {
             if let entry = parseLine(line) { known[entry.key.path] = entry }
         }
         return known
@@ -185,19 +175,8 @@ package struct PluginScanRegistry {
 
     /// One line's entry, nil when it does not parse.
     private static func parseLine(_ line: ArraySlice<UInt8>) -> Known? {
-        // At most 6 fields: a seventh tab makes the line bad.
-        var fields: [ArraySlice<UInt8>] = []
-        fields.reserveCapacity(6)
-        var rest = line
-        while true {
-            guard fields.count < 6 else { return nil }
-            guard let tab = rest.firstIndex(of: 0x09) else {
-                fields.append(rest)
-                break
-            }
-            fields.append(rest[..<tab])
-            rest = rest[(tab + 1)...]
-        }
+        // A seventh field (a sixth tab) makes the line bad: split at most six times, it is the seventh part.
+        let fields = line.split(separator: 0x09, maxSplits: 6, omittingEmptySubsequences: false)
         guard fields.count == 5 || fields.count == 6 else { return nil }
         func field(_ number: Int) -> ArraySlice<UInt8> { fields[number] }
         // A path is a C string for the system (`stat`, `access`): one with a NUL byte names another file.

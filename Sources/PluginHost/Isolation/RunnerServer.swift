@@ -228,9 +228,9 @@ extension PluginRunner {
         let prepared = PluginRunner.typesOfAStart()
         let served: Int32
         if lcs_built_with_sanitizer() != 0 {
-            served = lcs_runner_server(socket, "/proc/self/exe")
+            served = lcs_runner_server(socket, "/proc/self/exe", PluginRunner.command)
         } else {
-            served = lcs_runner_server(socket, nil)
+            served = lcs_runner_server(socket, nil, nil)
         }
         withExtendedLifetime(prepared) {}
         guard served == 0 else { return 0 }  // the server: the host closed its end
