@@ -1018,7 +1018,9 @@ typedef struct lc_plugin_delegate {
 ///   since) and counted (lifecycle_plugin_quota_refusals_total). An isolated plugin refused 1000
 ///   times within 10 s is cut off: SIGKILL, "plugin-failed", cause "quota exceeded".
 /// Log lines: at most 100 a second per plugin on average, in bursts of up to 1000; the lines over it
-/// are dropped and one warning line says how many ("suppressed N log lines of plugin 'ID' ...").
+/// are dropped and one warning line says how many ("suppressed N log lines of plugin 'ID' ...",
+/// "1 log line" for one): before the plugin's next line that passes, a second after the first
+/// dropped, or at the unload, after deinit (whose lines are limited and counted the same way).
 struct lc_host_api {
     uint32_t struct_size;
     uint32_t abi_major;

@@ -202,11 +202,13 @@ package final class LoadedPlugin: PluginIdentity {
         guard isActive else { return }
         removeRegistrations(in: handle, owner: owner)
         isActive = false
-        logLimit.flush()
         quota.flushAll(handle)
         isolation?.unload()
         descriptor.deinit?(state)
         state = nil
+        // After deinit: its lines, and an isolated runner's read while waiting for `unloaded`, are
+        // in the note.
+        logLimit.flush()
         handle.pluginSet.retire(self)
     }
 }

@@ -292,6 +292,53 @@ final class PluginQuotaHostTests: XCTestCase {
         try logFlood(["--isolate"])
     }
 
+    /// Lines a plugin logs in its deinit pass the same limit, and the note of those dropped is
+    /// written at the unload (a second's timer would never fire: the host is ending). Isolated, the
+    /// runner's lines reach the host while it waits for the process's `unloaded`.
+    func testLinesLoggedInDeinitAreCountedAndNotedAtTheUnloadInBothModes() throws {
+        let id = "com.example.farewell"
+        let source = """
+            #include "lifecycle.h"
+            #include <stdio.h>
+            static const lc_host_api_t *saved_host;
+            static lc_plugin *saved_plugin;
+            static lc_status fixture_init(const lc_host_api_t *host, lc_plugin *plugin, void **state) {
+                (void)state;
+                saved_host = host;
+                saved_plugin = plugin;
+                return LC_OK;
+            }
+            static void fixture_deinit(void *state) {
+                (void)state;
+                char line[64];
+                for (int i = 0; i < 1500; i++) {
+                    snprintf(line, sizeof line, "farewell line %d", i);
+                    saved_host->log(saved_plugin, LC_LOG_INFO, line);
+                }
+            }
+            static const lc_plugin_descriptor_t descriptor = {
+                .struct_size = sizeof descriptor, .magic = LC_PLUGIN_MAGIC, .abi_major = LC_ABI_VERSION_MAJOR,
+                .abi_minor = LC_ABI_VERSION_MINOR, .id = "\(id)", .version = "1.0", .description = "logs in deinit",
+                .init = fixture_init, .deinit = fixture_deinit,
+            };
+            LC_EXPORT const lc_plugin_descriptor_t *lc_plugin_entry(void) { return &descriptor; }
+            """
+        let plugin = try IsolationFixtures.build(source, named: "farewell")
+        for extra in [[], ["--isolate"]] {
+            let result = try run(["--plugin", plugin] + extra, script: "launch\nterminate\n")
+            XCTAssertEqual(result.status, 0, String(result.standardError.suffix(2000)))
+            let lines = result.standardError.split(separator: "\n")
+            let passed = lines.filter { $0.contains("farewell line ") }.count
+            let notes = lines.filter { $0.contains(" of plugin '\(id)' (over 100 lines a second, in bursts of 1000)") }
+            XCTAssertEqual(notes.count, 1, "one note, at the unload: \(notes) \(extra)")
+            let suppressed = notes.first.flatMap { note in
+                note.range(of: "suppressed ").flatMap { Int(note[$0.upperBound...].prefix { $0.isNumber }) }
+            }
+            XCTAssertGreaterThanOrEqual(passed, 1000, "\(extra)")
+            XCTAssertEqual(passed + (suppressed ?? 0), 1500, "every line passed or counted \(extra)")
+        }
+    }
+
     func logFlood(_ extra: [String], file: StaticString = #filePath, line: UInt = #line) throws {
         let id = "com.example.chatty"
         let plugin = try IsolationFixtures.build(QuotaFixtures.chatty(id: id, count: 100_000), named: "chatty")
@@ -299,8 +346,9 @@ final class PluginQuotaHostTests: XCTestCase {
         XCTAssertEqual(result.status, 0, String(result.standardError.suffix(2000)), file: file, line: line)
         let lines = result.standardError.split(separator: "\n")
         let passed = lines.filter { $0.contains("flood line ") }.count
-        let notes = lines.filter { $0.contains("log lines of plugin '\(id)' (over 100 lines a second, in bursts of 1000)") }
-        // "... suppressed N log lines of plugin 'com.example.chatty' (…)"
+        // "... suppressed N log lines of plugin 'com.example.chatty' (…)", or "1 log line" when a
+        // second's note found one line dropped.
+        let notes = lines.filter { $0.contains(" of plugin '\(id)' (over 100 lines a second, in bursts of 1000)") }
         let suppressed = notes.compactMap { note -> Int? in
             guard let range = note.range(of: "suppressed ") else { return nil }
             return Int(note[range.upperBound...].prefix { $0.isNumber })

@@ -7,8 +7,8 @@ import Synchronization
 /// average, in bursts of up to `burst`; lines over it are dropped and counted, and one warning line
 /// attributed to the plugin says how many ("suppressed N log lines"): before the plugin's next line
 /// that passes, or one second after the first line dropped, whichever comes first, and when the
-/// plugin is unloaded. Both modes: an isolated plugin's lines reach the host as frames and pass here
-/// too.
+/// plugin is unloaded, after its deinit (whose lines pass here too). Both modes: an isolated
+/// plugin's lines reach the host as frames and pass here too.
 ///
 /// [thread-safe]: O(1) a line (one lock, one clock read).
 final class LogRateLimit: Sendable {
