@@ -22,10 +22,10 @@ import CLifecycleABI
 //   tick has run. The reply also proves that every tick and every openURL reached the plugin.
 //   Floor: 40-byte records over a stream socket pair to a child, 64 KiB writes (anchor_process_stream).
 //
-// The runner is `lifecycle-host` beside liblifecycle.so (this executable's build folder). "One CPU":
-// this thread and the plugin's process pinned to the same CPU (the runner inherits the affinity of the
-// thread that loads it), so every round trip costs two context switches; "two CPUs": the runner and
-// the floors' children pinned to another CPU.
+// The runner is `lifecycle-plugin-runner` beside liblifecycle.so (this executable's build folder).
+// "One CPU": this thread and the plugin's process pinned to the same CPU (the runner inherits the
+// affinity of the thread that loads it), so every round trip costs two context switches; "two CPUs":
+// the runner and the floors' children pinned to another CPU.
 enum IsolationBenchmarks {
     static let group = "isolation"
 
