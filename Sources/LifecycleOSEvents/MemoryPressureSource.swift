@@ -187,7 +187,7 @@ public final class MemoryPressureSource: @unchecked Sendable {
         guard trigger.isActive else { return }
         if !trigger.priority {
             var scratch: UInt64 = 0
-            _ = read(trigger.fd, &scratch, MemoryLayout<UInt64>.size)
+            _ = try? systemCall("read") { read(trigger.fd, &scratch, MemoryLayout<UInt64>.size) }
         }
         let now = lcs_monotonic_ns()
         var report = true

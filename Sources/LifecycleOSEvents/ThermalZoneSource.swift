@@ -136,12 +136,12 @@ public final class ThermalZoneSource: @unchecked Sendable {
 
     /// The first line of a small file (at most 63 bytes), or nil.
     static func word(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
+        // A sensor's driver may sleep in the read (a bus transfer): EINTR is retried.
+        guard let fd = try? systemCall("open", { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }) else { return nil }
         defer { _ = close(fd) }
         var buffer = [UInt8](repeating: 0, count: 64)
-        let count = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, 63) }
-        guard count > 0 else { return nil }
+        guard let count = try? systemCall("read", { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, 63) } }), count > 0
+        else { return nil }
         let text = String(decoding: buffer[0..<count], as: UTF8.self)
         return text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
     }

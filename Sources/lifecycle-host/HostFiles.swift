@@ -14,8 +14,13 @@ func absolute(_ path: String) -> String {
 /// The whole file as text, or nil (errno set; `EFBIG` when it holds more than `limit` bytes, which a
 /// regular file's size shows before anything is read).
 func readFile(_ path: String, atMost limit: Int) -> String? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
+    let fd: Int32
+    do throws(SystemCallError) {
+        fd = try systemCall("open") { open(path, O_RDONLY | O_CLOEXEC) }
+    } catch {
+        errno = error.errno
+        return nil
+    }
     defer { close(fd) }
     var info = stat()
     if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) > Int64(limit) {
@@ -45,8 +50,13 @@ func readFile(_ path: String, atMost limit: Int) -> String? {
 
 /// Writes a whole file; false on failure (errno set).
 func writeFile(_ path: String, _ text: String) -> Bool {
-    let fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-    guard fd >= 0 else { return false }
+    let fd: Int32
+    do throws(SystemCallError) {
+        fd = try systemCall("open") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+    } catch {
+        errno = error.errno
+        return false
+    }
     defer { close(fd) }
     let bytes = Array(text.utf8)
     var offset = 0

@@ -1,4 +1,5 @@
 @preconcurrency import Glibc
+import LifecycleRunLoop
 
 /// Where the trace goes (`--trace-output`), and, with it, everything else the process writes to
 /// standard output.
@@ -14,9 +15,11 @@ enum TraceOutput {
     ///   to the plugins.
     static func open(_ path: String?, format: TraceWriter.Format) -> Result<Int32, HostFailure> {
         if let path {
-            let fd = Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-            guard fd >= 0 else { return .failure(HostFailure("cannot open the trace output \(path): \(String(cString: strerror(errno)))")) }
-            return .success(fd)
+            do throws(SystemCallError) {
+                return .success(try systemCall("open") { Glibc.open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) })
+            } catch {
+                return .failure(HostFailure("cannot open the trace output \(path): \(String(cString: strerror(error.errno)))"))
+            }
         }
         guard format == .json else { return .success(STDOUT_FILENO) }
         fflush(stdout)

@@ -117,5 +117,28 @@ final class PluginScanRegistryTests: XCTestCase {
             for _ in 0..<500 where entries.withLock({ $0 }) == nil { usleep(10_000) }
         }
         XCTAssertEqual(entries.withLock { $0 }, [:])
+
+        // A FIFO at the temporary file's place: the save is refused at once, with the reason, not
+        // left waiting for a reader; the registry is unchanged.
+        try FileManager.default.removeItem(atPath: file)
+        XCTAssertNil(registry.save())
+        let temporary = file + ".\(getpid()).tmp"
+        XCTAssertEqual(mkfifo(temporary, 0o600), 0)
+        let saved = expectation(description: "a save whose temporary is a FIFO ends at once")
+        let failure = Mutex<String??>(nil)
+        let saving = registry
+        Thread.detachNewThread {
+            let words = saving.save()
+            failure.withLock { $0 = .some(words) }
+            saved.fulfill()
+        }
+        if XCTWaiter().wait(for: [saved], timeout: 5) != .completed {
+            XCTFail("saving the registry waited for a reader of a FIFO")
+            let reader = open(temporary, O_RDONLY | O_NONBLOCK)
+            for _ in 0..<500 where failure.withLock({ $0 }) == nil { usleep(10_000) }
+            if reader >= 0 { close(reader) }
+        }
+        XCTAssertEqual(failure.withLock { $0 }, .some("cannot write \(temporary): No such device or address"))
+        XCTAssertEqual(PluginScanRegistry(file: file).entry(first), .clean(id: "com.example.tab"), "the registry saved before is kept")
     }
 }

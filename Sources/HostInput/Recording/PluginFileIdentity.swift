@@ -76,8 +76,12 @@ enum WholeFile {
     /// - Throws: `RecordingError` (`unreadable`: not there, not a regular file, a read error;
     ///   `tooLarge` over `limit`) naming the path.
     static func read(_ path: String, atMost limit: UInt64) throws(RecordingError) -> [UInt8] {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { throw RecordingError(.unreadable(errno: errno), file: path) }
+        let fd: Int32
+        do throws(SystemCallError) {
+            fd = try systemCall("open") { open(path, O_RDONLY | O_CLOEXEC) }
+        } catch {
+            throw RecordingError(.unreadable(errno: error.errno), file: path)
+        }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw RecordingError(.unreadable(errno: errno), file: path) }

@@ -113,8 +113,11 @@ package final class RecordingWriter {
     /// - Throws: `RecordingError.writeFailed`.
     package init(path: String, hostVersion: String, arguments: [String], plugins: [PluginFileIdentity]) throws(RecordingError) {
         self.path = path
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
-        guard fd >= 0 else { throw RecordingError(.writeFailed(errno: errno), file: path) }
+        do throws(SystemCallError) {
+            fd = try systemCall("open") { open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644) }
+        } catch {
+            throw RecordingError(.writeFailed(errno: error.errno), file: path)
+        }
         write([Recording.magic, String(Recording.formatVersion)])
         write(["host", hostVersion])
         write(["argv"] + arguments)

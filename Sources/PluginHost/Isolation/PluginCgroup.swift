@@ -96,8 +96,7 @@ struct PluginCgroup: Sendable {
 
     /// Writes `text` to a control file in one `write`. - Returns: whether the kernel took all of it.
     static func writeSmallFile(_ file: String, _ text: String) -> Bool {
-        let fd = open(file, O_WRONLY | O_CLOEXEC)
-        guard fd >= 0 else { return false }
+        guard let fd = try? systemCall("open", { open(file, O_WRONLY | O_CLOEXEC) }) else { return false }
         defer { close(fd) }
         let written = try? systemCall("write") { text.withCString { Glibc.write(fd, $0, strlen($0)) } }
         return written == text.utf8.count
@@ -182,8 +181,7 @@ struct PluginCgroup: Sendable {
 
     /// A small file's text (at most 1 MiB), nil when it cannot be opened.
     static func readSmallFile(_ path: String) -> String? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard let fd = try? systemCall("open", { open(path, O_RDONLY | O_CLOEXEC) }) else { return nil }
         defer { close(fd) }
         var bytes: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 4096)

@@ -104,8 +104,13 @@ package struct PluginScanRegistry {
             text += Self.line(known[path]!)
         }
         let temporary = file + ".\(getpid()).tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0o600)
-        guard fd >= 0 else { return "cannot write \(temporary): \(String(cString: strerror(errno)))" }
+        // Without blocking: a FIFO put at the temporary's path is refused (ENXIO), not waited on.
+        let fd: Int32
+        do throws(SystemCallError) {
+            fd = try systemCall("open") { open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0o600) }
+        } catch {
+            return "cannot write \(temporary): \(String(cString: strerror(error.errno)))"
+        }
         var bytes = Array(text.utf8)
         var written = 0
         while written < bytes.count {
@@ -145,8 +150,7 @@ package struct PluginScanRegistry {
     /// The registry file's entries; empty when it cannot be read, is not a regular file, is too large
     /// or does not begin with the header. Opened without blocking: a FIFO put there is not waited on.
     private static func read(_ file: String) -> [String: Known] {
-        let fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK)
-        guard fd >= 0 else { return [:] }
+        guard let fd = try? systemCall("open", { open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }) else { return [:] }
         defer { close(fd) }
         var info = stat()
         guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= maximumSize else { return [:] }

@@ -1,4 +1,5 @@
 @preconcurrency import Glibc
+import LifecycleRunLoop
 
 /// What the process metrics read from `/proc`, parsed from bytes that are checked before they are
 /// believed: a size bound on every read, the fields found by position after the command name (which
@@ -70,15 +71,13 @@ enum ProcFiles {
     /// The file at `path`, at most `limit` bytes; nil when it cannot be read or holds more. One buffer
     /// of `limit + 1` bytes. [thread-safe]
     static func read(_ path: String, limit: Int) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
-        guard fd >= 0 else { return nil }
+        guard let fd = try? systemCall("open", { open(path, O_RDONLY | O_CLOEXEC) }) else { return nil }
         defer { close(fd) }
         var bytes = [UInt8](repeating: 0, count: limit + 1)
         var count = 0
         while count < bytes.count {
-            let n = bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) }
-            if n < 0, errno == EINTR { continue }
-            guard n >= 0 else { return nil }
+            guard let n = try? systemCall("read", { bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) } })
+            else { return nil }
             if n == 0 { break }
             count += n
         }
