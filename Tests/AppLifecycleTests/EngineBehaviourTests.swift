@@ -286,6 +286,23 @@ final class EngineBehaviourTests: XCTestCase {
         ])
     }
 
+    /// Five delegates' handlers pending at once, completed out of order: each is its own (found by
+    /// its id, not mixed up), and the application suspends only after the last.
+    func testPendingCompletionHandlersCompletedOutOfOrderAreEachTheirOwn() throws {
+        let h = try Harness({ $0.backgroundModes = [.fetch] }, delegates: ["a", "b", "c", "d", "e"])
+        try h.perform(.backgroundFetch)
+        XCTAssertEqual(h.completions.count, 5)
+        for (index, label) in [(3, "d"), (0, "a"), (4, "e"), (1, "b")] {
+            h.completions[index](.newData)
+            XCTAssertEqual(h.trace.last, "completion application:performFetchWithCompletionHandler: [\(label)] (newData)")
+            XCTAssertEqual(h.app.state, .background, "c's handler still holds it")
+        }
+        h.completions[3](.noData)
+        XCTAssertEqual(h.trace.last, "error completion handler called again [d] (application:performFetchWithCompletionHandler:: the second call (noData) is ignored)")
+        h.completions[2](.failed)
+        XCTAssertEqual(h.trace.suffix(2), ["completion application:performFetchWithCompletionHandler: [c] (failed)", "state suspended"])
+    }
+
     func testCompletionHandlerFromAnotherThreadCompletesOnTheLoop() throws {
         let h = try Harness { $0.backgroundModes = [.fetch] }
         try h.perform(.backgroundFetch)
@@ -429,6 +446,57 @@ final class EngineBehaviourTests: XCTestCase {
         XCTAssertTrue(removed)
         XCTAssertEqual(trace, ["delegate application:openURL:sourceApplication:annotation: [a]"])
         XCTAssertEqual(h.app.delegateIDs, ["a"])
+    }
+
+    /// A thousand delegates and scene delegates (plugins) found by halving (by token and by id):
+    /// removed in a shuffled order, half by token and half by id, the rest keep their order and are
+    /// the ones called; an id removed is free again and goes last; a removed token or id is refused.
+    func testAThousandDelegatesRemovedInAnyOrderByTokenOrIdLeaveTheRestInOrder() throws {
+        let h = try Harness(delegates: [])
+        var calls: [String] = []
+        var tokens: [String: Application.DelegateToken] = [:]
+        var sceneTokens: [String: Application.DelegateToken] = [:]
+        let ids = (0..<1_000).map { String(format: "com.example.d%04d", ($0 * 7_919) % 1_000) }  // not in id order
+        for id in ids {
+            var handlers = DelegateHandlers()
+            handlers.didReceiveMemoryWarning = { _ in calls.append(id) }
+            tokens[id] = try h.app.addDelegate(handlers, id: id)
+            sceneTokens[id] = try h.app.addSceneDelegate(SceneDelegateHandlers(), id: id)
+        }
+        XCTAssertApplicationError(_ = try h.app.addDelegate(DelegateHandlers(), id: ids[500]), .invalidArgument,
+                                  "a delegate with id '\(ids[500])' is already registered")
+        XCTAssertApplicationError(_ = try h.app.addSceneDelegate(SceneDelegateHandlers(), id: ids[500]), .invalidArgument,
+                                  "a scene delegate with id '\(ids[500])' is already registered")
+        var generator = SystemRandomNumberGenerator()
+        let gone = Set(ids.shuffled(using: &generator).prefix(600))
+        for (index, id) in ids.enumerated() where gone.contains(id) {
+            if index % 2 == 0 {
+                XCTAssertTrue(h.app.removeDelegate(tokens[id]!))
+                XCTAssertTrue(h.app.removeSceneDelegate(id: id))
+            } else {
+                XCTAssertTrue(h.app.removeDelegate(id: id))
+                XCTAssertTrue(h.app.removeSceneDelegate(sceneTokens[id]!))
+            }
+        }
+        let kept = ids.filter { !gone.contains($0) }
+        XCTAssertEqual(h.app.delegateIDs, kept)
+        XCTAssertEqual(h.app.sceneDelegateIDs, kept)
+        for id in gone.prefix(50) {
+            XCTAssertFalse(h.app.hasDelegate(id: id))
+            XCTAssertFalse(h.app.removeDelegate(id: id))
+            XCTAssertFalse(h.app.removeDelegate(tokens[id]!))
+            XCTAssertFalse(h.app.removeSceneDelegate(id: id))
+            XCTAssertFalse(h.app.removeSceneDelegate(sceneTokens[id]!))
+        }
+        XCTAssertTrue(kept.allSatisfy(h.app.hasDelegate(id:)))
+        let again = gone.first!
+        var handlers = DelegateHandlers()
+        handlers.didReceiveMemoryWarning = { _ in calls.append(again) }
+        let newToken = try h.app.addDelegate(handlers, id: again)
+        XCTAssertNotEqual(newToken, tokens[again])
+        try h.launch()
+        try h.perform(.memoryWarning(.warning))
+        XCTAssertEqual(calls, kept + [again])
     }
 
     func testAVoidDelegateRemovedByAnEarlierOneIsNotCalledAndOneAddedMeanwhileWaitsForTheNextAction() throws {

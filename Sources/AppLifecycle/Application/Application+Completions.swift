@@ -30,18 +30,22 @@ extension Application {
             trace(.completionCalledAgain(method: method, delegate: observer, result: result))
             return
         }
-        guard let index = requests.firstIndex(where: { $0.id == id }) else {
+        // `requests` is in ascending ids (each the next of a counter): found by halving.
+        let position = requests.sortedPosition(of: id) { $0.id }
+        guard position.found else {
             trace(.completion(method: method, delegate: observer, result: result, late: true))
             return
         }
-        requests[index].end()
-        requests.remove(at: index)
+        requests[position.index].end()
+        requests.remove(at: position.index)
         trace(.completion(method: method, delegate: observer, result: result, late: false))
         suspendIfIdle()
     }
 
     private func requestTimedOut(_ id: UInt64) {
-        guard let index = requests.firstIndex(where: { $0.id == id }) else { return }
+        let position = requests.sortedPosition(of: id) { $0.id }
+        guard position.found else { return }
+        let index = position.index
         let request = requests[index]
         let report = WatchdogReport(observer: request.observer, event: "completion handler of \(request.method.selector)",
                                     budget: .completionHandler, of: configuration.budgets.completionHandler,

@@ -23,7 +23,7 @@ extension Application {
     ///   application is then not running, as after any kill).
     public func preserveForReload(_ token: DelegateToken) throws(ApplicationError) -> UserInfo? {
         try requireLoopThread("preserveForReload")
-        guard let slot = slots.first(where: { $0.token == token.rawValue }),
+        guard let slot = slot(token),
               let shouldSave = slot.handlers.shouldSaveApplicationState else { return nil }
         guard slot.handlers.shouldRestoreApplicationState != nil else {
             trace(.delegateSkipped(method: .shouldSaveApplicationState, reason: .preservationNeedsBoth(delegate: slot.id)))
@@ -48,7 +48,7 @@ extension Application {
     /// - Throws: `.illegalAction` when the watchdog killed the application during a call.
     public func restoreAfterReload(_ token: DelegateToken, _ values: UserInfo) throws(ApplicationError) {
         try requireLoopThread("restoreAfterReload")
-        guard let slot = slots.first(where: { $0.token == token.rawValue }),
+        guard let slot = slot(token),
               let shouldRestore = slot.handlers.shouldRestoreApplicationState else { return }
         guard slot.handlers.shouldSaveApplicationState != nil else {
             trace(.delegateSkipped(method: .shouldRestoreApplicationState, reason: .preservationNeedsBoth(delegate: slot.id)))

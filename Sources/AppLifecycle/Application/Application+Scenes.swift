@@ -21,12 +21,15 @@ extension Application {
     public func addSceneDelegate(_ handlers: SceneDelegateHandlers, id: String) throws(ApplicationError) -> DelegateToken {
         try requireLoopThread("addSceneDelegate")
         if id.isEmpty { throw ApplicationError(.invalidArgument, "a scene delegate needs a non-empty id") }
-        if sceneSlots.contains(where: { $0.id == id }) {
+        let named = sceneSlotIDs.sortedPosition(of: id) { $0 }
+        if named.found {
             throw ApplicationError(.invalidArgument, "a scene delegate with id '\(id)' is already registered")
         }
         let token = nextDelegateToken
         nextDelegateToken += 1
         sceneSlots.append(SceneDelegateSlot(id: id, token: token, handlers: handlers, owner: center.ownerID(id)))
+        sceneSlotIDs.insert(id, at: named.index)
+        sceneSlotIDTokens.insert(token, at: named.index)
         return DelegateToken(rawValue: token)
     }
 
@@ -34,9 +37,9 @@ extension Application {
     @discardableResult
     public func removeSceneDelegate(_ token: DelegateToken) -> Bool {
         loop.preconditionOnLoopThread("Application.removeSceneDelegate(_:)")
-        guard let index = sceneSlots.firstIndex(where: { $0.token == token.rawValue }) else { return false }
-        sceneSlots[index].removed.store(true, ordering: .relaxed)
-        sceneSlots.remove(at: index)
+        let position = sceneSlots.sortedPosition(of: token.rawValue) { $0.token }
+        guard position.found else { return false }
+        removeSceneSlot(at: position.index)
         return true
     }
 
@@ -44,10 +47,23 @@ extension Application {
     @discardableResult
     public func removeSceneDelegate(id: String) -> Bool {
         loop.preconditionOnLoopThread("Application.removeSceneDelegate(id:)")
-        guard let index = sceneSlots.firstIndex(where: { $0.id == id }) else { return false }
+        let named = sceneSlotIDs.sortedPosition(of: id) { $0 }
+        guard named.found else { return false }
+        let position = sceneSlots.sortedPosition(of: sceneSlotIDTokens[named.index]) { $0.token }
+        guard position.found else { return false }
+        removeSceneSlot(at: position.index)
+        return true
+    }
+
+    /// Takes the scene slot out of `sceneSlots` and `sceneSlotIDs` (as `removeSlot`).
+    private func removeSceneSlot(at index: Int) {
+        let named = sceneSlotIDs.sortedPosition(of: sceneSlots[index].id) { $0 }
+        if named.found {
+            sceneSlotIDs.remove(at: named.index)
+            sceneSlotIDTokens.remove(at: named.index)
+        }
         sceneSlots[index].removed.store(true, ordering: .relaxed)
         sceneSlots.remove(at: index)
-        return true
     }
 
     /// The registered scene delegates' ids, in call order.
