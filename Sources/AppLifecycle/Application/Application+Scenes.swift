@@ -21,15 +21,13 @@ extension Application {
     public func addSceneDelegate(_ handlers: SceneDelegateHandlers, id: String) throws(ApplicationError) -> DelegateToken {
         try requireLoopThread("addSceneDelegate")
         if id.isEmpty { throw ApplicationError(.invalidArgument, "a scene delegate needs a non-empty id") }
-        let named = sceneSlotIDs.sortedPosition(of: id) { $0 }
-        if named.found {
+        if sceneSlotIDs.contains(id) {
             throw ApplicationError(.invalidArgument, "a scene delegate with id '\(id)' is already registered")
         }
         let token = nextDelegateToken
         nextDelegateToken += 1
         sceneSlots.append(SceneDelegateSlot(id: id, token: token, handlers: handlers, owner: center.ownerID(id)))
-        sceneSlotIDs.insert(id, at: named.index)
-        sceneSlotIDTokens.insert(token, at: named.index)
+        sceneSlotIDs.insert(id, token: token)
         return DelegateToken(rawValue: token)
     }
 
@@ -37,9 +35,8 @@ extension Application {
     @discardableResult
     public func removeSceneDelegate(_ token: DelegateToken) -> Bool {
         loop.preconditionOnLoopThread("Application.removeSceneDelegate(_:)")
-        let position = sceneSlots.sortedPosition(of: token.rawValue) { $0.token }
-        guard position.found else { return false }
-        removeSceneSlot(at: position.index)
+        guard let index = sceneSlots.index(ofToken: token.rawValue) else { return false }
+        sceneSlots.removeSlot(at: index, ids: &sceneSlotIDs)
         return true
     }
 
@@ -47,23 +44,9 @@ extension Application {
     @discardableResult
     public func removeSceneDelegate(id: String) -> Bool {
         loop.preconditionOnLoopThread("Application.removeSceneDelegate(id:)")
-        let named = sceneSlotIDs.sortedPosition(of: id) { $0 }
-        guard named.found else { return false }
-        let position = sceneSlots.sortedPosition(of: sceneSlotIDTokens[named.index]) { $0.token }
-        guard position.found else { return false }
-        removeSceneSlot(at: position.index)
+        guard let token = sceneSlotIDs.token(of: id), let index = sceneSlots.index(ofToken: token) else { return false }
+        sceneSlots.removeSlot(at: index, ids: &sceneSlotIDs)
         return true
-    }
-
-    /// Takes the scene slot out of `sceneSlots` and `sceneSlotIDs` (as `removeSlot`).
-    private func removeSceneSlot(at index: Int) {
-        let named = sceneSlotIDs.sortedPosition(of: sceneSlots[index].id) { $0 }
-        if named.found {
-            sceneSlotIDs.remove(at: named.index)
-            sceneSlotIDTokens.remove(at: named.index)
-        }
-        sceneSlots[index].removed.store(true, ordering: .relaxed)
-        sceneSlots.remove(at: index)
     }
 
     /// The registered scene delegates' ids, in call order.

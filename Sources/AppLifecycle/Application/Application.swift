@@ -162,9 +162,8 @@ public final class Application: @unchecked Sendable {
     var slots: [DelegateSlot] = []
     /// Scene delegates in registration order (ascending tokens, from the same counter as `slots`).
     var sceneSlots: [SceneDelegateSlot] = []
-    /// The ids of `sceneSlots`, sorted, and each one's token at the same index (as `slotIDs`).
-    var sceneSlotIDs: [String] = []
-    var sceneSlotIDTokens: [UInt64] = []
+    /// The ids of `sceneSlots` with their tokens, searched by halving.
+    var sceneSlotIDs = SlotIDs()
     /// The connected scenes, in connection order, found by id (`connectScene`, `disconnectScene`).
     var connectedScenes = KeyedList<Scene>()
     /// How many connected scenes are in each state (`setSceneState` keeps it): whether any scene is in
@@ -183,13 +182,9 @@ public final class Application: @unchecked Sendable {
     /// bring them back), and those an interruption deactivated (`dismiss` reactivates them).
     var returningScenes: [String] = []
     var interruptedScenes: [String] = []
-    /// The ids of `slots`, sorted, and each one's token at the same index: the duplicate check of
-    /// `addDelegate`, `hasDelegate(id:)` and `removeDelegate(id:)` search it by halving, so that a
-    /// thousand delegates (plugins) are not compared one by one. Two arrays of common types, not one
-    /// of pairs: a new element type's metadata is made at run time, ~15,000 instructions more in a
-    /// process's first plugin load (callgrind).
-    private var slotIDs: [String] = []
-    private var slotIDTokens: [UInt64] = []
+    /// The ids of `slots` with their tokens: `addDelegate`'s duplicate check, `hasDelegate(id:)` and
+    /// `removeDelegate(id:)` search it by halving.
+    private var slotIDs = SlotIDs()
     var nextDelegateToken: UInt64 = 1
     var currentAction: String?
     var interrupted = false
@@ -351,15 +346,13 @@ public final class Application: @unchecked Sendable {
     public func addDelegate(_ handlers: DelegateHandlers, id: String) throws(ApplicationError) -> DelegateToken {
         try requireLoopThread("addDelegate")
         if id.isEmpty { throw ApplicationError(.invalidArgument, "a delegate needs a non-empty id") }
-        let position = slotIDs.sortedPosition(of: id) { $0 }
-        if position.found {
+        if slotIDs.contains(id) {
             throw ApplicationError(.invalidArgument, "a delegate with id '\(id)' is already registered")
         }
         let token = nextDelegateToken
         nextDelegateToken += 1
         slots.append(DelegateSlot(id: id, token: token, handlers: handlers, owner: center.ownerID(id)))
-        slotIDs.insert(id, at: position.index)
-        slotIDTokens.insert(token, at: position.index)
+        slotIDs.insert(id, token: token)
         return DelegateToken(rawValue: token)
     }
 
@@ -368,9 +361,8 @@ public final class Application: @unchecked Sendable {
     @discardableResult
     public func removeDelegate(_ token: DelegateToken) -> Bool {
         loop.preconditionOnLoopThread("Application.removeDelegate(_:)")
-        let position = slots.sortedPosition(of: token.rawValue) { $0.token }
-        guard position.found else { return false }
-        removeSlot(at: position.index)
+        guard let index = slots.index(ofToken: token.rawValue) else { return false }
+        slots.removeSlot(at: index, ids: &slotIDs)
         return true
     }
 
@@ -378,31 +370,13 @@ public final class Application: @unchecked Sendable {
     @discardableResult
     public func removeDelegate(id: String) -> Bool {
         loop.preconditionOnLoopThread("Application.removeDelegate(id:)")
-        let named = slotIDs.sortedPosition(of: id) { $0 }
-        guard named.found else { return false }
-        let position = slots.sortedPosition(of: slotIDTokens[named.index]) { $0.token }
-        guard position.found else { return false }
-        removeSlot(at: position.index)
+        guard let token = slotIDs.token(of: id), let index = slots.index(ofToken: token) else { return false }
+        slots.removeSlot(at: index, ids: &slotIDs)
         return true
     }
 
-    /// Takes the slot out of `slots` and `slotIDs`: two searches by halving; the arrays close up
-    /// behind it (a move of the pointers after it, once per removal).
-    private func removeSlot(at index: Int) {
-        let named = slotIDs.sortedPosition(of: slots[index].id) { $0 }
-        if named.found {
-            slotIDs.remove(at: named.index)
-            slotIDTokens.remove(at: named.index)
-        }
-        slots[index].removed.store(true, ordering: .relaxed)
-        slots.remove(at: index)
-    }
-
     /// The delegate registered with `token`, or nil. O(log n).
-    func slot(_ token: DelegateToken) -> DelegateSlot? {
-        let position = slots.sortedPosition(of: token.rawValue) { $0.token }
-        return position.found ? slots[position.index] : nil
-    }
+    func slot(_ token: DelegateToken) -> DelegateSlot? { slots.index(ofToken: token.rawValue).map { slots[$0] } }
 
     /// The registered delegates' ids, in call order.
     public var delegateIDs: [String] {
@@ -413,7 +387,7 @@ public final class Application: @unchecked Sendable {
     /// Whether a delegate is registered under `id` (as `delegateIDs.contains(id)`, without the copy).
     public func hasDelegate(id: String) -> Bool {
         loop.preconditionOnLoopThread("Application.hasDelegate(id:)")
-        return slotIDs.sortedPosition(of: id) { $0 }.found
+        return slotIDs.contains(id)
     }
 
     // MARK: Actions
