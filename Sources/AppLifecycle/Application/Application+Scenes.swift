@@ -21,13 +21,12 @@ extension Application {
     public func addSceneDelegate(_ handlers: SceneDelegateHandlers, id: String) throws(ApplicationError) -> DelegateToken {
         try requireLoopThread("addSceneDelegate")
         if id.isEmpty { throw ApplicationError(.invalidArgument, "a scene delegate needs a non-empty id") }
-        if sceneSlotIDs.contains(id) {
+        let token = nextDelegateToken
+        guard sceneSlotIDs.insert(id, token: token) else {
             throw ApplicationError(.invalidArgument, "a scene delegate with id '\(id)' is already registered")
         }
-        let token = nextDelegateToken
         nextDelegateToken += 1
         sceneSlots.append(SceneDelegateSlot(id: id, token: token, handlers: handlers, owner: center.ownerID(id)))
-        sceneSlotIDs.insert(id, token: token)
         return DelegateToken(rawValue: token)
     }
 

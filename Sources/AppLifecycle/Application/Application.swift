@@ -346,13 +346,12 @@ public final class Application: @unchecked Sendable {
     public func addDelegate(_ handlers: DelegateHandlers, id: String) throws(ApplicationError) -> DelegateToken {
         try requireLoopThread("addDelegate")
         if id.isEmpty { throw ApplicationError(.invalidArgument, "a delegate needs a non-empty id") }
-        if slotIDs.contains(id) {
+        let token = nextDelegateToken
+        guard slotIDs.insert(id, token: token) else {
             throw ApplicationError(.invalidArgument, "a delegate with id '\(id)' is already registered")
         }
-        let token = nextDelegateToken
         nextDelegateToken += 1
         slots.append(DelegateSlot(id: id, token: token, handlers: handlers, owner: center.ownerID(id)))
-        slotIDs.insert(id, token: token)
         return DelegateToken(rawValue: token)
     }
 
