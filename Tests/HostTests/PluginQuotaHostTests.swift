@@ -330,12 +330,15 @@ final class PluginQuotaHostTests: XCTestCase {
             let lines = result.standardError.split(separator: "\n")
             let passed = lines.filter { $0.contains("farewell line ") }.count
             let notes = lines.filter { $0.contains(" of plugin '\(id)' (over 100 lines a second, in bursts of 1000)") }
-            XCTAssertEqual(notes.count, 1, "one note, at the unload: \(notes) \(extra)")
-            let suppressed = notes.first.flatMap { note in
+            // One note at the unload; more before it when the lines come slowly enough (a sanitizer's
+            // build) for the bucket to refill between them: a line that passes after drops says them.
+            XCTAssertFalse(notes.isEmpty, "a note, at the unload at the latest \(extra)")
+            let suppressed = notes.compactMap { note in
                 note.range(of: "suppressed ").flatMap { Int(note[$0.upperBound...].prefix { $0.isNumber }) }
             }
+            XCTAssertEqual(suppressed.count, notes.count, "\(notes)")
             XCTAssertGreaterThanOrEqual(passed, 1000, "\(extra)")
-            XCTAssertEqual(passed + (suppressed ?? 0), 1500, "every line passed or counted \(extra)")
+            XCTAssertEqual(passed + suppressed.reduce(0, +), 1500, "every line passed or counted \(extra): \(notes)")
         }
     }
 
