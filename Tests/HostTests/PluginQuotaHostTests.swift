@@ -329,17 +329,26 @@ final class PluginQuotaHostTests: XCTestCase {
             XCTAssertEqual(result.status, 0, String(result.standardError.suffix(2000)))
             let lines = result.standardError.split(separator: "\n")
             let passed = lines.filter { $0.contains("farewell line ") }.count
-            let notes = lines.filter { $0.contains(" of plugin '\(id)' (over 100 lines a second, in bursts of 1000)") }
+            let (notes, suppressed) = Self.suppressedNotes(in: lines, plugin: id)
             // One note at the unload; more before it when the lines come slowly enough (a sanitizer's
             // build) for the bucket to refill between them: a line that passes after drops says them.
             XCTAssertFalse(notes.isEmpty, "a note, at the unload at the latest \(extra)")
-            let suppressed = notes.compactMap { note in
-                note.range(of: "suppressed ").flatMap { Int(note[$0.upperBound...].prefix { $0.isNumber }) }
-            }
             XCTAssertEqual(suppressed.count, notes.count, "\(notes)")
             XCTAssertGreaterThanOrEqual(passed, 1000, "\(extra)")
             XCTAssertEqual(passed + suppressed.reduce(0, +), 1500, "every line passed or counted \(extra): \(notes)")
         }
+    }
+
+    /// The log limit's notes about `plugin` among `lines` — "… suppressed N log lines of plugin 'ID'
+    /// (over 100 lines a second, in bursts of 1000)", or "1 log line" when a note found one line
+    /// dropped — and the N each says (a note whose N cannot be read is left out of the counts).
+    static func suppressedNotes(in lines: [Substring], plugin: String) -> (notes: [Substring], counts: [Int]) {
+        let notes = lines.filter { $0.contains(" of plugin '\(plugin)' (over 100 lines a second, in bursts of 1000)") }
+        let counts = notes.compactMap { note -> Int? in
+            guard let range = note.range(of: "suppressed ") else { return nil }
+            return Int(note[range.upperBound...].prefix { $0.isNumber })
+        }
+        return (notes, counts)
     }
 
     func logFlood(_ extra: [String], file: StaticString = #filePath, line: UInt = #line) throws {
@@ -349,13 +358,7 @@ final class PluginQuotaHostTests: XCTestCase {
         XCTAssertEqual(result.status, 0, String(result.standardError.suffix(2000)), file: file, line: line)
         let lines = result.standardError.split(separator: "\n")
         let passed = lines.filter { $0.contains("flood line ") }.count
-        // "... suppressed N log lines of plugin 'com.example.chatty' (…)", or "1 log line" when a
-        // second's note found one line dropped.
-        let notes = lines.filter { $0.contains(" of plugin '\(id)' (over 100 lines a second, in bursts of 1000)") }
-        let suppressed = notes.compactMap { note -> Int? in
-            guard let range = note.range(of: "suppressed ") else { return nil }
-            return Int(note[range.upperBound...].prefix { $0.isNumber })
-        }
+        let (notes, suppressed) = Self.suppressedNotes(in: lines, plugin: id)
         XCTAssertEqual(notes.count, suppressed.count, "\(notes)", file: file, line: line)
         XCTAssertGreaterThanOrEqual(passed, 1000, file: file, line: line)
         XCTAssertLessThanOrEqual(Double(passed), 1000 + 100 * result.elapsed, "a burst of 1000, then 100 a second", file: file, line: line)
