@@ -26,15 +26,7 @@ final class PluginSet: AppHandleAttachment {
     var prestarted: [String: RunnerProcess] = [:]
 
     /// Where `id` is, or would be inserted, in `byID`.
-    private func sortedIndex(of id: String) -> (index: Int, found: Bool) {
-        var low = 0
-        var high = byID.count
-        while low < high {
-            let middle = (low + high) / 2
-            if byID[middle].id < id { low = middle + 1 } else { high = middle }
-        }
-        return (low, low < byID.count && byID[low].id == id)
-    }
+    private func sortedIndex(of id: String) -> (index: Int, found: Bool) { byID.sortedPosition(of: id) { $0.id } }
 
     func plugin(id: String) -> LoadedPlugin? {
         let position = sortedIndex(of: id)
@@ -54,14 +46,9 @@ final class PluginSet: AppHandleAttachment {
 
     /// Takes `plugin` out of the loaded ones; false when it is not loaded.
     func remove(_ plugin: LoadedPlugin) -> Bool {
-        var low = 0
-        var high = loaded.count
-        while low < high {
-            let middle = (low + high) / 2
-            if loaded[middle].loadNumber < plugin.loadNumber { low = middle + 1 } else { high = middle }
-        }
-        guard low < loaded.count, loaded[low] === plugin else { return false }
-        loaded.remove(at: low)
+        let inLoadOrder = loaded.sortedPosition(of: plugin.loadNumber) { $0.loadNumber }
+        guard inLoadOrder.found, loaded[inLoadOrder.index] === plugin else { return false }
+        loaded.remove(at: inLoadOrder.index)
         let position = sortedIndex(of: plugin.id)
         if position.found, byID[position.index] === plugin { byID.remove(at: position.index) }
         return true
