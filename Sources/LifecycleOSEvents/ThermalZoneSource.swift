@@ -134,16 +134,14 @@ public final class ThermalZoneSource: @unchecked Sendable {
         return .nominal
     }
 
-    /// The first line of a small file (at most 63 bytes), or nil.
+    /// The first line of a sensor's file, or nil: when it cannot be read, is empty, holds more than a
+    /// sysfs attribute can (a page, 4 KiB), or its first line is over 63 bytes.
     static func word(_ path: String) -> String? {
-        // A sensor's driver may sleep in the read (a bus transfer): EINTR is retried.
-        guard let fd = try? systemCall("open", { open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }) else { return nil }
-        defer { _ = close(fd) }
-        var buffer = [UInt8](repeating: 0, count: 64)
-        guard let count = try? systemCall("read", { buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, 63) } }), count > 0
-        else { return nil }
-        let text = String(decoding: buffer[0..<count], as: UTF8.self)
-        return text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init)
+        // A sensor's driver may sleep in the read (a bus transfer): EINTR is retried (WholeFile).
+        guard let bytes = try? WholeFile.read(path, atMost: 4096, flags: O_NONBLOCK), !bytes.isEmpty else { return nil }
+        let line = bytes.prefix { $0 != 0x0A }
+        guard line.count <= 63 else { return nil }
+        return String(decoding: line, as: UTF8.self)
     }
 
     /// A file's first line as a decimal integer, or nil.

@@ -86,7 +86,7 @@ private func buildMissingPlugins(_ paths: [String], folder: String) throws(HostF
         var status: Int32 = 0
         _ = try? systemCall("waitpid") { waitpid(pid, &status, 0) }
         guard status == 0 else {
-            if let text = readFile(output, atMost: 1 << 20) { fputs(text, stderr) }
+            if let text = try? readFile(output, atMost: 1 << 20) { fputs(text, stderr) }
             throw HostFailure("'\(arguments.joined(separator: " "))' failed (its output is above); the demo needs the example plugins")
         }
         guard access(path, R_OK) == 0 else {

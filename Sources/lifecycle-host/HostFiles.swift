@@ -11,41 +11,11 @@ func absolute(_ path: String) -> String {
     return (cwd == "/" ? "" : cwd) + "/" + path
 }
 
-/// The whole file as text, or nil (errno set; `EFBIG` when it holds more than `limit` bytes, which a
-/// regular file's size shows before anything is read).
-func readFile(_ path: String, atMost limit: Int) -> String? {
-    let fd: Int32
-    do throws(SystemCallError) {
-        fd = try systemCall("open") { open(path, O_RDONLY | O_CLOEXEC) }
-    } catch {
-        errno = error.errno
-        return nil
-    }
-    defer { close(fd) }
-    var info = stat()
-    if fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, Int64(info.st_size) > Int64(limit) {
-        errno = EFBIG
-        return nil
-    }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 65536)
-    while true {
-        let n: Int
-        do throws(SystemCallError) {
-            n = try systemCall("read") { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }
-        } catch {
-            errno = error.errno
-            return nil
-        }
-        if n == 0 { break }
-        bytes.append(contentsOf: chunk[0..<n])
-        // A pipe or a file that grows while read: stop once past the limit.
-        if bytes.count > limit {
-            errno = EFBIG
-            return nil
-        }
-    }
-    return String(decoding: bytes, as: UTF8.self)
+/// The whole file as text (`WholeFile.read`: a regular file's size is checked before anything is
+/// read). Blocking: a pipe (`/dev/stdin`) is read to its end, at most `limit` bytes.
+/// - Throws: `WholeFileProblem`.
+func readFile(_ path: String, atMost limit: Int) throws(WholeFileProblem) -> String {
+    String(decoding: try WholeFile.read(path, atMost: limit), as: UTF8.self)
 }
 
 /// Writes a whole file; false on failure (errno set).

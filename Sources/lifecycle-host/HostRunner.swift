@@ -112,8 +112,13 @@ final class HostRunner: @unchecked Sendable {
             if case .replaying = inputMode {
                 // A replay's scenario lines are the recording's, each at its place.
             } else if let path = options.script {
-                guard let text = readFile(path, atMost: ScenarioParser.maxFileBytes) else {
-                    let why = errno == EFBIG ? "it is larger than \(ScenarioParser.maxFileBytes) bytes" : String(cString: strerror(errno))
+                let text: String
+                do throws(WholeFileProblem) { text = try readFile(path, atMost: ScenarioParser.maxFileBytes) } catch {
+                    let why = switch error {
+                    case .tooLarge: "it is larger than \(ScenarioParser.maxFileBytes) bytes"
+                    case .system(let failure): String(cString: strerror(failure.errno))
+                    case .notRegular: "not a regular file"  // not asked for: readFile reads pipes too
+                    }
                     fputs("lifecycle-host: cannot read scenario \(printable(path)): \(why)\n", stderr)
                     return HostExit.scriptError
                 }

@@ -204,5 +204,15 @@ final class RecordingFormatTests: XCTestCase {
         error = refusalOf(huge)
         XCTAssertEqual(error?.cause, .tooLarge(bytes: Recording.maxFileBytes + 1, limit: Recording.maxFileBytes))
         XCTAssertEqual(error?.message, "\(huge): \(Recording.maxFileBytes + 1) bytes, more than the \(Recording.maxFileBytes) allowed")
+
+        // Not a regular file: a FIFO (nobody writes to it) is refused at once, not waited on; a folder too.
+        let fifo = at("fifo.recording")
+        XCTAssertEqual(mkfifo(fifo, 0o600), 0)
+        let started = Date()
+        error = refusalOf(fifo)
+        XCTAssertEqual(error?.cause, .notRegularFile)
+        XCTAssertEqual(error?.message, "\(fifo): not a regular file")
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2)
+        XCTAssertEqual(refusalOf(folder)?.cause, .notRegularFile)
     }
 }

@@ -25,7 +25,7 @@ package struct PluginFileIdentity: Equatable, Sendable {
     /// headers point outside it, has no build-id; it is never read out of bounds.
     /// - Throws: `RecordingError` (`unreadable`, `tooLarge`) naming the path.
     package static func of(path: String) throws(RecordingError) -> PluginFileIdentity {
-        let bytes = try WholeFile.read(path, atMost: maxFileBytes)
+        let bytes = try WholeFile.recordingInput(path, atMost: maxFileBytes)
         var hash = SHA256()
         hash.update(bytes)
         return PluginFileIdentity(path: path, size: UInt64(bytes.count), sha256: SHA256.hex(hash.finalized()),
@@ -71,36 +71,20 @@ enum ELFBuildID {
     }
 }
 
-/// A regular file read whole, its size checked (`fstat`) before anything is read.
-enum WholeFile {
-    /// - Throws: `RecordingError` (`unreadable`: not there, not a regular file, a read error;
-    ///   `tooLarge` over `limit`) naming the path.
-    static func read(_ path: String, atMost limit: UInt64) throws(RecordingError) -> [UInt8] {
-        let fd: Int32
-        do throws(SystemCallError) {
-            fd = try systemCall("open") { open(path, O_RDONLY | O_CLOEXEC) }
+extension WholeFile {
+    /// A recording's or a plugin file's bytes (`WholeFile.read`): a regular file only, opened without
+    /// blocking (a FIFO at the path is refused, not waited on), its size checked before anything is read.
+    /// - Throws: `RecordingError` naming the path: `unreadable` (not there, a read error),
+    ///   `notRegularFile`, `tooLarge` over `limit` (seen before reading, or a file that grew past it).
+    static func recordingInput(_ path: String, atMost limit: UInt64) throws(RecordingError) -> [UInt8] {
+        do throws(WholeFileProblem) {
+            return try read(path, atMost: Int(limit), flags: O_NONBLOCK, regularOnly: true)
         } catch {
-            throw RecordingError(.unreadable(errno: error.errno), file: path)
-        }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0 else { throw RecordingError(.unreadable(errno: errno), file: path) }
-        guard info.st_mode & S_IFMT == S_IFREG else { throw RecordingError(.unreadable(errno: EISDIR), file: path) }
-        let size = UInt64(max(0, info.st_size))
-        guard size <= limit else { throw RecordingError(.tooLarge(bytes: size, limit: limit), file: path) }
-        var bytes = [UInt8](repeating: 0, count: Int(size))
-        var offset = 0
-        while offset < bytes.count {
-            let count: Int
-            do throws(SystemCallError) {
-                count = try systemCall("read") { bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + offset, min(1 << 16, $0.count - offset)) } }
-            } catch {
-                throw RecordingError(.unreadable(errno: error.errno), file: path)
+            switch error {
+            case .system(let failure): throw RecordingError(.unreadable(errno: failure.errno), file: path)
+            case .notRegular: throw RecordingError(.notRegularFile, file: path)
+            case .tooLarge(let bytes, _): throw RecordingError(.tooLarge(bytes: bytes ?? limit + 1, limit: limit), file: path)
             }
-            if count == 0 { break }  // shorter than fstat said: what was read is the file
-            offset += count
         }
-        if offset < bytes.count { bytes.removeSubrange(offset...) }
-        return bytes
     }
 }

@@ -6,8 +6,11 @@ package struct RecordingError: Error, Equatable, CustomStringConvertible {
     package enum Cause: Equatable, Sendable {
         /// `open`, `fstat` or `read` failed with this errno.
         case unreadable(errno: Int32)
+        /// Not a regular file (a folder, a FIFO, a device, a socket): refused before anything was read.
+        case notRegularFile
         /// Over the size allowed (`limit`: a recording's `Recording.maxFileBytes`, a plugin file's
-        /// `PluginFileIdentity.maxFileBytes`), seen before anything was read.
+        /// `PluginFileIdentity.maxFileBytes`), seen before anything was read (`bytes`: its size), or a
+        /// file that grew past the limit while read (`bytes`: the limit + 1, as much as was read).
         case tooLarge(bytes: UInt64, limit: UInt64)
         /// Its first line is not `lifecycle-recording<TAB>VERSION`.
         case notARecording
@@ -35,6 +38,7 @@ package struct RecordingError: Error, Equatable, CustomStringConvertible {
     package var message: String {
         switch cause {
         case .unreadable(let code): "\(file): cannot be read: \(String(cString: strerror(code)))"
+        case .notRegularFile: "\(file): not a regular file"
         case .tooLarge(let bytes, let limit): "\(file): \(bytes) bytes, more than the \(limit) allowed"
         case .notARecording: "\(file): not a lifecycle recording (its first line is not 'lifecycle-recording<TAB>VERSION')"
         case .unsupportedVersion(let found):

@@ -23,7 +23,7 @@ package struct Recording: Equatable, Sendable {
     /// Reads and checks `path`: its size before its content.
     /// - Throws: `RecordingError` naming the file.
     package static func read(path: String) throws(RecordingError) -> Recording {
-        let bytes = try WholeFile.read(path, atMost: maxFileBytes)
+        let bytes = try WholeFile.recordingInput(path, atMost: maxFileBytes)
         return try parse(bytes, file: path)
     }
 

@@ -179,17 +179,8 @@ struct PluginCgroup: Sendable {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// A small file's text (at most 1 MiB), nil when it cannot be opened.
+    /// A small file's text (`/proc`, cgroup files: at most 1 MiB), nil when it cannot be read or holds more.
     static func readSmallFile(_ path: String) -> String? {
-        guard let fd = try? systemCall("open", { open(path, O_RDONLY | O_CLOEXEC) }) else { return nil }
-        defer { close(fd) }
-        var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        while bytes.count < 1 << 20 {
-            guard let n = try? systemCall("read", { chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) } }), n > 0
-            else { break }
-            bytes += chunk[0..<n]
-        }
-        return String(decoding: bytes, as: UTF8.self)
+        (try? WholeFile.read(path, atMost: 1 << 20)).map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -150,18 +150,8 @@ package struct PluginScanRegistry {
     /// The registry file's entries; empty when it cannot be read, is not a regular file, is too large
     /// or does not begin with the header. Opened without blocking: a FIFO put there is not waited on.
     private static func read(_ file: String) -> [String: Known] {
-        guard let fd = try? systemCall("open", { open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK) }) else { return [:] }
-        defer { close(fd) }
-        var info = stat()
-        guard fstat(fd, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_size <= maximumSize else { return [:] }
-        var bytes = [UInt8](repeating: 0, count: Int(info.st_size))
-        var got = 0
-        while got < bytes.count {
-            guard let n = try? systemCall("read", { bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + got, $0.count - got) } }),
-                  n > 0 else { break }
-            got += n
-        }
-        return parse(bytes[..<got])
+        guard let bytes = try? WholeFile.read(file, atMost: maximumSize, flags: O_NOFOLLOW | O_NONBLOCK, regularOnly: true) else { return [:] }
+        return parse(bytes[...])
     }
 
     /// The entries of a registry file's bytes, in one pass. Lines are split at `\n` bytes and fields at

@@ -68,23 +68,9 @@ enum ProcFiles {
         return value
     }
 
-    /// The file at `path`, at most `limit` bytes; nil when it cannot be read or holds more. One buffer
-    /// of `limit + 1` bytes. [thread-safe]
-    static func read(_ path: String, limit: Int) -> [UInt8]? {
-        guard let fd = try? systemCall("open", { open(path, O_RDONLY | O_CLOEXEC) }) else { return nil }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: limit + 1)
-        var count = 0
-        while count < bytes.count {
-            guard let n = try? systemCall("read", { bytes.withUnsafeMutableBytes { Glibc.read(fd, $0.baseAddress! + count, $0.count - count) } })
-            else { return nil }
-            if n == 0 { break }
-            count += n
-        }
-        guard count <= limit else { return nil }
-        bytes.removeSubrange(count...)
-        return bytes
-    }
+    /// The file at `path`, at most `limit` bytes; nil when it cannot be read or holds more
+    /// (`WholeFile.read`). [thread-safe]
+    static func read(_ path: String, limit: Int) -> [UInt8]? { try? WholeFile.read(path, atMost: limit) }
 
     /// How many descriptors the process has open: the entries of `/proc/self/fd` but the one the
     /// listing itself opened; nil when the folder cannot be opened. O(descriptors). [thread-safe]
