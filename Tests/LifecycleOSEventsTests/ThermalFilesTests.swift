@@ -1,5 +1,6 @@
 @preconcurrency import Glibc
 import Foundation
+import TestSupport
 import XCTest
 
 @testable import LifecycleOSEvents
@@ -9,14 +10,8 @@ import XCTest
 final class ThermalFilesTests: XCTestCase {
     private var folder = ""
 
-    override func setUpWithError() throws {
-        folder = NSTemporaryDirectory() + "lc-thermal-files-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
-    }
-
-    override func tearDownWithError() throws {
-        try? FileManager.default.removeItem(atPath: folder)
-    }
+    override func setUpWithError() throws { folder = try CBuild.temporaryFolder("thermal-files") }
+    override func tearDown() { try? FileManager.default.removeItem(atPath: folder) }
 
     private func file(_ name: String, _ text: String) -> String {
         let path = folder + "/" + name
