@@ -122,6 +122,11 @@ struct lcs_bus {
     int32_t pid;
     char session[256];  // the session's object path, "" until known
     struct watch watches[W_COUNT];
+    /// Bit `1 << kind` (LCS_BUS_LOCKED_HINT, LCS_BUS_ON_BATTERY, LCS_BUS_PROFILE): something newer than
+    /// the start's `Get` of that property was heard — its PropertiesChanged, or for LockedHint the
+    /// session's Lock or Unlock or PrepareForSleep(true) — so the `Get`'s answer, if it comes later, is
+    /// older and is dropped.
+    unsigned superseded;
 };
 
 static const char *LOGIN1 = "org.freedesktop.login1";
@@ -215,6 +220,7 @@ static void properties_changed(struct lcs_bus *b, sd_bus_message *m, const char 
             if (sd.message_read(m, "s", &key) < 0 || !key) { why = "unreadable property name"; break; }
             if (strcmp(key, property) == 0) {
                 if ((why = read_value(b, m, "PropertiesChanged", event_kind))) break;
+                b->superseded |= 1u << event_kind;
             } else if (sd.skip(m, "v") < 0) {
                 why = "unreadable value";
                 break;
@@ -241,6 +247,7 @@ static int on_signal(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
             malformed(b, m, "PrepareForSleep", "not one boolean");
             return 0;
         }
+        if (sleeping) b->superseded |= 1u << LCS_BUS_LOCKED_HINT;  // a lock, newer than the start's LockedHint
         emit(b, LCS_BUS_SLEEP, sleeping ? 1 : 0, NULL, "PrepareForSleep");
         return 0;
     }
@@ -268,6 +275,7 @@ static int session_signal(sd_bus_message *m, struct watch *w, lcs_bus_event_kind
         malformed(b, m, member, why);
         return 0;
     }
+    b->superseded |= 1u << LCS_BUS_LOCKED_HINT;  // newer than the start's LockedHint, whatever it says
     emit(b, kind, kind == LCS_BUS_LOCK ? 1 : 0, NULL, "%s", member);
     return 0;
 }
@@ -354,6 +362,9 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error) 
     case W_PROFILE:
     case W_PROFILE_UPOWER: {
         int kind = w->kind == W_LOCKED_HINT ? LCS_BUS_LOCKED_HINT : w->kind == W_ON_BATTERY ? LCS_BUS_ON_BATTERY : LCS_BUS_PROFILE;
+        // Answered after a newer change was heard (the change was sent before the service read the
+        // value, or the value is not what the change says, as LockedHint after a Lock): older, dropped.
+        if (b->superseded & (1u << kind)) return 0;
         const char *why = has_signature(m, "v") ? read_value(b, m, "Get", kind) : "not one variant";
         if (why) malformed(b, m, "Get reply", why);
         return 0;

@@ -20,7 +20,7 @@ import LifecycleOSEvents
 /// | logind's answer to `GetSessionByPID` (`--session-events`) | nothing (a `session` line naming the session followed). |
 /// | logind `Lock` | `lock` (`logind Lock`) unless the device is locked already. |
 /// | logind `Unlock` | `unlock` (`logind Unlock`) unless the device is unlocked already. |
-/// | logind `LockedHint` true / false (read at start, then on each change) | `lock` / `unlock` (`logind LockedHint true`) when it differs from the device's state: a host started on a locked screen starts locked; the hint that follows a `Lock` does nothing more. |
+/// | logind `LockedHint` true / false (read at start — an answer heard after a `Lock`, `Unlock`, sleep or change is older, dropped by `lcs_bus` — then on each change) | `lock` / `unlock` (`logind LockedHint true`) when it differs from the device's state: a host started on a locked screen starts locked; the hint that follows a `Lock` does nothing more. |
 /// | logind `PrepareForSleep(true)` | `lock` (`logind PrepareForSleep true`) unless locked already: on iOS, sleep is the screen off and the device locked. |
 /// | logind `PrepareForSleep(false)` | nothing (a `session` line): waking turns the screen on but does not unlock; the `Unlock` that follows the user's password does. |
 /// | power-profiles `ActiveProfile` `power-saver` | `low-power on` (`power-profiles ActiveProfile power-saver`) unless on already. |

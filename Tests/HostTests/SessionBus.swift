@@ -12,8 +12,9 @@ final class SessionBus {
     private let daemon: RunningProcess
     let fake: RunningProcess
 
-    /// `locked`, `onBattery`, `profile`: the fake's initial property values.
-    init(_ name: String, locked: Bool = false, onBattery: Bool = false, profile: String = "balanced",
+    /// `locked`, `onBattery`, `profile`: the fake's initial property values. `holdingHint`: the fake
+    /// answers no Get of the session's properties (LockedHint) until `send("release-hint")`.
+    init(_ name: String, locked: Bool = false, onBattery: Bool = false, profile: String = "balanced", holdingHint: Bool = false,
          file: StaticString = #filePath, line: UInt = #line) throws
     {
         let dbus = try RequiredTool.path("dbus-daemon", package: "dbus-daemon", for: "to run a private bus for --session-events",
@@ -50,7 +51,7 @@ final class SessionBus {
             throw XCTSkip("dbus-daemon printed no address: \(daemon.standardError)")
         }
         address = printed.split(separator: ",").first.map(String.init) ?? printed
-        fake = try RunningProcess(fakeProgram, [address, locked ? "1" : "0", onBattery ? "1" : "0", profile])
+        fake = try RunningProcess(fakeProgram, [address, locked ? "1" : "0", onBattery ? "1" : "0", profile] + (holdingHint ? ["hold-hint"] : []))
         XCTAssertNotNil(fake.waitForLine { $0 == "ready" }, "the fake services at \(address): \(fake.standardError) \(daemon.standardError)", file: file, line: line)
     }
 

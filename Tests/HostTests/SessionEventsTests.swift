@@ -82,6 +82,32 @@ final class SessionEventsTests: XCTestCase {
         XCTAssertEqual(process.wait(), 0, process.standardError)
     }
 
+    /// The start's read of LockedHint answered after a Lock (the Lock was sent before logind read the
+    /// hint, which the screen locker has not set yet): the answer, false, is older than the Lock and is
+    /// dropped — the device stays locked, no `unlock`. Before, the host unlocked on it.
+    func testAStartReadOfLockedHintAnsweredAfterALockIsDropped() throws {
+        let bus = try SessionBus("stale-hint", holdingHint: true)
+        let process = try startHost(on: bus)  // the session found and OnBattery read; LockedHint's Get held
+        defer { process.signal(SIGKILL); _ = process.wait() }
+        let start = process.output.count
+        bus.send("lock")
+        waitFor(process, "state", "suspended", after: start)
+        bus.send("release-hint")  // the held Get answered now: LockedHint false
+        bus.send("battery 1")  // sent after the answer by the same service: the host reads it after the answer
+        waitFor(process, "session", "upower OnBattery true", after: start)
+        XCTAssertEqual(events(process, from: start), [
+            "input lock [logind Lock]", "action lock", "notification willResignActive", "state inactive", "state background",
+            "notification didEnterBackground", "notification protectedDataWillBecomeUnavailable", "state suspended",
+            "session upower OnBattery true [no action: Low Power Mode follows the power-saver profile]",
+        ])
+        // A LockedHint change after that is heard as ever.
+        let hinted = process.output.count
+        bus.send("hint 0")
+        bus.send("unlock")
+        waitFor(process, "notification", "didBecomeActive", after: hinted)
+        XCTAssertEqual(events(process, from: hinted).first, "input unlock [logind LockedHint false]")
+    }
+
     /// Sleep locks; waking does nothing until Unlock; another session's Lock is not ours; the
     /// power-saver profile is Low Power Mode, OnBattery alone is only reported; LockedHint locks.
     /// Each malformed message is one error line, and the host goes on.

@@ -5,6 +5,9 @@
 //   lock | unlock | sleep 0|1 | battery 0|1 | profile NAME | hint 0|1
 //   bad-sleep (PrepareForSleep with a string) | bad-battery (OnBattery as a string)
 //   long-profile (a 200-byte ActiveProfile) | other-lock (Lock on another session's object)
+//   release-hint (answers the session's property Gets held since the start, with "hold-hint")
+// With a fifth argument "hold-hint", a Get of the session's properties is not answered until
+// release-hint: a start read answered late, after signals sent meanwhile.
 // It prints "ready" once it owns the names, "sent CMD" after each command, and ends on end of input.
 // Built by the test with cc and `pkg-config --cflags --libs libsystemd`.
 #include <poll.h>
@@ -15,6 +18,9 @@
 #include <unistd.h>
 
 static int locked_hint = 0, on_battery = 0;
+/// With "hold-hint": the session's property Gets held (referenced) until release-hint.
+static int holding = 0, held_count = 0;
+static sd_bus_message *held[8];
 static char profile[256] = "balanced";
 static const char *SESSION = "/org/freedesktop/login1/session/_31";
 
@@ -59,6 +65,16 @@ static const sd_bus_vtable profiles[] = {
     SD_BUS_PROPERTY("ActiveProfile", "s", get_profile, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_VTABLE_END};
 
+/// Holds a Get of the session's properties while `holding` (the bus's filter sees every message first).
+static int hold_filter(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+    (void)userdata; (void)error;
+    if (!holding || held_count == 8 || !sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties", "Get")) return 0;
+    const char *path = sd_bus_message_get_path(m);
+    if (!path || strcmp(path, SESSION) != 0) return 0;
+    held[held_count++] = sd_bus_message_ref(m);
+    return 1;  // answered later, by release-hint
+}
+
 /// PropertiesChanged(interface, {name: value of `type`}, []) on `path`, the value as `type` says.
 static int changed(sd_bus *bus, const char *path, const char *interface, const char *name, const char *type,
                    int number, const char *text) {
@@ -85,6 +101,16 @@ static int command(sd_bus *bus, char *line) {
     char word[256] = "";
     if (strcmp(line, "lock") == 0) return sd_bus_emit_signal(bus, SESSION, "org.freedesktop.login1.Session", "Lock", "");
     if (strcmp(line, "unlock") == 0) return sd_bus_emit_signal(bus, SESSION, "org.freedesktop.login1.Session", "Unlock", "");
+    if (strcmp(line, "release-hint") == 0) {
+        int r = 0;
+        holding = 0;
+        for (int i = 0; i < held_count; i++) {
+            if (r >= 0) r = sd_bus_reply_method_return(held[i], "v", "b", locked_hint);
+            sd_bus_message_unref(held[i]);
+        }
+        held_count = 0;
+        return r;
+    }
     if (strcmp(line, "other-lock") == 0)
         return sd_bus_emit_signal(bus, "/org/freedesktop/login1/session/_32", "org.freedesktop.login1.Session", "Lock", "");
     if (sscanf(line, "sleep %d", &n) == 1)
@@ -114,16 +140,18 @@ static int command(sd_bus *bus, char *line) {
 }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: fake ADDRESS [locked] [battery] [profile]\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: fake ADDRESS [locked] [battery] [profile] [hold-hint]\n"); return 2; }
     if (argc > 2) locked_hint = atoi(argv[2]);
     if (argc > 3) on_battery = atoi(argv[3]);
     if (argc > 4) snprintf(profile, sizeof profile, "%s", argv[4]);
+    if (argc > 5) holding = strcmp(argv[5], "hold-hint") == 0;
     setvbuf(stdout, NULL, _IOLBF, 0);
     sd_bus *bus = NULL;
     int r = sd_bus_new(&bus);
     if (r >= 0) r = sd_bus_set_address(bus, argv[1]);
     if (r >= 0) r = sd_bus_set_bus_client(bus, 1);
     if (r >= 0) r = sd_bus_start(bus);
+    if (r >= 0) r = sd_bus_add_filter(bus, NULL, hold_filter, NULL);
     if (r >= 0) r = sd_bus_add_object_vtable(bus, NULL, "/org/freedesktop/login1", "org.freedesktop.login1.Manager", manager, NULL);
     if (r >= 0) r = sd_bus_add_object_vtable(bus, NULL, SESSION, "org.freedesktop.login1.Session", session, &locked_hint);
     if (r >= 0) r = sd_bus_add_object_vtable(bus, NULL, "/org/freedesktop/UPower", "org.freedesktop.UPower", upower, &on_battery);
